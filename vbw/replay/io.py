@@ -1,0 +1,151 @@
+"""Reading, locating and appending replay files.
+
+Writing is append-only: every completed item is one line, written whole, flushed and
+fsynced, so a crash (even SIGKILL) loses at most the item in flight. A torn last line left
+by a crash mid-write is ignored on read and cut off on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from vbw.errors import ReplayError
+from vbw.replay.format import FORMAT, EndV1, ItemRecord, MetaV1, Replay
+from vbw.validation import describe
+
+
+def read_replay(path: Path) -> Replay:
+    """Parse and validate a replay; errors name the file, line and field."""
+    if not path.is_file():
+        raise ReplayError(f"replay file not found: {path}")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ReplayError(f"cannot read replay {path}: {e}") from None
+    lines = raw.split(b"\n")
+    torn = bool(lines and lines[-1].strip())  # no final newline: the last write was cut
+    if torn:
+        try:
+            json.loads(lines[-1])
+            torn = False
+        except ValueError:
+            lines = lines[:-1]
+    lines = [ln for ln in lines if ln.strip()]
+    if not lines:
+        raise ReplayError(f"{path}: empty replay file")
+    head = _json_line(path, 1, lines[0])
+    if not isinstance(head, dict) or not isinstance(head.get("meta"), dict):
+        raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}}")
+    meta = head["meta"]
+    version = 0
+    if "format" in meta:
+        if meta["format"] != FORMAT:
+            raise ReplayError(f"{path}:1: meta.format {meta['format']!r} is not supported "
+                              f"(this vbw reads {FORMAT!r} and validbutwrong 0.1 replays)")
+        _model(MetaV1, meta, path, 1, "meta.")
+        version = 1
+    records: list[ItemRecord] = []
+    end = None
+    seen: set[str] = set()
+    for lineno, line in enumerate(lines[1:], 2):
+        obj = _json_line(path, lineno, line)
+        if isinstance(obj, dict) and set(obj) == {"end"}:
+            end = _model(EndV1, obj["end"], path, lineno, "end.").model_dump()
+            continue
+        rec = _model(ItemRecord, obj, path, lineno, "")
+        if rec.id in seen:
+            raise ReplayError(f"{path}:{lineno}: item id {rec.id!r} appears twice")
+        seen.add(rec.id)
+        records.append(rec)
+    return Replay(path=str(path), version=version, meta=meta, records=records, end=end,
+                  torn_tail=torn)
+
+
+def _json_line(path: Path, lineno: int, line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError as e:
+        raise ReplayError(f"{path}:{lineno}: not valid JSON ({e})") from None
+
+
+def _model(model: type[BaseModel], data: Any, path: Path, lineno: int, prefix: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise ReplayError(f"{path}:{lineno}: {prefix}{describe(e, model, data)}") from None
+
+
+def bundled_key(task: str, model: str, engine: str) -> Path:
+    """Where a replay for task x model x engine lives under a replays directory."""
+    return Path(task) / model / f"{engine}.jsonl"
+
+
+def available_replays(root: Path) -> list[str]:
+    """`task/model/engine` for every replay under `root`, sorted."""
+    if not root.is_dir():
+        return []
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*/*.jsonl"))
+
+
+def locate_replay(root: Path, task: str, model: str, engine: str) -> Path:
+    path = root / bundled_key(task, model, engine)
+    if path.is_file():
+        return path
+    have = available_replays(root)
+    listing = ", ".join(have) if have else "none"
+    raise ReplayError(f"no replay for task={task} model={model} engine={engine} under "
+                      f"{root} (available task/model/engine: {listing}); pass replay=PATH or "
+                      "generate one with mode=live")
+
+
+class ReplayWriter:
+    """Append-only writer: header once, then one durable line per completed item."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def start(self, meta: MetaV1) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._write({"meta": meta.model_dump(mode="json")}, mode="w")
+
+    def resume(self) -> Replay:
+        """Read what exists, cut a torn tail and any end marker, and keep appending."""
+        replay = read_replay(self.path)
+        lines = [ln for ln in self.path.read_bytes().split(b"\n") if ln.strip()]
+        keep = []
+        for ln in lines:
+            try:
+                obj = json.loads(ln)
+            except ValueError:
+                break
+            if isinstance(obj, dict) and set(obj) == {"end"}:
+                continue
+            keep.append(ln)
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        tmp.write_bytes(b"".join(ln + b"\n" for ln in keep))
+        _fsync_file(tmp)
+        os.replace(tmp, self.path)
+        return replay
+
+    def append(self, record: ItemRecord) -> None:
+        self._write(record.model_dump(mode="json", exclude_none=True))
+
+    def finish(self, end: EndV1) -> None:
+        self._write({"end": end.model_dump(mode="json")})
+
+    def _write(self, obj: dict[str, Any], mode: str = "a") -> None:
+        data = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
+        with open(self.path, mode + "b") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())

@@ -1,0 +1,40 @@
+"""Percentile bootstrap CIs from category counts.
+
+Resampling n items with replacement and averaging 0/1 values is a Binomial(n, k/n) draw
+divided by n; a paired difference of 0/1 values takes -1/0/+1, so its resampled mean is a
+Multinomial draw over those three counts. Both are exact and need no loop per resample.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _bounds(draws: np.ndarray, level: float) -> tuple[float, float]:
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(draws, [alpha, 1.0 - alpha])
+    return round(float(lo), 10), round(float(hi), 10)
+
+
+def rate_ci(hits: np.ndarray, rng: np.random.Generator, resamples: int,
+            level: float = 0.95) -> tuple[float, float]:
+    """CI of the mean of a 0/1 vector."""
+    n = int(hits.size)
+    if n == 0:
+        return (0.0, 0.0)
+    k = int(np.count_nonzero(hits))
+    draws = rng.binomial(n, k / n, size=resamples) / n
+    return _bounds(draws, level)
+
+
+def delta_ci(before: np.ndarray, after: np.ndarray, rng: np.random.Generator,
+             resamples: int, level: float = 0.95) -> tuple[float, float]:
+    """CI of mean(after - before) for paired 0/1 vectors, resampling items."""
+    n = int(before.size)
+    if n == 0:
+        return (0.0, 0.0)
+    diff = after.astype(np.int8) - before.astype(np.int8)
+    counts = np.array([np.count_nonzero(diff == -1), np.count_nonzero(diff == 0),
+                       np.count_nonzero(diff == 1)])
+    draws = rng.multinomial(n, counts / n, size=resamples)
+    return _bounds((draws[:, 2] - draws[:, 0]) / n, level)

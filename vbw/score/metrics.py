@@ -1,0 +1,101 @@
+"""Rates over ALL scored items and paired comparisons, from the item-state arrays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vbw.score.bootstrap import delta_ci, rate_ci
+from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Quadrant, Rate,
+                             Report)
+from vbw.score.states import ItemStates
+from vbw.task.arms import parse_arm
+
+HEADLINE_ROLE = "headline: grammar off -> on, same contract"
+SECONDARY_ROLE = "secondary: also changes whether the model reasons in text (confounded)"
+EXCLUDED_REASON = "the decoding backend could not compile the schema"
+
+
+def _columns(st: ItemStates, j: int) -> dict[str, np.ndarray]:
+    """0/1 vectors per metric for arm column j; validity metrics only for contract arms."""
+    right = st.right[:, j]
+    if not parse_arm(st.arms[j]).has_contract:
+        return {"answer_accuracy": right}
+    valid = st.valid[:, j] == 1
+    return {"schema_validity": valid, "answer_accuracy": right,
+            "wrong_but_valid": valid & ~right}
+
+
+def arm_metrics(st: ItemStates, rng: np.random.Generator, resamples: int) -> dict[str, ArmMetrics]:
+    out: dict[str, ArmMetrics] = {}
+    n = len(st.ids)
+    for j, key in enumerate(st.arms):
+        cols = _columns(st, j)
+        rates = {m: Rate(rate=float(v.mean()) if n else 0.0, ci95=rate_ci(v, rng, resamples))
+                 for m, v in cols.items()}
+        quadrant = None
+        if "schema_validity" in cols:
+            valid, right = cols["schema_validity"], cols["answer_accuracy"]
+            quadrant = Quadrant(valid_right=int((valid & right).sum()),
+                                valid_wrong=int((valid & ~right).sum()),
+                                invalid_right=int((~valid & right).sum()),
+                                invalid_wrong=int((~valid & ~right).sum()))
+        out[key] = ArmMetrics(n=n, schema_validity=rates.get("schema_validity"),
+                              answer_accuracy=rates["answer_accuracy"],
+                              wrong_but_valid=rates.get("wrong_but_valid"), quadrant=quadrant)
+    return out
+
+
+def comparison_pairs(arms: list[str]) -> list[tuple[str, str, str]]:
+    """(from, to, kind): headline prompt_json[S] -> constrained[S] per constrained arm, then
+    secondary unconstrained -> each constrained[S] and reason_then_constrain arm."""
+    parsed = [parse_arm(a) for a in arms]
+    pairs = []
+    for a in parsed:
+        if a.kind == "constrained" and f"prompt_json[{a.schema}]" in arms:
+            pairs.append((f"prompt_json[{a.schema}]", a.key, "headline"))
+    if "unconstrained" in arms:
+        for a in parsed:
+            if a.kind in ("constrained", "reason_then_constrain"):
+                pairs.append(("unconstrained", a.key, "secondary"))
+    return pairs
+
+
+def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Generator,
+            resamples: int) -> Comparison:
+    i, j = st.arms.index(src), st.arms.index(dst)
+    a_cols, b_cols = _columns(st, i), _columns(st, j)
+    deltas = {}
+    for m in a_cols:
+        if m in b_cols:
+            lo, hi = delta_ci(a_cols[m], b_cols[m], rng, resamples)
+            d = float(b_cols[m].mean() - a_cols[m].mean()) if st.ids else 0.0
+            deltas[m] = Delta(delta=d, ci95=(lo, hi), excludes_0=bool(lo > 0 or hi < 0))
+    transitions: dict[str, int] = {}
+    for row in range(len(st.ids)):
+        t = f"{st.state(row, i)} -> {st.state(row, j)}"
+        transitions[t] = transitions.get(t, 0) + 1
+    ra, rb = st.right[:, i], st.right[:, j]
+    flips = Flips(right_to_wrong=int((ra & ~rb).sum()), wrong_to_right=int((~ra & rb).sum()))
+    role = HEADLINE_ROLE if kind == "headline" else SECONDARY_ROLE
+    return Comparison(from_=src, to=dst, n=len(st.ids), role=role, kind=kind, deltas=deltas,
+                      transitions=transitions, flips=flips)
+
+
+def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict[str, Any],
+                 source: str, seed: int, resamples: int) -> Report:
+    """Everything report.json holds. One seeded Generator, used in a fixed order."""
+    rng = np.random.default_rng(seed)
+    arms = arm_metrics(st, rng, resamples)
+    comparisons = [compare(st, a, b, k, rng, resamples)
+                   for a, b, k in comparison_pairs(st.arms)]
+    ledger = [{"id": item_id, **{arm: st.state(i, j) for j, arm in enumerate(st.arms)}}
+              for i, item_id in enumerate(st.ids)]
+    excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
+                        reasons=st.excluded_reasons)
+    return Report(task=task, correctness_label=label, n=len(st.ids), mode=mode,  # type: ignore[arg-type]
+                  excluded=excluded, meta=meta, source=source,
+                  bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
+                             "method": "percentile"},
+                  arms=arms, comparisons=comparisons, ledger=ledger)

@@ -1,0 +1,78 @@
+"""The scoring result: per-arm metrics, paired comparisons, the ledger. This is what
+report.json serialises, field for field."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+METRICS = ("schema_validity", "answer_accuracy", "wrong_but_valid")
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Rate(_M):
+    rate: float
+    ci95: tuple[float, float]
+
+
+class Quadrant(_M):
+    valid_right: int
+    valid_wrong: int
+    invalid_right: int
+    invalid_wrong: int
+
+
+class ArmMetrics(_M):
+    n: int
+    schema_validity: Rate | None
+    answer_accuracy: Rate
+    wrong_but_valid: Rate | None
+    executable_accuracy: Rate | None = None
+    quadrant: Quadrant | None
+
+
+class Delta(_M):
+    delta: float
+    ci95: tuple[float, float]
+    excludes_0: bool
+
+
+class Flips(_M):
+    right_to_wrong: int
+    wrong_to_right: int
+
+
+class Comparison(_M):
+    from_: str = Field(alias="from")
+    to: str
+    n: int
+    role: str
+    kind: Literal["headline", "secondary"]
+    deltas: dict[str, Delta]
+    transitions: dict[str, int]
+    flips: Flips
+
+
+class Excluded(_M):
+    n: int
+    ids: list[str]
+    reason: str
+    reasons: dict[str, str] = {}
+
+
+class Report(_M):
+    task: str
+    correctness_label: str
+    n: int
+    mode: Literal["replay", "live"]
+    excluded: Excluded
+    meta: dict[str, Any]
+    source: str
+    bootstrap: dict[str, Any]
+    arms: dict[str, ArmMetrics]
+    comparisons: list[Comparison]
+    ledger: list[dict[str, str]]

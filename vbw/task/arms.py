@@ -1,0 +1,52 @@
+"""Arm keys: `unconstrained`, `prompt_json[S]`, `constrained[S]`, `reason_then_constrain[S]`.
+
+The order is part of the contract: unconstrained; for each schema in declared order
+prompt_json then constrained; reason_then_constrain of the answer schema last.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, NamedTuple
+
+ArmKind = Literal["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
+ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained",
+                                  "reason_then_constrain")
+_KEY = re.compile(r"^(prompt_json|constrained|reason_then_constrain)\[([^\[\]]+)\]$")
+
+
+class Arm(NamedTuple):
+    kind: ArmKind
+    schema: str | None
+
+    @property
+    def key(self) -> str:
+        return self.kind if self.schema is None else f"{self.kind}[{self.schema}]"
+
+    @property
+    def has_contract(self) -> bool:
+        """Arms that promise JSON under a schema (all but unconstrained) have a validity."""
+        return self.schema is not None
+
+
+def parse_arm(key: str) -> Arm:
+    if key == "unconstrained":
+        return Arm("unconstrained", None)
+    m = _KEY.match(key)
+    if m is None:
+        raise ValueError(f"not an arm key: {key!r}")
+    return Arm(m.group(1), m.group(2))  # type: ignore[arg-type]
+
+
+def task_arms(schemas: list[str], answer_schema: str, kinds: list[str]) -> list[Arm]:
+    """The arms a task runs, in contract order, restricted to the arm kinds selected."""
+    arms: list[Arm] = []
+    if "unconstrained" in kinds:
+        arms.append(Arm("unconstrained", None))
+    for s in schemas:
+        for kind in ("prompt_json", "constrained"):
+            if kind in kinds:
+                arms.append(Arm(kind, s))  # type: ignore[arg-type]
+    if "reason_then_constrain" in kinds:
+        arms.append(Arm("reason_then_constrain", answer_schema))
+    return arms

@@ -1,0 +1,160 @@
+"""Checkers: decide whether an answer matches the item's gold. A closed vocabulary.
+
+`call_args` is a simplified BFCL AST match (not the official checker): the answer is an
+arguments object, no key outside the schema's properties, every gold parameter either
+absent-and-optional (its allowed list holds "") or equal to one allowed value.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class _Checker(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NumericChecker(_Checker):
+    """Both are (non-boolean) numbers and |answer - gold| < tolerance."""
+
+    kind: Literal["numeric"]
+    tolerance: float = 1e-6
+
+    def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        if not (_is_number(answer) and _is_number(gold)):
+            return False
+        return abs(float(answer) - float(gold)) < self.tolerance
+
+
+class StringChecker(_Checker):
+    """Equal strings after the listed normalisations, applied in order to both sides."""
+
+    kind: Literal["string"]
+    normalize: list[Literal["strip", "lower", "collapse_whitespace"]] = ["strip"]
+    delete_chars: str = ""
+
+    def norm(self, s: str) -> str:
+        for step in self.normalize:
+            if step == "strip":
+                s = s.strip()
+            elif step == "lower":
+                s = s.lower()
+            else:
+                s = " ".join(s.split())
+        return s.translate({ord(c): None for c in self.delete_chars})
+
+    def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        if not (isinstance(answer, str) and isinstance(gold, str)):
+            return False
+        return self.norm(answer) == self.norm(gold)
+
+
+class RegexChecker(_Checker):
+    """The answer string matches a pattern: `pattern` if set, else the gold is the pattern."""
+
+    kind: Literal["regex"]
+    pattern: str | None = None
+    fullmatch: bool = True
+    ignore_case: bool = False
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"not a valid regex: {e}") from None
+        return v
+
+    def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        pattern = self.pattern if self.pattern is not None else gold
+        if not (isinstance(answer, str) and isinstance(pattern, str)):
+            return False
+        try:
+            rx = re.compile(pattern, re.IGNORECASE if self.ignore_case else 0)
+        except re.error:
+            return False
+        return bool(rx.fullmatch(answer) if self.fullmatch else rx.search(answer))
+
+
+class MembershipChecker(_Checker):
+    """The answer equals one element of the gold list (strings compared after `string`)."""
+
+    kind: Literal["membership"]
+    string: StringChecker | None = None
+
+    def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        if not isinstance(gold, list):
+            return False
+        for g in gold:
+            if self.string is not None and isinstance(g, str):
+                if self.string.check(answer, g):
+                    return True
+            elif _same(answer, g):
+                return True
+        return False
+
+
+class CallArgsChecker(_Checker):
+    """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
+
+    kind: Literal["call_args"]
+    delete_chars: str = " ,./-_*^"
+
+    def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        properties = (schema or {}).get("properties", {})
+        return self._match_object(answer, gold, properties)
+
+    def _match_object(self, answer: Any, gold: Any, properties: Any) -> bool:
+        if not isinstance(answer, dict) or not isinstance(gold, dict):
+            return False
+        if any(k not in properties for k in answer):
+            return False
+        for param, allowed in gold.items():
+            allowed = allowed if isinstance(allowed, list) else [allowed]
+            if param not in answer:
+                if "" not in allowed:
+                    return False
+                continue
+            if not any(self._match(answer[param], a) for a in allowed if a != ""):
+                return False
+        return True
+
+    def _match(self, value: Any, allowed: Any) -> bool:
+        if isinstance(allowed, bool) or isinstance(value, bool):
+            return isinstance(allowed, bool) and isinstance(value, bool) and value is allowed
+        if isinstance(allowed, str):
+            return isinstance(value, str) and self._norm(value) == self._norm(allowed)
+        if _is_number(allowed):
+            return _is_number(value) and float(value) == float(allowed)
+        if isinstance(allowed, list):
+            return (isinstance(value, list) and len(value) == len(allowed)
+                    and all(self._match(v, a) for v, a in zip(value, allowed)))
+        if isinstance(allowed, dict):
+            return self._match_object(value, allowed, allowed)
+        return value == allowed
+
+    def _norm(self, s: str) -> str:
+        return s.lower().translate({ord(c): None for c in self.delete_chars})
+
+
+Checker = Annotated[
+    Union[NumericChecker, StringChecker, RegexChecker, MembershipChecker, CallArgsChecker],
+    Field(discriminator="kind"),
+]
+CHECKER_KINDS = {"numeric": NumericChecker, "string": StringChecker, "regex": RegexChecker,
+                 "membership": MembershipChecker, "call_args": CallArgsChecker}
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    return a == b

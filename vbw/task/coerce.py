@@ -1,0 +1,93 @@
+"""Coercions: turn an extracted candidate into the answer a checker compares with gold.
+
+A coercion returns None when the candidate cannot become an answer of that type; a free
+text chain then tries its next step, and a JSON answer counts as missing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def number_from_text(text: str) -> float | None:
+    """Delete `$`, take the LAST number-looking match, delete commas, parse as float."""
+    m = None
+    for m in _NUMBER.finditer(text.replace("$", "")):
+        pass
+    if m is None:
+        return None
+    try:
+        return float(m.group(0).replace(",", ""))
+    except ValueError:
+        return None
+
+
+class _Coercion(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IdentityCoercion(_Coercion):
+    """Keep the candidate as it is (objects, lists, strings alike)."""
+
+    kind: Literal["identity"]
+
+    def apply(self, value: Any) -> Any:
+        return value
+
+
+class NumberCoercion(_Coercion):
+    """A JSON number as is (never a boolean); a string through `number_from_text`."""
+
+    kind: Literal["number"]
+
+    def apply(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, (int, float)):
+            return value
+        if isinstance(value, str):
+            return number_from_text(value)
+        return None
+
+
+class StringCoercion(_Coercion):
+    """A string as is; a number or boolean as its JSON spelling; anything else nothing."""
+
+    kind: Literal["string"]
+    strip: bool = True
+
+    def apply(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            value = repr(value)
+        if not isinstance(value, str):
+            return None
+        return value.strip() if self.strip else value
+
+
+class BooleanCoercion(_Coercion):
+    """A JSON boolean, or the strings true/false/yes/no (any case)."""
+
+    kind: Literal["boolean"]
+
+    def apply(self, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return {"true": True, "yes": True, "false": False, "no": False}.get(
+                value.strip().lower())
+        return None
+
+
+Coercion = Annotated[
+    Union[IdentityCoercion, NumberCoercion, StringCoercion, BooleanCoercion],
+    Field(discriminator="kind"),
+]
+COERCION_KINDS = {"identity": IdentityCoercion, "number": NumberCoercion,
+                  "string": StringCoercion, "boolean": BooleanCoercion}

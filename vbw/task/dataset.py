@@ -1,0 +1,59 @@
+"""Dataset loading: JSONL or JSON rows, an optional join on a key, first-N selection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vbw.errors import DataError
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a .jsonl file (one object per line) or a .json file (a list of objects)."""
+    if not path.is_file():
+        raise DataError(f"dataset file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read dataset {path}: {e}") from None
+    if path.suffix == ".json":
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}: not valid JSON ({e})") from None
+        if not isinstance(rows, list):
+            raise DataError(f"{path}: a .json dataset must hold a list of objects")
+    else:
+        rows = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: row {i} is {type(row).__name__}, not an object")
+    return rows
+
+
+def join_rows(left: list[dict[str, Any]], right: list[dict[str, Any]], on: str,
+              right_path: Path) -> list[dict[str, Any]]:
+    """Each left row merged with the right row sharing its `on` key (left order kept)."""
+    index: dict[Any, dict[str, Any]] = {}
+    for row in right:
+        if on not in row:
+            raise DataError(f"{right_path}: a row has no join key {on!r}")
+        index[row[on]] = row
+    joined = []
+    for row in left:
+        key = row.get(on)
+        if key not in index:
+            raise DataError(f"{right_path}: no row with {on} = {key!r} to join")
+        clash = (set(row) & set(index[key])) - {on}
+        if clash:
+            raise DataError(f"{right_path}: joined rows share field(s) {sorted(clash)}")
+        joined.append({**row, **index[key]})
+    return joined

@@ -1,0 +1,180 @@
+"""Answer extraction: a closed vocabulary of steps that turn model text into a candidate.
+
+Free text goes through an ordered chain of steps; each step yields a raw candidate (or
+None), the task's coercion turns it into an answer, and the first step whose candidate
+coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
+take a JMESPath into it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Union
+
+import jmespath
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_DECODER = json.JSONDecoder()
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RegexStep(_Step):
+    """A regex match; `match` picks the first or last occurrence, `group` the capture."""
+
+    kind: Literal["regex"]
+    pattern: str
+    group: int = 0
+    match: Literal["first", "last"] = "last"
+    flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = []
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as e:
+            raise ValueError(f"not a valid regex: {e}") from None
+        return v
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        flags = 0
+        for f in self.flags:
+            flags |= getattr(re, f)
+        rx = _compiled(self.pattern, flags)
+        if self.match == "first":
+            m = rx.search(text)
+        else:
+            m = None
+            for m in rx.finditer(text):
+                pass
+        if m is None:
+            return None
+        try:
+            return m.group(self.group)
+        except IndexError:
+            return None
+
+
+class BoxedStep(_Step):
+    r"""The content of the LAST `\boxed{...}` (no nested braces); earlier boxes are not tried."""
+
+    kind: Literal["boxed"]
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        return RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1).apply(text, fields)
+
+
+class LastNumberStep(_Step):
+    """The whole text, for a number coercion to take its last number from."""
+
+    kind: Literal["last_number"]
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        m = None
+        for m in _NUMBER.finditer(text.replace("$", "")):
+            pass
+        return m.group(0) if m else None
+
+
+class PythonCallStep(_Step):
+    """Parse (never evaluate) the first Python-syntax call in the text into an arguments dict.
+
+    Positional arguments map to the parameter names found at `params` (a JMESPath into the
+    item's fields giving the parameters object, whose keys are in declared order); extra
+    positionals are dropped; keyword arguments are added on top; values must be literals.
+    """
+
+    kind: Literal["python_call"]
+    params: str
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        flat = text.replace("\n", " ")
+        m = _CALL.search(flat)
+        if m is None:
+            return None
+        try:
+            node = ast.parse(m.group(0), mode="eval").body
+            if not isinstance(node, ast.Call):
+                return None
+            names = list(_search(self.params, fields) or {})
+            args: dict[str, Any] = {}
+            for name, arg in zip(names, node.args):
+                args[name] = ast.literal_eval(arg)
+            for kw in node.keywords:
+                if kw.arg is None:
+                    return None
+                args[kw.arg] = ast.literal_eval(kw.value)
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            return None
+        return args
+
+
+FreeStep = Annotated[
+    Union[RegexStep, BoxedStep, LastNumberStep, PythonCallStep], Field(discriminator="kind")
+]
+STEP_KINDS = {"regex": RegexStep, "boxed": BoxedStep, "last_number": LastNumberStep,
+              "python_call": PythonCallStep}
+
+
+class JsonExtract(BaseModel):
+    """The answer inside the first JSON object: a JMESPath (`@` is the object itself)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str = "@"
+
+    @field_validator("path")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        _jmes(v)
+        return v
+
+    def apply(self, obj: Any) -> Any:
+        if obj is None:
+            return None
+        return _search(self.path, obj)
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in `text`: try to decode a value at each `{`, left to right."""
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_CALL = re.compile(r"[\w.]+\s*\(.*\)")
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+@lru_cache(maxsize=256)
+def _jmes(path: str) -> Any:
+    try:
+        return jmespath.compile(path)
+    except jmespath.exceptions.JMESPathError as e:
+        raise ValueError(f"not a valid JMESPath expression {path!r}: {e}") from None
+
+
+def _search(path: str, data: Any) -> Any:
+    return _jmes(path).search(data)
+
+
+def search(path: str, data: Any) -> Any:
+    """Evaluate a (cached, compiled) JMESPath expression."""
+    return _search(path, data)

@@ -1,0 +1,176 @@
+"""The runner that interprets a task file: items, prompts per arm, answers and checks.
+
+This is the only place that turns a TaskSpec into behaviour; generation and scoring both
+go through it, so a task means the same thing live and in replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from vbw.errors import DataError
+from vbw.task.arms import Arm
+from vbw.task.dataset import join_rows, read_rows
+from vbw.task.extract import first_json_object, search
+from vbw.task.prompts import render
+from vbw.task.spec import IdFromPath, TaskSpec
+from vbw.validation import load_yaml, validate
+
+
+class Item(BaseModel):
+    """One evaluation item: its id, declared fields, gold answer and schemas by name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    fields: dict[str, Any]
+    gold: Any
+    schemas: dict[str, dict[str, Any]]
+
+
+class Task:
+    """A loaded task file: the validated spec plus where its relative paths point."""
+
+    def __init__(self, spec: TaskSpec, path: Path) -> None:
+        self.spec = spec
+        self.path = path
+        self.root = path.parent
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def schema_names(self) -> list[str]:
+        return list(self.spec.schemas)
+
+    # -- items -----------------------------------------------------------------------
+    def data_files(self) -> list[Path]:
+        d = self.spec.dataset
+        files = [self.root / d.path]
+        if d.join is not None:
+            files.append(self.root / d.join.path)
+        return files
+
+    def rows(self) -> list[dict[str, Any]]:
+        d = self.spec.dataset
+        rows = read_rows(self.root / d.path)
+        if d.join is not None:
+            rows = join_rows(rows, read_rows(self.root / d.join.path), d.join.key,
+                             self.root / d.join.path)
+        return rows[: d.first] if d.first is not None else rows
+
+    def items(self, n: int | None = None) -> list[Item]:
+        """The first `n` items (all when None), in dataset order."""
+        rows = self.rows()
+        if n is not None:
+            rows = rows[:n]
+        return [self._item(i, row) for i, row in enumerate(rows)]
+
+    @cached_property
+    def _data_label(self) -> str:
+        return str(self.root / self.spec.dataset.path)
+
+    def _item(self, index: int, row: dict[str, Any]) -> Item:
+        d = self.spec.dataset
+        if isinstance(d.id, IdFromPath):
+            raw_id = search(d.id.path, row)
+            if raw_id is None:
+                raise DataError(f"{self._data_label}: row {index}: id path {d.id.path!r} "
+                                "is missing")
+            item_id = str(raw_id)
+        else:
+            item_id = f"{d.id.prefix}{index}"
+        fields = {}
+        for name, path in d.fields.items():
+            value = search(path, row)
+            if value is None:
+                raise DataError(f"{self._data_label}: row {index} ({item_id}): field "
+                                f"{name!r} ({path}) is missing")
+            fields[name] = value
+        gold = search(d.gold.path, row)
+        if gold is not None and d.gold.extract:
+            gold = self._chain(d.gold.extract, str(gold), fields, d.gold.coerce)
+        elif gold is not None:
+            gold = d.gold.coerce.apply(gold)
+        if gold is None:
+            raise DataError(f"{self._data_label}: row {index} ({item_id}): no gold answer "
+                            f"from {d.gold.path!r}")
+        schemas = {}
+        for name, source in self.spec.schemas.items():
+            try:
+                schemas[name] = source.for_item(fields)
+            except ValueError as e:
+                raise DataError(f"{self.path}: schemas.{name}: item {item_id}: {e}") from None
+        return Item(id=item_id, fields=fields, gold=gold, schemas=schemas)
+
+    # -- prompts ---------------------------------------------------------------------
+    def messages(self, item: Item, arm: Arm, free_text: str | None = None) -> list[dict]:
+        """The chat for one arm. reason_then_constrain needs the unconstrained text."""
+        p = self.spec.prompts
+        free = render(p.free, item.fields)
+        if arm.kind == "unconstrained":
+            return [{"role": "user", "content": free}]
+        ctx = {**item.fields, "schema": item.schemas[arm.schema]}
+        if arm.kind in ("prompt_json", "constrained"):
+            return [{"role": "user", "content": render(p.json_, ctx)}]
+        if p.package is None:
+            raise DataError(f"{self.path}: prompts.package is required for "
+                            "reason_then_constrain arms")
+        if free_text is None:
+            raise ValueError("reason_then_constrain needs the unconstrained arm's text")
+        return [{"role": "user", "content": free},
+                {"role": "assistant", "content": free_text},
+                {"role": "user", "content": render(p.package, ctx)}]
+
+    # -- answers ---------------------------------------------------------------------
+    def _chain(self, steps: Any, text: str, fields: dict[str, Any], coerce: Any) -> Any:
+        for step in steps:
+            candidate = step.apply(text, fields)
+            if candidate is not None:
+                value = coerce.apply(candidate)
+                if value is not None:
+                    return value
+        return None
+
+    def free_answer(self, text: str, item: Item) -> Any:
+        return self._chain(self.spec.extract.free, text, item.fields, self.spec.coerce)
+
+    def json_answer(self, obj: dict[str, Any] | None) -> Any:
+        if obj is None:
+            return None
+        return self.spec.coerce.apply(self.spec.extract.json_.apply(obj))
+
+    def is_correct(self, answer: Any, item: Item) -> bool:
+        if answer is None:
+            return False
+        return self.spec.check.check(answer, item.gold, item.schemas[self.spec.answer_schema])
+
+    def answer(self, text: str | None, item: Item, arm: Arm) -> tuple[dict | None, Any]:
+        """(first JSON object or None, extracted answer or None) for one arm's text."""
+        if text is None:
+            return None, None
+        if arm.kind == "unconstrained":
+            return None, self.free_answer(text, item)
+        obj = first_json_object(text)
+        return obj, self.json_answer(obj)
+
+    # -- identity --------------------------------------------------------------------
+    def definition_hash(self) -> str:
+        """sha256 of the canonical task definition and its data files' bytes."""
+        h = hashlib.sha256(json.dumps(self.spec.canonical()).encode())
+        for f in self.data_files():
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+        return h.hexdigest()
+
+
+def load_task(path: Path) -> Task:
+    """Read and validate a task YAML file; errors name the file, field and value."""
+    data = load_yaml(path)
+    spec = validate(TaskSpec, data, source=str(path))
+    return Task(spec, path)

@@ -1,0 +1,87 @@
+"""Named schemas: static JSON Schema, or per item from a JMESPath plus a dialect converter.
+
+Property order is part of the contract (it shows in prompts and decides generation order),
+so nothing here sorts keys.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from vbw.task.extract import search
+
+_ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
+_BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
+_BFCL_ORDER = ("type", "description", "enum", "properties", "additionalProperties",
+               "required", "items")
+
+
+def bfcl_to_json_schema(node: Any) -> Any:
+    """Convert a BFCL parameter node to JSON Schema (see the demo-tasks spec for the rules)."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    if "type" in node:
+        t = node["type"]
+        out["type"] = _BFCL_TYPES.get(t, t) if isinstance(t, str) else t
+    for key in ("description", "enum"):
+        if key in node:
+            out[key] = node[key]
+    if "properties" in node:
+        out["type"] = "object"
+        out["properties"] = {k: bfcl_to_json_schema(v) for k, v in node["properties"].items()}
+        out["additionalProperties"] = False
+        if node.get("required"):
+            out["required"] = node["required"]
+    if "items" in node:
+        out["items"] = bfcl_to_json_schema(node["items"])
+    return {k: out[k] for k in _BFCL_ORDER if k in out}
+
+
+def identity_dialect(node: Any) -> Any:
+    return node
+
+
+DIALECTS: dict[str, Callable[[Any], Any]] = {"json_schema": identity_dialect,
+                                              "bfcl": bfcl_to_json_schema}
+
+
+class _Schema(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StaticSchema(_Schema):
+    """One JSON Schema for every item."""
+
+    kind: Literal["static"]
+    schema_: dict[str, Any] = Field(alias="schema")
+
+    def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
+        return self.schema_
+
+
+class PerItemSchema(_Schema):
+    """A schema read from each item's fields by JMESPath, converted from a named dialect."""
+
+    kind: Literal["per_item"]
+    path: str
+    dialect: str = "json_schema"
+
+    @field_validator("dialect")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in DIALECTS:
+            raise ValueError(f"unknown dialect {v!r}; valid: {', '.join(DIALECTS)}")
+        return v
+
+    def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
+        raw = search(self.path, fields)
+        if not isinstance(raw, dict):
+            raise ValueError(f"schema path {self.path!r} gave {type(raw).__name__}, not an object")
+        return DIALECTS[self.dialect](raw)
+
+
+SchemaSource = Annotated[Union[StaticSchema, PerItemSchema], Field(discriminator="kind")]
+SCHEMA_KINDS = {"static": StaticSchema, "per_item": PerItemSchema}

@@ -84,7 +84,7 @@ def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Genera
 
 
 def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict[str, Any],
-                 source: str, seed: int, resamples: int) -> Report:
+                 source: str, provenance: str, seed: int, resamples: int) -> Report:
     """Everything report.json holds. One seeded Generator, used in a fixed order."""
     rng = np.random.default_rng(seed)
     arms = arm_metrics(st, rng, resamples)
@@ -95,7 +95,7 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)
     return Report(task=task, correctness_label=label, n=len(st.ids), mode=mode,  # type: ignore[arg-type]
-                  excluded=excluded, meta=meta, source=source,
+                  excluded=excluded, meta=meta, source=source, provenance=provenance,
                   bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
                              "method": "percentile"},
                   arms=arms, comparisons=comparisons, ledger=ledger)

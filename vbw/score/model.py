@@ -72,6 +72,7 @@ class Report(_M):
     excluded: Excluded
     meta: dict[str, Any]
     source: str
+    provenance: str
     bootstrap: dict[str, Any]
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]

@@ -161,9 +161,13 @@ class Task:
         return obj, self.json_answer(obj)
 
     # -- identity --------------------------------------------------------------------
-    def definition_hash(self) -> str:
-        """sha256 of the canonical task definition and its data files' bytes."""
-        h = hashlib.sha256(json.dumps(self.spec.canonical()).encode())
+    def generation_hash(self) -> str:
+        """sha256 of what decides the generated texts: dataset spec and data files' bytes,
+        prompts and schemas. Extraction and checking are left out on purpose: fixing an
+        extractor and re-scoring an old replay is a legitimate, measurable change."""
+        spec = self.spec.canonical()
+        part = {k: spec[k] for k in ("name", "dataset", "prompts", "schemas", "answer_schema")}
+        h = hashlib.sha256(json.dumps(part).encode())
         for f in self.data_files():
             h.update(hashlib.sha256(f.read_bytes()).digest())
         return h.hexdigest()

@@ -1,0 +1,3 @@
+from vbw.cli import main
+
+main()

@@ -1,0 +1,82 @@
+"""The run config, validated once right after Hydra composes it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from vbw.task.arms import ARM_KINDS
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelConfig(_Strict):
+    """Which GGUF: a hub file (repo/revision/file/sha256), a pip package that ships one,
+    or a local `path`. `name` keys the bundled replays."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    repo: str | None = None
+    revision: str | None = None
+    file: str | None = None
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    package: str | None = None
+    path: str | None = None
+
+
+class EngineConfig(_Strict):
+    name: Literal["outlines", "llamacpp"]
+    n_ctx: int = Field(default=4096, ge=256)
+    kv_reuse: bool = True
+
+
+class MaxTokens(_Strict):
+    free: int = Field(ge=1)
+    json_: int = Field(ge=1, alias="json")
+    package: int = Field(ge=1)
+
+
+class ArmsConfig(_Strict):
+    name: str
+    kinds: list[str] = Field(min_length=1)
+    max_tokens: MaxTokens
+
+    @field_validator("kinds")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        bad = [k for k in v if k not in ARM_KINDS]
+        if bad:
+            raise ValueError(f"unknown arm kind {bad[0]!r}; valid: {', '.join(ARM_KINDS)}")
+        return v
+
+
+class TaskSelection(_Strict):
+    files: list[str] = Field(min_length=1)
+
+
+class Bootstrap(_Strict):
+    resamples: int = Field(default=2000, ge=100)
+    seed: int = 42
+
+
+class Gate(_Strict):
+    wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class RunConfig(_Strict):
+    model: ModelConfig
+    engine: EngineConfig
+    arms: ArmsConfig
+    task: TaskSelection
+    mode: Literal["replay", "live"] = "replay"
+    n: int | None = Field(default=None, ge=1)
+    replay: str | None = None
+    replays_dir: str | None = None
+    resume: bool = False
+    allow_task_mismatch: bool = False
+    threads: int | None = Field(default=None, ge=1)
+    progress: Literal["auto", "on", "off"] = "auto"
+    bootstrap: Bootstrap = Bootstrap()
+    gate: Gate = Gate()

@@ -1,0 +1,7 @@
+"""Report rendering: JSON, Markdown, SVG quadrants and the per-item ledger CSV."""
+
+from vbw.report.files import ledger_csv, write_reports
+from vbw.report.markdown import render_markdown
+from vbw.report.svg import render_svg
+
+__all__ = ["ledger_csv", "render_markdown", "render_svg", "write_reports"]

@@ -1,0 +1,61 @@
+"""report.md: the per-arm table and the paired comparisons, nulls printed as nulls."""
+
+from __future__ import annotations
+
+from vbw.score.model import Comparison, Rate, Report
+
+_NAMES = {"schema_validity": "schema validity", "answer_accuracy": "answer accuracy",
+          "wrong_but_valid": "wrong but valid"}
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _pts(x: float) -> str:
+    v = round(100 * x, 1)
+    return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
+
+
+def rate_cell(r: Rate | None) -> str:
+    if r is None:
+        return "n/a"
+    return f"{pct(r.rate)} [{pct(r.ci95[0])}, {pct(r.ci95[1])}]"
+
+
+def _comparison(c: Comparison, n: int) -> list[str]:
+    lines = [f"**`{c.from_}` → `{c.to}`** ({c.role})"]
+    for metric, d in c.deltas.items():
+        interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts"
+        if d.excludes_0:
+            lines.append(f"- {_NAMES[metric]}: {_pts(d.delta)} pts ({interval})")
+        else:
+            lines.append(f"- {_NAMES[metric]}: no detectable effect at N={n} ({interval})")
+    lines.append(f"- per-item flips: {c.flips.right_to_wrong} right→wrong, "
+                 f"{c.flips.wrong_to_right} wrong→right")
+    return lines
+
+
+def render_markdown(r: Report) -> str:
+    out = [f"# vbw report: {r.task} (N={r.n}, {r.mode})", ""]
+    how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
+           else "Generated in this run.")
+    out.append(f"Scored from `{r.source}`, {r.provenance}. {how}")
+    if r.excluded.n:
+        out.append(f"Excluded from every arm ({r.excluded.reason}): {r.excluded.n} item(s): "
+                   f"{', '.join(r.excluded.ids)}.")
+    out += ["", "## Metrics per arm (rate over all N items, 95% bootstrap CI)", "",
+            f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
+            "|---|---|---|---|"]
+    for key, m in r.arms.items():
+        out.append(f"| `{key}` | {rate_cell(m.schema_validity)} | "
+                   f"{rate_cell(m.answer_accuracy)} | {rate_cell(m.wrong_but_valid)} |")
+    out += ["", "Executable accuracy: not computed (the task has no execution check).", ""]
+    if r.comparisons:
+        out += ["## Paired comparisons (same items)", ""]
+        for c in r.comparisons:
+            out += _comparison(c, r.n) + [""]
+    widths = ", ".join(f"`{k}` ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
+                       for k, m in r.arms.items())
+    out.append(f"CI widths ({r.correctness_label}): {widths}")
+    return "\n".join(out) + "\n"

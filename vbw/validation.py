@@ -41,7 +41,9 @@ def validate(model: type[M], data: Any, source: str) -> M:
 
 
 def describe(e: ValidationError, model: type[BaseModel], data: Any) -> str:
-    err = e.errors(include_url=False)[0]
+    errors = e.errors(include_url=False)
+    # a misspelled key yields "unknown key" and "missing"; the first explains the second
+    err = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
     loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
     field = ".".join(str(p) for p in loc) or "(top level)"
     more = f" (+{e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -68,6 +70,8 @@ def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
     """Walk `loc` through the model's annotations (following `kind` tags) to its keys."""
     tp: Any = model
     for part in loc:
+        if isinstance(data, dict) and data.get("kind") == part:
+            continue  # pydantic puts a discriminated union's tag into the location
         tp = _resolve(tp, data)
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == part), None)

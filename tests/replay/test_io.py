@@ -1,0 +1,105 @@
+"""Replay reading (legacy and v1), validation errors, durable appends and torn tails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPLAYS
+from vbw.errors import ReplayError
+from vbw.replay import (ArmRecord, EndV1, ItemRecord, MetaV1, ModelInfo, ReplayWriter,
+                        available_replays, locate_replay, read_replay)
+
+
+def _meta() -> MetaV1:
+    return MetaV1(task="t", task_hash="h", n=2, engine="outlines", arms=["unconstrained"],
+                  model=ModelInfo(name="m", file="m.gguf", sha256="0" * 64, source="x"),
+                  versions={"vbw": "0.2.0"}, hardware={"cpu": "c"}, decoding={"temperature": 0},
+                  max_tokens={"free": 8}, kv_reuse=True, canary_seconds={"outlines": 0.1},
+                  started="2026-01-01T00:00:00+00:00")
+
+
+def _rec(i: str) -> ItemRecord:
+    return ItemRecord(id=i, arms={"unconstrained": ArmRecord(text="hi", n_tokens=1,
+                                                             finish_reason="stop")})
+
+
+def test_reads_bundled_legacy_replays() -> None:
+    r = read_replay(REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl")
+    assert r.version == 0 and len(r.records) == 200 and r.task == "gsm8k"
+    assert r.records[0].arms["reason_then_constrain[answer]"].reuses == "unconstrained"
+
+
+def test_locate_lists_what_exists(tmp_path: Path) -> None:
+    assert "gsm8k/qwen2_5_0_5b/outlines" in available_replays(REPLAYS)
+    with pytest.raises(ReplayError, match="available task/model/engine: .*gsm8k/qwen2_5_0_5b/outlines"):
+        locate_replay(REPLAYS, "gsm8k", "qwen2_5_0_5b", "nope")
+
+
+def test_writer_roundtrip_and_end(tmp_path: Path) -> None:
+    w = ReplayWriter(tmp_path / "r.jsonl")
+    w.start(_meta())
+    w.append(_rec("a"))
+    w.append(_rec("b"))
+    w.finish(EndV1(ended="2026-01-01T00:01:00+00:00", wall_seconds=60.0, items=2))
+    r = read_replay(tmp_path / "r.jsonl")
+    assert r.version == 1 and [x.id for x in r.records] == ["a", "b"] and r.end["items"] == 2
+
+
+def test_torn_tail_ignored_and_cut_on_resume(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    w = ReplayWriter(p)
+    w.start(_meta())
+    w.append(_rec("a"))
+    with open(p, "ab") as f:
+        f.write(b'{"id": "b", "arms": {"uncons')   # a crash mid-write
+    r = read_replay(p)
+    assert r.torn_tail and [x.id for x in r.records] == ["a"]
+    ReplayWriter(p).resume()
+    w.append(_rec("b"))
+    r = read_replay(p)
+    assert not r.torn_tail and [x.id for x in r.records] == ["a", "b"]
+
+
+def test_resume_drops_end_marker(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    w = ReplayWriter(p)
+    w.start(_meta())
+    w.append(_rec("a"))
+    w.finish(EndV1(ended="x", wall_seconds=1.0, items=1))
+    assert read_replay(p).end is not None
+    w.resume()
+    assert read_replay(p).end is None
+
+
+@pytest.mark.parametrize("lines,match", [
+    (['{"nometa": 1}'], r":1: first line must be"),
+    (['{"meta": {"format": "vbw-replay/9"}}'], r"meta.format 'vbw-replay/9' is not supported"),
+    (['{"meta": {"task": "t"}}', '{"id": "a", "arms": {"unconstrained": {"txt": "x"}}}'],
+     r":2: arms.unconstrained.txt: unknown key"),
+    (['{"meta": {"task": "t"}}', 'not json'], r":2: not valid JSON"),
+    (['{"meta": {"task": "t"}}', '{"id": "a", "arms": {}}', '{"id": "a", "arms": {}}'],
+     r":3: item id 'a' appears twice"),
+])
+def test_malformed_replays(tmp_path: Path, lines: list[str], match: str) -> None:
+    p = tmp_path / "bad.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReplayError, match=match) as e:
+        read_replay(p)
+    assert "bad.jsonl" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match="replay file not found"):
+        read_replay(tmp_path / "none.jsonl")
+
+
+def test_v1_meta_is_validated(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    meta = _meta().model_dump(mode="json")
+    meta["engin"] = meta.pop("engine")
+    p.write_text(json.dumps({"meta": meta}) + "\n")
+    with pytest.raises(ReplayError, match=r":1: meta\..*engin"):
+        read_replay(p)

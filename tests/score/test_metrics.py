@@ -1,0 +1,61 @@
+"""Rates over all items, quadrants, pairs, transitions and flips on a hand-made case."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vbw.score.metrics import build_report, comparison_pairs
+from vbw.score.states import ItemStates
+
+ARMS = ["unconstrained", "prompt_json[s]", "constrained[s]", "reason_then_constrain[s]"]
+
+
+def _states() -> ItemStates:
+    # 4 items; columns follow ARMS
+    valid = np.array([[-1, 1, 1, 1], [-1, 0, 1, 1], [-1, 1, 1, 1], [-1, 0, 1, 0]], np.int8)
+    right = np.array([[1, 1, 1, 1], [0, 0, 1, 1], [1, 1, 0, 1], [0, 0, 0, 0]], bool)
+    return ItemStates(ids=list("abcd"), arms=ARMS, valid=valid, right=right,
+                      excluded=["e"], excluded_reasons={"e": "too deep"})
+
+
+def test_pairs_in_contract_order() -> None:
+    assert comparison_pairs(ARMS) == [
+        ("prompt_json[s]", "constrained[s]", "headline"),
+        ("unconstrained", "constrained[s]", "secondary"),
+        ("unconstrained", "reason_then_constrain[s]", "secondary")]
+    assert comparison_pairs(["prompt_json[s]", "constrained[s]"]) == [
+        ("prompt_json[s]", "constrained[s]", "headline")]
+
+
+def test_report_numbers() -> None:
+    r = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
+                     provenance="p", seed=42, resamples=500)
+    assert r.n == 4 and r.excluded.ids == ["e"] and r.excluded.reasons == {"e": "too deep"}
+    u = r.arms["unconstrained"]
+    assert u.schema_validity is None and u.quadrant is None and u.answer_accuracy.rate == 0.5
+    c = r.arms["constrained[s]"]
+    assert c.schema_validity.rate == 1.0 and c.wrong_but_valid.rate == 0.5
+    assert c.quadrant.model_dump() == {"valid_right": 2, "valid_wrong": 2, "invalid_right": 0,
+                                       "invalid_wrong": 0}
+    head = r.comparisons[0]
+    assert head.kind == "headline" and list(head.deltas) == ["schema_validity",
+                                                             "answer_accuracy", "wrong_but_valid"]
+    assert head.deltas["schema_validity"].delta == 0.5
+    assert head.transitions == {"valid/right -> valid/right": 1,
+                                "invalid/wrong -> valid/right": 1,
+                                "valid/right -> valid/wrong": 1,
+                                "invalid/wrong -> valid/wrong": 1}
+    assert head.flips.right_to_wrong == 1 and head.flips.wrong_to_right == 1
+    sec = r.comparisons[1]
+    assert list(sec.deltas) == ["answer_accuracy"]
+    assert sec.transitions["n/a/right -> valid/right"] == 1
+    assert [row["id"] for row in r.ledger] == list("abcd")
+    assert r.ledger[1]["prompt_json[s]"] == "invalid/wrong"
+
+
+def test_same_seed_same_intervals() -> None:
+    a = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
+                     provenance="p", seed=7, resamples=500)
+    b = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
+                     provenance="p", seed=7, resamples=500)
+    assert a.model_dump() == b.model_dump()

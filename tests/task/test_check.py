@@ -1,0 +1,77 @@
+"""Checkers, including every rule of the simplified BFCL AST match in the spec."""
+
+from __future__ import annotations
+
+import pytest
+
+from vbw.task.check import (CallArgsChecker, MembershipChecker, NumericChecker, RegexChecker,
+                            StringChecker)
+
+SCHEMA = {"properties": {"base": {}, "height": {}, "unit": {}, "flag": {}, "xs": {},
+                         "opts": {}}}
+call = CallArgsChecker(kind="call_args")
+
+
+def test_numeric() -> None:
+    n = NumericChecker(kind="numeric")
+    assert n.check(18, 18.0) and n.check(18.0000001, 18)
+    assert not n.check(18.01, 18) and not n.check(True, 1) and not n.check("18", 18)
+
+
+def test_string_normalisations() -> None:
+    s = StringChecker(kind="string", normalize=["strip", "lower", "collapse_whitespace"],
+                      delete_chars=".")
+    assert s.check("  New   York. ", "new york")
+    assert not StringChecker(kind="string").check("A", "a")
+    assert not s.check(1, "1")
+
+
+def test_regex_and_membership() -> None:
+    assert RegexChecker(kind="regex").check("abc", "a.c")
+    assert not RegexChecker(kind="regex").check("abcd", "a.c")
+    assert RegexChecker(kind="regex", fullmatch=False).check("xxabcx", "a.c")
+    assert RegexChecker(kind="regex", pattern=r"\d+").check("42", None)
+    m = MembershipChecker(kind="membership", string=StringChecker(kind="string",
+                                                                  normalize=["lower"]))
+    assert m.check("Paris", ["paris", "lyon"]) and not m.check("Rome", ["paris"])
+    assert MembershipChecker(kind="membership").check(3, [1, 3])
+    assert not MembershipChecker(kind="membership").check(True, [1])
+
+
+def test_call_args_basic_and_optional() -> None:
+    gold = {"base": [10], "height": [5], "unit": ["units", ""]}
+    assert call.check({"base": 10, "height": 5}, gold, SCHEMA)            # optional absent
+    assert call.check({"base": 10.0, "height": 5, "unit": "Units"}, gold, SCHEMA)
+    assert not call.check({"base": 10}, gold, SCHEMA)                     # required absent
+    assert not call.check({"base": 10, "height": 5, "unit": ""}, gold, SCHEMA)  # "" never matches
+    assert not call.check({"base": 10, "height": 5, "color": "red"}, gold, SCHEMA)  # key outside schema
+    assert not call.check([10, 5], gold, SCHEMA)
+    assert not call.check(None, gold, SCHEMA)
+
+
+def test_call_args_string_normalisation() -> None:
+    gold = {"unit": ["square-meters"]}
+    assert call.check({"unit": "Square Meters"}, gold, SCHEMA)
+    assert call.check({"unit": "square_meters."}, gold, SCHEMA)
+    assert not call.check({"unit": "sq m"}, gold, SCHEMA)
+
+
+def test_call_args_booleans_and_numbers() -> None:
+    assert call.check({"flag": True}, {"flag": [True]}, SCHEMA)
+    assert not call.check({"flag": 1}, {"flag": [True]}, SCHEMA)
+    assert not call.check({"base": True}, {"base": [1]}, SCHEMA)
+    assert not call.check({"base": "10"}, {"base": [10]}, SCHEMA)
+
+
+def test_call_args_lists_and_objects() -> None:
+    assert call.check({"xs": ["A", 2]}, {"xs": [["a", 2.0]]}, SCHEMA)
+    assert not call.check({"xs": ["a"]}, {"xs": [["a", 2]]}, SCHEMA)
+    gold = {"opts": [{"mode": ["fast", ""], "n": [3]}]}
+    assert call.check({"opts": {"n": 3}}, gold, SCHEMA)
+    assert call.check({"opts": {"n": 3, "mode": "FAST"}}, gold, SCHEMA)
+    assert not call.check({"opts": {"n": 3, "extra": 1}}, gold, SCHEMA)
+    assert not call.check({"opts": {"mode": "fast"}}, gold, SCHEMA)
+
+
+def test_call_args_plain_equality_fallback() -> None:
+    assert call.check({"base": None}, {"base": [None]}, SCHEMA)

@@ -1,0 +1,100 @@
+"""Task files validate once, and a bad one fails with a line naming file, field and value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import TASKS
+from vbw.errors import ConfigError, DataError
+from vbw.task.runner import load_task
+
+
+def _write(tmp_path: Path, mutate) -> Path:
+    data = yaml.safe_load((TASKS / "gsm8k.yaml").read_text())
+    data["dataset"]["path"] = str(TASKS / "data/gsm8k/test.jsonl")
+    mutate(data)
+    p = tmp_path / "t.yaml"
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    return p
+
+
+def _error(tmp_path: Path, mutate) -> str:
+    with pytest.raises((ConfigError, DataError)) as e:
+        load_task(_write(tmp_path, mutate)).items(3)
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_bundled_tasks_load() -> None:
+    for name in ("gsm8k", "bfcl_simple"):
+        task = load_task(TASKS / f"{name}.yaml")
+        assert task.name == name and len(task.items(3)) == 3
+
+
+def test_misspelled_key_names_file_field_and_valid_keys(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d.__setitem__("promts", d.pop("prompts")))
+    assert "t.yaml" in msg and "promts: unknown key" in msg and "did you mean 'prompts'" in msg
+
+
+def test_nested_misspelled_key(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["extract"]["free"][0].__setitem__("grop", 1))
+    assert "extract.free.0.regex.grop: unknown key" in msg and "valid: kind, pattern, group" in msg
+
+
+def test_unknown_kind_lists_valid_ones(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d.__setitem__("check", {"kind": "fuzzy"}))
+    assert "check" in msg and "'fuzzy'" in msg and "'numeric'" in msg and "'call_args'" in msg
+
+
+def test_bad_regex_names_value(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["extract"]["free"][0].__setitem__("pattern", "(["))
+    assert "extract.free.0.regex.pattern" in msg and "not a valid regex" in msg
+
+
+def test_answer_schema_must_exist(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d.__setitem__("answer_schema", "nope"))
+    assert "answer_schema 'nope'" in msg and "answer, reasoning" in msg
+
+
+def test_bad_template(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["prompts"].__setitem__("free", "{{ question "))
+    assert "prompts.free" in msg and "template syntax error" in msg
+
+
+def test_missing_dataset_file(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["dataset"].__setitem__("path", "nowhere.jsonl"))
+    assert "dataset file not found" in msg and "nowhere.jsonl" in msg
+
+
+def test_missing_field_names_row(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["dataset"]["fields"].__setitem__("q", "nosuchkey"))
+    assert "row 0" in msg and "'q'" in msg
+
+
+def test_invalid_yaml(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:\d+: invalid YAML"):
+        load_task(p)
+
+
+def test_json_dataset_and_first(tmp_path: Path) -> None:
+    rows = [{"q": "one", "a": "1", "k": "x"}, {"q": "two", "a": "2", "k": "y"}]
+    (tmp_path / "d.json").write_text(__import__("json").dumps(rows))
+    spec = {
+        "name": "tiny", "dataset": {"path": "d.json", "id": {"kind": "path", "path": "k"},
+                                    "fields": {"q": "q"},
+                                    "gold": {"path": "a", "coerce": {"kind": "number"}},
+                                    "first": 1},
+        "prompts": {"free": "{{ q }}", "json": "{{ q }} {{ schema | json }}"},
+        "schemas": {"s": {"kind": "static", "schema": {"type": "object"}}},
+        "answer_schema": "s", "extract": {"free": [{"kind": "last_number"}]},
+        "coerce": {"kind": "number"}, "check": {"kind": "numeric"}}
+    p = tmp_path / "tiny.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    items = load_task(p).items()
+    assert [(i.id, i.gold) for i in items] == [("x", 1.0)]

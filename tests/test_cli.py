@@ -1,0 +1,103 @@
+"""The `vbw` entry point: exit codes, one-line errors, gate, --help, --cfg, n=, replay=."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import ROOT, TASKS, load_json, run_vbw
+
+
+def _one_line_error(proc) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_gate_trips_with_exit_1(tmp_path: Path) -> None:
+    proc = run_vbw("task=gsm8k", "gate.wrong_valid_above=0.2", f"hydra.run.dir={tmp_path}",
+                   cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "constrained[answer] (94.5%)" in proc.stderr
+    assert "constrained[reasoning] (80.0%)" in proc.stderr
+    assert "reason_then_constrain" not in proc.stderr     # not gated
+    assert (tmp_path / "report.json").is_file()
+
+
+def test_gate_not_tripped_exits_0(tmp_path: Path) -> None:
+    proc = run_vbw("task=gsm8k", "gate.wrong_valid_above=0.95", f"hydra.run.dir={tmp_path}",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_unknown_task_exit_2(tmp_path: Path) -> None:
+    line = _one_line_error(run_vbw("task=nope", cwd=tmp_path))
+    assert "task=nope" in line and "bfcl_simple" in line and "gsm8k" in line
+
+
+def test_unknown_key_exit_2(tmp_path: Path) -> None:
+    line = _one_line_error(run_vbw("task=gsm8k", "+gate.wrong_valid_abov=0.2",
+                                   f"hydra.run.dir={tmp_path}", cwd=tmp_path))
+    assert "gate.wrong_valid_abov" in line
+
+
+def test_bad_value_exit_2(tmp_path: Path) -> None:
+    line = _one_line_error(run_vbw("task=gsm8k", "n=-3", f"hydra.run.dir={tmp_path}",
+                                   cwd=tmp_path))
+    assert "config: n:" in line and "-3" in line
+
+
+def test_misspelled_key_in_task_file_exit_2(tmp_path: Path) -> None:
+    data = yaml.safe_load((TASKS / "gsm8k.yaml").read_text())
+    data["dataset"]["path"] = str(TASKS / "data/gsm8k/test.jsonl")
+    data["chek"] = data.pop("check")
+    (tmp_path / "mytask.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    line = _one_line_error(run_vbw("task.files=[mytask.yaml]", f"hydra.run.dir={tmp_path}/o",
+                                   cwd=tmp_path))
+    assert "mytask.yaml" in line and "chek: unknown key" in line and "did you mean 'check'" in line
+
+
+def test_missing_replay_combination_lists_available(tmp_path: Path) -> None:
+    line = _one_line_error(run_vbw("task=gsm8k", "engine=llamacpp", f"hydra.run.dir={tmp_path}",
+                                   cwd=tmp_path))
+    assert "no replay for task=gsm8k model=qwen2_5_0_5b engine=llamacpp" in line
+    assert "gsm8k/qwen2_5_0_5b/outlines" in line
+
+
+def test_n_scores_first_items_and_user_task_with_replay(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl", tmp_path / "r.jsonl")
+    proc = run_vbw("task=gsm8k", "n=50", "replay=r.jsonl", f"hydra.run.dir={tmp_path}/o",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rep = load_json(tmp_path / "o/report.json")
+    assert rep["n"] == 50 and rep["ledger"][-1]["id"] == "gsm8k_test_49"
+    assert "N=50" in proc.stdout
+
+
+def test_arms_headline_scores_only_the_pair(tmp_path: Path) -> None:
+    proc = run_vbw("task=bfcl_simple", "arms=headline", f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rep = load_json(tmp_path / "report.json")
+    assert list(rep["arms"]) == ["prompt_json[arguments]", "constrained[arguments]"]
+    assert len(rep["comparisons"]) == 1
+
+
+def test_replay_for_other_task_refused(tmp_path: Path) -> None:
+    line = _one_line_error(run_vbw(
+        "task=gsm8k", f"replay={ROOT / 'replays/bfcl_simple/qwen2_5_0_5b/outlines.jsonl'}",
+        f"hydra.run.dir={tmp_path}", cwd=tmp_path))
+    assert "meta.task is 'bfcl-simple', not 'gsm8k'" in line
+
+
+def test_help_and_cfg(tmp_path: Path) -> None:
+    h = run_vbw("--help", cwd=tmp_path)
+    assert h.returncode == 0 and "wrong-but-valid" in h.stdout and "model: qwen2_5_0_5b, smollm2_135m" in h.stdout
+    c = run_vbw("--cfg", "job", "task=gsm8k", "engine=llamacpp", cwd=tmp_path)
+    assert c.returncode == 0
+    job = yaml.safe_load(c.stdout)
+    assert job["engine"]["name"] == "llamacpp" and job["task"]["files"] == ["gsm8k"]

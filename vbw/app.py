@@ -53,7 +53,7 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
 
 
 def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
-    items = task.items(cfg.n)
+    items = task.items(cfg.n, only={r.id for r in replay.records})
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
     states = score_items(task, items, replay, arms)
     held = len(states.ids) + len(states.excluded)

@@ -65,27 +65,35 @@ class Task:
                              self.root / d.join.path)
         return rows[: d.first] if d.first is not None else rows
 
-    def items(self, n: int | None = None) -> list[Item]:
-        """The first `n` items (all when None), in dataset order."""
+    def items(self, n: int | None = None, only: set[str] | None = None) -> list[Item]:
+        """The first `n` items (all when None), in dataset order; with `only`, just those
+        ids among them (scoring a replay needs no other rows built)."""
         rows = self.rows()
         if n is not None:
             rows = rows[:n]
-        return [self._item(i, row) for i, row in enumerate(rows)]
+        out = []
+        for i, row in enumerate(rows):
+            item_id = self._id(i, row)
+            if only is None or item_id in only:
+                out.append(self._item(i, row, item_id))
+        return out
 
     @cached_property
     def _data_label(self) -> str:
         return str(self.root / self.spec.dataset.path)
 
-    def _item(self, index: int, row: dict[str, Any]) -> Item:
+    def _id(self, index: int, row: dict[str, Any]) -> str:
         d = self.spec.dataset
         if isinstance(d.id, IdFromPath):
             raw_id = search(d.id.path, row)
             if raw_id is None:
                 raise DataError(f"{self._data_label}: row {index}: id path {d.id.path!r} "
                                 "is missing")
-            item_id = str(raw_id)
-        else:
-            item_id = f"{d.id.prefix}{index}"
+            return str(raw_id)
+        return f"{d.id.prefix}{index}"
+
+    def _item(self, index: int, row: dict[str, Any], item_id: str) -> Item:
+        d = self.spec.dataset
         fields = {}
         for name, path in d.fields.items():
             value = search(path, row)

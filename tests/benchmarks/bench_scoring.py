@@ -1,0 +1,120 @@
+"""Benchmark: replay scoring speed and memory (a script, not a timed test).
+
+    python -m tests.benchmarks.bench_scoring            # writes tests/benchmarks/scoring.json
+
+1. End-to-end `vbw` (a fresh process, as a user runs it) re-scoring both bundled demo
+   replays: median wall seconds and peak RSS over several runs.
+2. Scoring synthetic replays of 10k, 30k and 100k items with 6 arms (GSM8K's shape; texts
+   cycled from the bundled GSM8K replay over a synthetic dataset), end to end through `vbw`,
+   to show the cost is linear in items.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent / "scoring.json"
+
+
+def _timed(args: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one child process."""
+    t = time.perf_counter()
+    p = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"benchmark run failed: {' '.join(args)}: {p.stderr.read().decode()}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def _vbw() -> str:
+    exe = shutil.which("vbw")
+    if exe is None:
+        raise SystemExit("the vbw console script is not on PATH; pip install -e . first")
+    return exe
+
+
+def bench_demo(work: Path, runs: int) -> dict:
+    walls, rss = [], []
+    for i in range(runs):
+        w, m = _timed([_vbw(), f"hydra.run.dir={work}/demo{i}"], work)
+        walls.append(w)
+        rss.append(m)
+    return {"runs": runs, "median_wall_s": round(statistics.median(walls), 3),
+            "min_wall_s": round(min(walls), 3), "peak_rss_mib": round(max(rss), 1)}
+
+
+def bench_imports(work: Path, runs: int) -> dict:
+    """What a fresh process pays before any work: importing vbw's CLI and pipeline."""
+    walls = [_timed([sys.executable, "-c", "import vbw.cli, vbw.app"], work)[0]
+             for _ in range(runs)]
+    bare = [_timed([sys.executable, "-c", "pass"], work)[0] for _ in range(runs)]
+    return {"median_import_s": round(statistics.median(walls), 3),
+            "median_bare_python_s": round(statistics.median(bare), 3)}
+
+
+def make_synthetic(work: Path, n: int) -> tuple[Path, Path]:
+    """A GSM8K-shaped task over n synthetic rows and a matching 6-arm replay."""
+    src = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
+    lines = src.read_text().splitlines()
+    meta, records = lines[0], [json.loads(x) for x in lines[1:]]
+    rows = [json.loads(x) for x in (ROOT / "tasks/data/gsm8k/test.jsonl").read_text().splitlines()]
+    d = work / f"syn{n}"
+    d.mkdir()
+    with open(d / "data.jsonl", "w") as f:
+        for i in range(n):
+            f.write(json.dumps(rows[i % 200]) + "\n")
+    spec = yaml.safe_load((ROOT / "tasks/gsm8k.yaml").read_text())
+    spec["dataset"]["path"] = "data.jsonl"
+    (d / "task.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    with open(d / "replay.jsonl", "w") as f:
+        f.write(meta + "\n")
+        for i in range(n):
+            rec = dict(records[i % 200], id=f"gsm8k_test_{i}")
+            f.write(json.dumps(rec) + "\n")
+    return d / "task.yaml", d / "replay.jsonl"
+
+
+def bench_synthetic(work: Path, sizes: list[int]) -> list[dict]:
+    out = []
+    for n in sizes:
+        task, replay = make_synthetic(work, n)
+        wall, rss = _timed([_vbw(), f"task.files=[{task}]", f"replay={replay}",
+                            f"hydra.run.dir={work}/syn{n}/out"], work)
+        out.append({"items": n, "arms": 6, "wall_s": round(wall, 2), "peak_rss_mib": round(rss, 1),
+                    "us_per_item_arm": round(wall / (n * 6) * 1e6, 1)})
+        print(f"  synthetic {n:>7} items: {wall:6.2f} s, {rss:6.1f} MiB", file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    runs = int(os.environ.get("VBW_BENCH_RUNS", "7"))
+    sizes = [int(x) for x in os.environ.get("VBW_BENCH_SIZES", "10000,30000,100000").split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        demo = bench_demo(work, runs)
+        demo.update(bench_imports(work, runs))
+        print(f"  demo: {demo}", file=sys.stderr)
+        synthetic = bench_synthetic(work, sizes)
+    result = {"machine": {"cpu": platform.processor() or platform.machine(),
+                          "cores": os.cpu_count(), "python": platform.python_version()},
+              "measured": time.strftime("%Y-%m-%d"), "demo_both_tasks": demo,
+              "synthetic": synthetic}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

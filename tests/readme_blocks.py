@@ -1,0 +1,132 @@
+"""The README's figures, generated from committed files (replays, benchmark JSON).
+
+    python -m tests.readme_blocks          # rewrite the marked blocks in README.md
+    python -m tests.readme_blocks --check  # exit 1 if README.md is stale
+
+Blocks sit between `<!-- BEGIN name -->` and `<!-- END name -->`; tests/test_readme.py
+fails when one differs from what this module generates, so no figure is typed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BENCH = Path(__file__).resolve().parent / "benchmarks"
+
+
+def _score(task_name: str, model: str, engine: str):
+    from vbw.config import Bootstrap
+    from vbw.replay import read_replay
+    from vbw.score.metrics import build_report
+    from vbw.score.states import score_items
+    from vbw.task.arms import ARM_KINDS, task_arms
+    from vbw.task.runner import load_task
+
+    task = load_task(ROOT / "tasks" / f"{task_name}.yaml")
+    replay = read_replay(ROOT / "replays" / task_name / model / f"{engine}.jsonl")
+    items = task.items(None, only={r.id for r in replay.records})
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    states = score_items(task, items, replay, arms)
+    b = Bootstrap()
+    return build_report(states, task=task.name, label=task.spec.label, mode="replay",
+                        meta=replay.meta, source=str(replay.path), provenance=replay.describe(),
+                        seed=b.seed, resamples=b.resamples)
+
+
+def demo_table(task_name: str, model: str, engine: str) -> str:
+    from vbw.report.markdown import rate_cell
+
+    r = _score(task_name, model, engine)
+    lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
+             "|---|---|---|---|"]
+    for key, m in r.arms.items():
+        lines.append(f"| `{key}` | {rate_cell(m.schema_validity)} | "
+                     f"{rate_cell(m.answer_accuracy)} | {rate_cell(m.wrong_but_valid)} |")
+    lines.append("")
+    for c in r.comparisons:
+        d = c.deltas["answer_accuracy"]
+        effect = (f"{100 * d.delta:+.1f} pts" if d.excludes_0
+                  else f"no detectable effect at N={r.n}")
+        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {effect} "
+                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]; "
+                     f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
+    excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
+    lines.append("")
+    lines.append(f"N={r.n}. Source: `replays/{task_name}/{model}/{engine}.jsonl`, "
+                 f"{r.provenance}.{excl}")
+    return "\n".join(lines)
+
+
+def bench_scoring() -> str:
+    data = json.loads((BENCH / "scoring.json").read_text())
+    d = data["demo_both_tasks"]
+    m = data["machine"]
+    lines = [f"Measured {data['measured']} on this project's reference machine "
+             f"({m['cores']} cores, {m['cpu']}, Python {m['python']}) by "
+             "`python -m tests.benchmarks.bench_scoring`:", "",
+             "| what | wall (s) | peak RSS (MiB) |", "|---|---|---|",
+             f"| `vbw` (both demos, N=200 each, fresh process; median of {d['runs']}) | "
+             f"{d['median_wall_s']:.2f} | {d['peak_rss_mib']:.0f} |"]
+    for s in data["synthetic"]:
+        lines.append(f"| `vbw` on a synthetic replay, {s['items']:,} items x {s['arms']} arms | "
+                     f"{s['wall_s']:.1f} | {s['peak_rss_mib']:.0f} |")
+    if "median_import_s" in d:
+        lines += ["", f"Of the demo's {d['median_wall_s']:.2f} s, {d['median_import_s']:.2f} s is "
+                  "starting Python and importing vbw's CLI and pipeline (pydantic, Hydra/OmegaConf, "
+                  f"NumPy, jsonschema; a bare interpreter starts in {d['median_bare_python_s']:.2f} s)."]
+    syn = data["synthetic"]
+    if len(syn) >= 2:
+        a, b = syn[0], syn[-1]
+        lines += ["", f"From {a['items']:,} to {b['items']:,} items ({b['items'] / a['items']:.0f}x) "
+                  f"the wall time grows {b['wall_s'] / a['wall_s']:.1f}x: linear in items "
+                  f"(about {1e6 * (b['wall_s'] - a['wall_s']) / ((b['items'] - a['items']) * b['arms']):.0f} µs "
+                  "per item and arm, mostly JSON decoding and jsonschema validation)."]
+    return "\n".join(lines)
+
+
+def blocks() -> dict[str, Callable[[], str]]:
+    out: dict[str, Callable[[], str]] = {
+        "qwen-bfcl": lambda: demo_table("bfcl_simple", "qwen2_5_0_5b", "outlines"),
+        "qwen-gsm8k": lambda: demo_table("gsm8k", "qwen2_5_0_5b", "outlines"),
+        "bench-scoring": bench_scoring,
+    }
+    for task in ("bfcl_simple", "gsm8k"):
+        for engine in ("outlines", "llamacpp"):
+            if (ROOT / "replays" / task / "smollm2_135m" / f"{engine}.jsonl").is_file():
+                out[f"smollm2-{task}-{engine}"] = (
+                    lambda t=task, e=engine: demo_table(t, "smollm2_135m", e))
+    live = BENCH / "live.json"
+    if live.is_file():
+        from tests.benchmarks.live_table import live_table
+
+        out["bench-live"] = live_table
+    return out
+
+
+def render(text: str) -> str:
+    for name, make in blocks().items():
+        pattern = re.compile(rf"(<!-- BEGIN {re.escape(name)} -->\n).*?(<!-- END {re.escape(name)} -->)",
+                             re.DOTALL)
+        if pattern.search(text):
+            body = make()
+            text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+    return text
+
+
+def main() -> int:
+    current = README.read_text(encoding="utf-8")
+    fresh = render(current)
+    if "--check" in sys.argv:
+        return 0 if fresh == current else 1
+    README.write_text(fresh, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

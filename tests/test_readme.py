@@ -1,0 +1,26 @@
+"""README figures are generated from committed files: every marked block is up to date,
+and the test command CI runs is the one the README gives."""
+
+from __future__ import annotations
+
+import re
+
+from tests.readme_blocks import README, ROOT, blocks, render
+
+
+def test_readme_blocks_are_generated_not_typed() -> None:
+    text = README.read_text(encoding="utf-8")
+    for name in ("qwen-bfcl", "qwen-gsm8k", "bench-scoring"):
+        assert f"<!-- BEGIN {name} -->" in text, name
+    assert set(re.findall(r"<!-- BEGIN ([\w-]+) -->", text)) <= set(blocks()), \
+        "a README block has no generator"
+    assert render(text) == text, "README.md is stale: run python -m tests.readme_blocks"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    text = README.read_text(encoding="utf-8")
+    m = re.search(r"<!-- test-command -->\n```bash\n(.*?)\n```", text, re.DOTALL)
+    assert m, "README has no marked test command"
+    ci = (ROOT / ".ci/run").read_text(encoding="utf-8")
+    for line in m.group(1).splitlines():
+        assert line.strip() in ci, line

@@ -1,0 +1,48 @@
+"""The built wheel carries conf/, tasks/ and replays/: installed into a fresh venv, `vbw`
+works from any directory, not only from an editable checkout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp),
+                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    wheel = next(tmp.glob("validbutwrong-0.2.0-*.whl"))
+    env = tmp / "venv"
+    # system site-packages supply the dependencies offline; the wheel itself goes into the
+    # venv's own site-packages, which comes first on sys.path
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env)],
+                   check=True, timeout=120)
+    subprocess.run([str(env / "bin/python"), "-m", "pip", "install", "-q", "--no-deps",
+                    str(wheel)], check=True, capture_output=True, timeout=300)
+    return env
+
+
+def test_wheel_contents(venv: Path) -> None:
+    out = subprocess.run([str(venv / "bin/python"), "-c",
+                          "import vbw, vbw.resources as r; print(vbw.__file__); "
+                          "print(r.bundled('conf')); print(r.bundled('replays'))"],
+                         capture_output=True, text=True, check=True, cwd="/").stdout.split()
+    assert str(venv) in out[0], "vbw was imported from outside the venv"
+    assert out[1].startswith(str(venv)) and out[1].endswith("_bundled/conf")
+    assert (Path(out[2]) / "gsm8k/qwen2_5_0_5b/outlines.jsonl").is_file()
+
+
+def test_installed_vbw_scores_from_any_directory(venv: Path, tmp_path: Path) -> None:
+    proc = subprocess.run([str(venv / "bin/vbw"), "task=gsm8k", f"hydra.run.dir={tmp_path}/o"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((tmp_path / "o/report.json").read_text())
+    assert rep["n"] == 200
+    assert rep["arms"]["constrained[answer]"]["answer_accuracy"]["rate"] == 0.055

@@ -1,0 +1,42 @@
+"""Shared live fixtures: one SmolLM2 runtime for the whole session (loading costs ~1 s,
+but two engines and many tests must see the very same Llama object)."""
+
+from __future__ import annotations
+
+import pytest
+
+LIVE_REASON = "llama_cpp is not importable (install the live extra: pip install 'validbutwrong[live]')"
+
+
+def _llama_importable() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+    except Exception:  # ImportError, or a broken native library (OSError)
+        return False
+    return True
+
+
+HAVE_LLAMA = _llama_importable()
+
+
+@pytest.fixture(scope="session")
+def smollm2_file():
+    if not HAVE_LLAMA:
+        pytest.skip(LIVE_REASON)
+    from vbw.generate.model import SMOLLM2_PACKAGED, resolve_model
+
+    return resolve_model(SMOLLM2_PACKAGED)
+
+
+@pytest.fixture(scope="session")
+def runtime(smollm2_file):
+    from vbw.generate.runtime import Runtime
+
+    return Runtime(smollm2_file.path, n_ctx=2048)
+
+
+@pytest.fixture(scope="session")
+def engines(runtime):
+    from vbw.generate.engines import make_engine
+
+    return {name: make_engine(name, runtime) for name in ("outlines", "llamacpp")}

@@ -1,0 +1,115 @@
+"""Live generation end to end through the real `vbw` entry point and the real SmolLM2
+model: a replay is written item by item, survives SIGKILL, resumes to the same texts as
+an uninterrupted run, refuses to resume a changed task, and re-scores to the same report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, TASKS, load_json, run_vbw
+from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON
+
+pytestmark = [pytest.mark.live, pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
+
+# small caps keep each item to a second or two on 2 cores
+FAST = ["model=smollm2_135m", "task=bfcl_simple", "progress=off",
+        "arms.max_tokens.free=40", "arms.max_tokens.json=40", "arms.max_tokens.package=40"]
+
+
+def _texts(path: Path) -> dict[str, dict[str, str | None]]:
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return {r["id"]: {k: a.get("text") for k, a in r["arms"].items()}
+            for r in lines[1:] if "id" in r}
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted 3-item run on the outlines engine: the reference for the others."""
+    out = tmp_path_factory.mktemp("full")
+    proc = run_vbw("mode=live", "n=3", *FAST, f"hydra.run.dir={out}", cwd=out, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_live_run_writes_a_complete_v1_replay(full_run: Path) -> None:
+    lines = [json.loads(x) for x in (full_run / "replay.jsonl").read_text().splitlines()]
+    meta, items, end = lines[0]["meta"], lines[1:-1], lines[-1]
+    assert meta["format"] == "vbw-replay/1" and meta["engine"] == "outlines"
+    assert meta["model"]["sha256"] == \
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    assert meta["decoding"]["temp"] == 0.0 and meta["decoding"]["repeat_penalty"] == 1.0
+    assert meta["canary_seconds"]["outlines"] > 0
+    assert {"vbw", "llama-cpp-python", "outlines", "outlines-core", "numba",
+            "jsonschema"} <= set(meta["versions"])
+    assert [r["id"] for r in items] == ["simple_0", "simple_1", "simple_2"]
+    for r in items:
+        assert list(r["arms"]) == ["unconstrained", "prompt_json[arguments]",
+                                   "constrained[arguments]", "reason_then_constrain[arguments]"]
+        assert r["prompt_hash"] and r["item_seconds"] > 0
+        for a in r["arms"].values():
+            assert a["finish_reason"] in ("stop", "length") and "ttft_seconds" in a
+        assert r["arms"]["reason_then_constrain[arguments]"]["reuses"] == "unconstrained"
+    assert end["end"]["items"] == 3
+    # constrained outputs are valid under the grammar, whatever the model wanted
+    rep = load_json(full_run / "report.json")
+    assert rep["mode"] == "live" and rep["n"] == 3
+    assert rep["arms"]["constrained[arguments]"]["schema_validity"]["rate"] == 1.0
+
+
+def test_replay_rescored_gives_the_same_report(full_run: Path, tmp_path: Path) -> None:
+    proc = run_vbw(f"replay={full_run / 'replay.jsonl'}", "task=bfcl_simple",
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    live, again = load_json(full_run / "report.json"), load_json(tmp_path / "report.json")
+    assert live["arms"] == again["arms"] and live["comparisons"] == again["comparisons"]
+    assert live["ledger"] == again["ledger"]
+
+
+def test_sigkill_then_resume_matches_uninterrupted(full_run: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "r.jsonl"
+    args = [sys.executable, "-m", "vbw", "mode=live", "n=3", *FAST, f"replay={replay}",
+            f"hydra.run.dir={tmp_path}/a"]
+    proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline:       # wait for the first finished item, then kill
+        if replay.is_file() and len(_texts(replay)) >= 1:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = _texts(replay)
+    assert 1 <= len(done) < 3, "the kill should land mid-run"
+    # a fresh start on the same path is refused: never overwrite generations
+    refused = run_vbw(*args[3:], cwd=tmp_path)
+    assert refused.returncode == 2 and "resume=true" in refused.stderr
+    resumed = run_vbw(*args[3:-1], "resume=true", f"hydra.run.dir={tmp_path}/b",
+                      cwd=tmp_path, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(done)} already in" in resumed.stderr
+    assert _texts(replay) == _texts(full_run / "replay.jsonl")
+
+
+def test_resume_refuses_changed_task(full_run: Path, tmp_path: Path) -> None:
+    data = yaml.safe_load((TASKS / "bfcl_simple.yaml").read_text())
+    for key in ("path",):
+        data["dataset"][key] = str(TASKS / data["dataset"][key])
+    data["dataset"]["join"]["path"] = str(TASKS / data["dataset"]["join"]["path"])
+    data["prompts"]["json"] = data["prompts"]["json"].replace("ONLY", "only")
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    replay = tmp_path / "r.jsonl"
+    replay.write_bytes((full_run / "replay.jsonl").read_bytes())
+    proc = run_vbw("mode=live", "n=3", *[a for a in FAST if not a.startswith("task=")],
+                   "task.files=[changed.yaml]", f"replay={replay}", "resume=true",
+                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
+    assert "task_hash differs" in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2

@@ -1,0 +1,60 @@
+"""Engine-layer behaviour that needs no model: import hygiene, names, guards."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from vbw.errors import ConfigError, EngineError
+from vbw.generate.engines import _order_conflicts, make_engine, schema_key
+from vbw.generate.runtime import GuardedProcessor
+
+
+def test_import_needs_no_live_extra() -> None:
+    code = (
+        "import sys, vbw.generate as g; assert g.__all__;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('llama_cpp', 'outlines', 'outlines_core', 'huggingface_hub', 'vbw.score', 'vbw.report')"
+        " or m.startswith(('vbw.score', 'vbw.report'))];"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_unknown_engine_lists_valid_names() -> None:
+    with pytest.raises(ConfigError, match="unknown engine 'xgrammar'; valid engines: outlines, llamacpp"):
+        make_engine("xgrammar", runtime=None)  # type: ignore[arg-type]
+
+
+def test_schema_key_keeps_order() -> None:
+    a = {"properties": {"b": {}, "a": {}}}
+    b = {"properties": {"a": {}, "b": {}}}
+    assert schema_key(a) != schema_key(b)
+
+
+def test_order_conflicts_found_in_nested_objects() -> None:
+    ok = {"properties": {"x": {}, "y": {}}, "required": ["x"]}
+    nested = {"properties": {"outer": {"properties": {"o": {}, "r": {}}, "required": ["r"]}}}
+    assert _order_conflicts(ok) == []
+    assert _order_conflicts(nested) == ["$.properties.outer.r"]
+
+
+def test_guard_records_instead_of_raising() -> None:
+    def bad(ids, scores):
+        raise KeyError("nope")
+
+    guard = GuardedProcessor(bad)
+    scores = np.zeros(5, dtype=np.float32)
+    assert guard(np.array([1]), scores) is scores
+    assert isinstance(guard.error, KeyError)
+
+
+def test_missing_model_file(tmp_path) -> None:
+    pytest.importorskip("llama_cpp")
+    from vbw.generate.runtime import Runtime
+
+    with pytest.raises(EngineError, match="does not exist"):
+        Runtime(tmp_path / "absent.gguf")

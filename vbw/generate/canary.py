@@ -1,0 +1,50 @@
+"""The canary: proof, before a run, that an engine's constraint actually binds.
+
+A constraint that silently does nothing (wrong vocabulary, swallowed processor error,
+grammar not attached) would make every "constrained" arm an unconstrained one. The
+canary asks for a haiku and lets the schema force one exact object; anything else
+means the engine is not constraining, and the run refuses to start.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from vbw.errors import EngineError, UnsupportedSchema
+
+if TYPE_CHECKING:
+    from vbw.generate.engines import Engine
+
+CANARY_VALUE = "vbw-canary-7f3q"
+CANARY_EXPECTED: dict[str, str] = {"canary": CANARY_VALUE}
+CANARY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"canary": {"type": "string", "const": CANARY_VALUE}},
+    "required": ["canary"],
+    "additionalProperties": False,
+}
+CANARY_PROMPT = "Write a haiku about autumn."
+CANARY_MAX_TOKENS = 48
+
+
+def run_canary(engine: Engine) -> float:
+    """Run the canary on `engine`; returns its wall seconds or raises EngineError."""
+    start = time.perf_counter()
+    try:
+        gen = engine.generate(CANARY_PROMPT, CANARY_SCHEMA, CANARY_MAX_TOKENS)
+    except UnsupportedSchema as exc:
+        raise EngineError(f"canary failed on engine {engine.name}: {exc}") from None
+    seconds = time.perf_counter() - start
+    try:
+        parsed = json.loads(gen.text)
+    except ValueError:
+        parsed = None
+    if parsed != CANARY_EXPECTED:
+        shown = json.dumps(gen.text[:120], ensure_ascii=False)
+        raise EngineError(
+            f"canary failed on engine {engine.name}: got {shown}, "
+            f"expected {json.dumps(CANARY_EXPECTED)}; its constraint is not binding"
+        )
+    return seconds

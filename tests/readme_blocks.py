@@ -98,15 +98,24 @@ def blocks() -> dict[str, Callable[[], str]]:
     }
     for task in ("bfcl_simple", "gsm8k"):
         for engine in ("outlines", "llamacpp"):
-            if (ROOT / "replays" / task / "smollm2_135m" / f"{engine}.jsonl").is_file():
-                out[f"smollm2-{task}-{engine}"] = (
-                    lambda t=task, e=engine: demo_table(t, "smollm2_135m", e))
-    live = BENCH / "live.json"
-    if live.is_file():
-        from tests.benchmarks.live_table import live_table
-
-        out["bench-live"] = live_table
+            out[f"smollm2-{task}-{engine}"] = (
+                lambda t=task, e=engine: _if_exists(
+                    ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
+                    lambda: f"#### {t}, {e} engine\n\n" + demo_table(t, "smollm2_135m", e)))
+    out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     return out
+
+
+def _live() -> str:
+    from tests.benchmarks.live_table import live_table
+
+    return live_table()
+
+
+def _if_exists(path: Path, make: Callable[[], str]) -> str:
+    if path.is_file():
+        return make()
+    return f"_Not generated yet: `{path.relative_to(ROOT)}` does not exist._"
 
 
 def render(text: str) -> str:

@@ -98,3 +98,21 @@ def test_json_dataset_and_first(tmp_path: Path) -> None:
     p.write_text(yaml.safe_dump(spec))
     items = load_task(p).items()
     assert [(i.id, i.gold) for i in items] == [("x", 1.0)]
+
+
+def test_registries_are_the_union_vocabularies() -> None:
+    """The documented registries list exactly the kinds the validators accept."""
+    import typing
+
+    from vbw.task import CHECKER_KINDS, COERCION_KINDS, SCHEMA_KINDS, STEP_KINDS
+    from vbw.task.check import Checker
+    from vbw.task.coerce import Coercion
+    from vbw.task.extract import FreeStep
+    from vbw.task.schemas import SchemaSource
+
+    for union, registry in ((Checker, CHECKER_KINDS), (Coercion, COERCION_KINDS),
+                            (FreeStep, STEP_KINDS), (SchemaSource, SCHEMA_KINDS)):
+        members = typing.get_args(typing.get_args(union)[0])
+        assert {m: None for m in members}.keys() == {v: None for v in registry.values()}.keys()
+        for kind, cls in registry.items():
+            assert typing.get_args(cls.model_fields["kind"].annotation) == (kind,)

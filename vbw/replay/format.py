@@ -104,9 +104,7 @@ class Replay(BaseModel):
             return (f"generated {m.get('started', '?')} in {m.get('wall_seconds', '?')} s on "
                     f"{cpu} ({engine}, {model}) by validbutwrong "
                     f"{m.get('versions', {}).get('validbutwrong', '0.1')}")
-        end = self.end or {}
-        wall = end.get("wall_seconds", "?")
-        done = "" if self.end else ", incomplete"
-        return (f"generated {m['started']} in {wall} s on {m['hardware'].get('cpu', '?')} "
-                f"({m['engine']}, {m['model']['file']}{done}) by vbw "
-                f"{m['versions'].get('vbw', '?')}")
+        when = (f"generated {m['started']} in {self.end['wall_seconds']} s" if self.end else
+                f"generation started {m['started']}, still incomplete")
+        return (f"{when} on {m['hardware'].get('cpu', '?')} ({m['engine']}, "
+                f"{m['model']['file']}) by vbw {m['versions'].get('vbw', '?')}")

@@ -14,15 +14,21 @@ from pydantic import BaseModel, ConfigDict, Field
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
-def number_from_text(text: str) -> float | None:
-    """Delete `$`, take the LAST number-looking match, delete commas, parse as float."""
+def last_number(text: str) -> str | None:
+    """The LAST number-looking run in `text` once `$` signs are deleted, as written."""
     m = None
     for m in _NUMBER.finditer(text.replace("$", "")):
         pass
-    if m is None:
+    return m.group(0) if m else None
+
+
+def number_from_text(text: str) -> float | None:
+    """Delete `$`, take the LAST number-looking match, delete commas, parse as float."""
+    raw = last_number(text)
+    if raw is None:
         return None
     try:
-        return float(m.group(0).replace(",", ""))
+        return float(raw.replace(",", ""))
     except ValueError:
         return None
 

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal, Union
 import jmespath
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from vbw.task.coerce import last_number
+
 _DECODER = json.JSONDecoder()
 
 
@@ -67,7 +69,7 @@ class BoxedStep(_Step):
     kind: Literal["boxed"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        return RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1).apply(text, fields)
+        return _BOXED.apply(text, fields)
 
 
 class LastNumberStep(_Step):
@@ -76,10 +78,7 @@ class LastNumberStep(_Step):
     kind: Literal["last_number"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        m = None
-        for m in _NUMBER.finditer(text.replace("$", "")):
-            pass
-        return m.group(0) if m else None
+        return last_number(text)
 
 
 class PythonCallStep(_Step):
@@ -154,7 +153,7 @@ def first_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1)
 _CALL = re.compile(r"[\w.]+\s*\(.*\)")
 
 

@@ -101,3 +101,12 @@ def test_help_and_cfg(tmp_path: Path) -> None:
     assert c.returncode == 0
     job = yaml.safe_load(c.stdout)
     assert job["engine"]["name"] == "llamacpp" and job["task"]["files"] == ["gsm8k"]
+
+
+def test_multirun_sweep_runs_every_job_and_keeps_the_gate(tmp_path: Path) -> None:
+    proc = run_vbw("-m", "task=gsm8k,bfcl_simple", "gate.wrong_valid_above=0.5",
+                   f"hydra.sweep.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr     # gsm8k trips, bfcl does not; both ran
+    tasks = sorted(load_json(p)["task"] for p in tmp_path.glob("*/report.json"))
+    assert tasks == ["bfcl_simple", "gsm8k"]
+    assert "gsm8k: constrained[answer]" in proc.stderr

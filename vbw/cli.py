@@ -18,6 +18,7 @@ from vbw.validation import validate
 
 CONF = bundled("conf")
 GROUPS = ("model", "engine", "arms", "task")
+_sweep_exit = 0  # in a multirun, a tripped gate is remembered so every job still runs
 
 
 def _fail(e: VbwError) -> None:
@@ -48,9 +49,11 @@ def preflight(args: list[str]) -> None:
 @hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
 def _hydra_main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
     from vbw.app import run
 
+    global _sweep_exit
     try:
         data: Any = OmegaConf.to_container(cfg, resolve=True)
         run_cfg = validate(RunConfig, data, source="config")
@@ -61,7 +64,9 @@ def _hydra_main(cfg: DictConfig) -> None:
     except KeyboardInterrupt:
         print("vbw: interrupted", file=sys.stderr)
         sys.exit(130)
-    if code:
+    if code and HydraConfig.get().mode == RunMode.MULTIRUN:
+        _sweep_exit = max(_sweep_exit, code)
+    elif code:
         sys.exit(code)
 
 
@@ -71,6 +76,8 @@ def main() -> None:
     except VbwError as e:
         _fail(e)
     _hydra_main()
+    if _sweep_exit:
+        sys.exit(_sweep_exit)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,22 @@ def _score(task_name: str, model: str, engine: str):
                         seed=b.seed, resamples=b.resamples)
 
 
+def _capped(task_name: str, model: str, engine: str) -> str:
+    """Per arm, how many generations stopped at the token cap (v1 replays record it)."""
+    from vbw.replay import read_replay
+
+    replay = read_replay(ROOT / "replays" / task_name / model / f"{engine}.jsonl")
+    counts: dict[str, int] = {}
+    for rec in replay.records:
+        for key, arm in rec.arms.items():
+            if arm.finish_reason == "length":
+                counts[key] = counts.get(key, 0) + 1
+    if replay.version < 1:
+        return ""
+    listed = ", ".join(f"`{k}` {v}" for k, v in counts.items()) or "none"
+    return f" Generations cut off by the token cap (finish_reason=length): {listed}."
+
+
 def demo_table(task_name: str, model: str, engine: str) -> str:
     from vbw.report.markdown import rate_cell
 
@@ -59,7 +75,7 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
     lines.append("")
     lines.append(f"N={r.n}. Source: `replays/{task_name}/{model}/{engine}.jsonl`, "
-                 f"{r.provenance}.{excl}")
+                 f"{r.provenance}.{excl}{_capped(task_name, model, engine)}")
     return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = Path(__file__).resolve().parent / "live.json"
+OUT = Path(os.environ.get("VBW_BENCH_OUT", Path(__file__).resolve().parent / "live.json"))
 ITEMS = {"bfcl_simple": int(os.environ.get("VBW_BENCH_BFCL", "10")),
          "gsm8k": int(os.environ.get("VBW_BENCH_GSM8K", "4"))}
 
@@ -53,7 +53,8 @@ def main() -> None:
     from vbw.task.runner import load_task
 
     mf = resolve_model(SMOLLM2_PACKAGED)
-    runtime = Runtime(mf.path, n_ctx=4096)
+    runtime = Runtime(mf.path, n_ctx=4096,
+                      n_threads=int(os.environ.get("VBW_BENCH_THREADS", "0")) or None)
     tasks = {t: load_task(ROOT / "tasks" / f"{t}.yaml") for t in ITEMS}
     result: dict = {"model": mf.file, "cpu": cpu_name(), "threads": runtime.n_threads,
                     "versions": versions(), "measured": time.strftime("%Y-%m-%d"),

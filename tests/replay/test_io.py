@@ -74,6 +74,23 @@ def test_resume_drops_end_marker(tmp_path: Path) -> None:
     assert read_replay(p).end is None
 
 
+def test_describe_sums_item_seconds_not_last_run_wall(tmp_path: Path) -> None:
+    """A resumed replay's end marker times only its last run; the source line must not
+    present that as the whole generation."""
+    p = tmp_path / "r.jsonl"
+    w = ReplayWriter(p)
+    w.start(_meta())
+    w.append(_rec("a").model_copy(update={"item_seconds": 40.0}))
+    assert "still incomplete" in read_replay(p).describe()
+    w.resume()                                   # a later session continues the run
+    w.append(_rec("b").model_copy(update={"item_seconds": 2.5}))
+    w.finish(EndV1(ended="2026-01-02T00:00:00+00:00", wall_seconds=3.0, items=2))
+    line = read_replay(p).describe()
+    assert line.startswith("generated 2026-01-01T00:00:00+00:00 to 2026-01-02T00:00:00+00:00, "
+                           "42 s summed over 2 items on c (outlines, m.gguf)")
+    assert "3.0" not in line
+
+
 @pytest.mark.parametrize("lines,match", [
     (['{"nometa": 1}'], r":1: first line must be"),
     (['{"meta": {"format": "vbw-replay/9"}}'], r"meta.format 'vbw-replay/9' is not supported"),

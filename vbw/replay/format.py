@@ -104,7 +104,11 @@ class Replay(BaseModel):
             return (f"generated {m.get('started', '?')} in {m.get('wall_seconds', '?')} s on "
                     f"{cpu} ({engine}, {model}) by validbutwrong "
                     f"{m.get('versions', {}).get('validbutwrong', '0.1')}")
-        when = (f"generated {m['started']} in {self.end['wall_seconds']} s" if self.end else
+        # Summed item seconds, not the end marker's wall time: a resumed replay's wall time
+        # covers only its last run.
+        busy = sum(r.item_seconds or 0.0 for r in self.records)
+        when = (f"generated {m['started']} to {self.end['ended']}, {busy:.0f} s summed over "
+                f"{len(self.records)} items" if self.end else
                 f"generation started {m['started']}, still incomplete")
         return (f"{when} on {m['hardware'].get('cpu', '?')} ({m['engine']}, "
                 f"{m['model']['file']}) by vbw {m['versions'].get('vbw', '?')}")

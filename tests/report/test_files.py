@@ -1,0 +1,75 @@
+"""The four report files agree with the Report they render: JSON round-trips, the ledger
+CSV is the ledger, the SVG is well-formed with one panel per contract arm whose cells are
+the quadrant counts, and the Markdown states the exclusions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPLAYS, TASKS
+from vbw.replay import read_replay
+from vbw.report import ledger_csv, render_markdown, render_svg, write_reports
+from vbw.score.metrics import build_report
+from vbw.score.model import Report
+from vbw.score.states import score_items
+from vbw.task.arms import task_arms
+from vbw.task.runner import load_task
+
+SVG = "{http://www.w3.org/2000/svg}"
+KINDS = ["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    """A real report with exclusions: SmolLM2 on llamacpp refuses three BFCL schemas."""
+    task = load_task(TASKS / "bfcl_simple.yaml")
+    replay = read_replay(REPLAYS / "bfcl_simple/smollm2_135m/llamacpp.jsonl")
+    items = task.items(None, only={r.id for r in replay.records})
+    states = score_items(task, items, replay,
+                         task_arms(task.schema_names, task.spec.answer_schema, KINDS))
+    return build_report(states, task=task.name, label=task.spec.label, mode="replay",
+                        meta=replay.meta, source=str(replay.path),
+                        provenance=replay.describe(), seed=0, resamples=200)
+
+
+def test_write_reports_writes_four_files_that_round_trip(report: Report, tmp_path: Path) -> None:
+    md = write_reports(report, tmp_path / "out")
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == ["ledger.csv", "quadrants.svg", "report.json", "report.md"]
+    again = Report.model_validate_json((tmp_path / "out/report.json").read_text("utf-8"))
+    assert again == report
+    assert (tmp_path / "out/report.md").read_text("utf-8") == md
+
+
+def test_ledger_csv_is_the_ledger(report: Report) -> None:
+    rows = list(csv.reader(io.StringIO(ledger_csv(report))))
+    assert rows[0] == ["id", *report.arms]
+    assert len(rows) == 1 + report.n
+    assert [dict(zip(rows[0], r)) for r in rows[1:]] == report.ledger
+
+
+def test_svg_panels_hold_the_quadrant_counts(report: Report) -> None:
+    root = ET.fromstring(render_svg(report))
+    cells = [r.find(f"{SVG}title").text for r in root.iter(f"{SVG}rect")]  # type: ignore[union-attr]
+    contract = [k for k, m in report.arms.items() if m.quadrant is not None]
+    assert contract == [k for k in report.arms if k != "unconstrained"] and len(contract) == 3
+    assert len(cells) == 4 * len(contract)
+    for p, key in enumerate(contract):
+        q = report.arms[key].quadrant.model_dump()  # type: ignore[union-attr]
+        got = dict(c.split(": ") for c in cells[4 * p:4 * p + 4])
+        assert {k: int(v) for k, v in got.items()} == q
+        assert sum(q.values()) == report.n
+
+
+def test_markdown_names_exclusions_and_every_arm(report: Report) -> None:
+    md = render_markdown(report)
+    assert report.excluded.n == 3
+    assert "3 item(s): simple_29, simple_49, simple_133" in md
+    assert f"(N={report.n}, replay)" in md and report.n == 197
+    for key in report.arms:
+        assert f"| `{key}` |" in md

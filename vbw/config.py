@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from vbw.resources import bundled
 from vbw.task.arms import ARM_KINDS
+from vbw.validation import load_yaml, validate
 
 
 class _Strict(BaseModel):
@@ -15,7 +17,8 @@ class _Strict(BaseModel):
 
 class ModelConfig(_Strict):
     """Which GGUF: a hub file (repo/revision/file/sha256), a pip package that ships one,
-    or a local `path`. `name` keys the bundled replays."""
+    or a local `path`. `name` keys the bundled replays. Precedence is path > package >
+    repo, so a user can always override a hub model with a local copy (e.g. offline)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     repo: str | None = None
@@ -24,6 +27,13 @@ class ModelConfig(_Strict):
     sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     package: str | None = None
     path: str | None = None
+
+
+def bundled_model(name: str) -> ModelConfig:
+    """The pinned model config conf/model/<name>.yaml, as the CLI composes it (tests and
+    benchmarks use this so their model is the one the replays name, sha256 included)."""
+    path = bundled("conf") / "model" / f"{name}.yaml"
+    return validate(ModelConfig, load_yaml(path), source=str(path))
 
 
 class EngineConfig(_Strict):

@@ -46,13 +46,14 @@ def _pct(xs: list[float], q: float) -> float:
 def main() -> None:
     from vbw.generate.engines import make_engine
     from vbw.generate.live import generate_item
-    from vbw.generate.model import SMOLLM2_PACKAGED, resolve_model
+    from vbw.config import bundled_model
+    from vbw.generate.model import resolve_model
     from vbw.generate.provenance import cpu_name, versions
     from vbw.generate.runtime import Runtime
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
-    mf = resolve_model(SMOLLM2_PACKAGED)
+    mf = resolve_model(bundled_model("smollm2_135m"))
     runtime = Runtime(mf.path, n_ctx=4096,
                       n_threads=int(os.environ.get("VBW_BENCH_THREADS", "0")) or None)
     tasks = {t: load_task(ROOT / "tasks" / f"{t}.yaml") for t in ITEMS}

@@ -33,9 +33,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def smollm2_file():
     if not HAVE_LLAMA:
         pytest.skip(LIVE_REASON)
-    from vbw.generate.model import SMOLLM2_PACKAGED, resolve_model
+    from vbw.config import bundled_model
+    from vbw.generate.model import resolve_model
 
-    return resolve_model(SMOLLM2_PACKAGED)
+    return resolve_model(bundled_model("smollm2_135m"))
 
 
 @pytest.fixture(scope="session")

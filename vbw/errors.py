@@ -4,6 +4,14 @@ one-line message and exits 2. Anything else is a bug and keeps its traceback."""
 from __future__ import annotations
 
 
+def one_line(exc: BaseException, *, typed: bool = True) -> str:
+    """An exception's message on one line (libraries wrap theirs), for quoting inside ours."""
+    text = " ".join(str(exc).split())
+    if not typed:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 class VbwError(Exception):
     """A usage or setup error: bad config, bad task file, missing replay or model."""
 

@@ -13,15 +13,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from vbw.errors import ConfigError, EngineError, UnsupportedSchema
+from vbw.errors import ConfigError, EngineError, UnsupportedSchema, one_line
 from vbw.generate.runtime import LIVE_EXTRA_HINT, Generation, Runtime
 
 Prompt = str | Sequence[Mapping[str, str]]
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def schema_key(schema: Mapping[str, Any]) -> str:
@@ -177,12 +172,12 @@ class OutlinesEngine(Engine):
         try:
             regex = core.json_schema.build_regex_from_schema(key)
         except Exception as exc:
-            raise self.unsupported(f"schema to regex: {_one_line(exc)}") from None
+            raise self.unsupported(f"schema to regex: {one_line(exc)}") from None
         vocabulary = self.vocabulary()
         try:
             index = core.Index(regex, vocabulary)
         except Exception as exc:
-            raise self.unsupported(f"regex to token index: {_one_line(exc)}") from None
+            raise self.unsupported(f"regex to token index: {one_line(exc)}") from None
         return OutlinesConstraint(key, index, self)
 
 
@@ -255,7 +250,7 @@ class LlamaCppEngine(Engine):
             # object's own order when it is empty.
             gbnf = json_schema_to_gbnf(key)
         except Exception as exc:
-            raise self.unsupported(f"schema to GBNF: {_one_line(exc)}") from None
+            raise self.unsupported(f"schema to GBNF: {one_line(exc)}") from None
         self._check_parses(gbnf)
         return GrammarConstraint(key, LlamaGrammar.from_string(gbnf, verbose=False), gbnf)
 

@@ -15,9 +15,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from vbw.config import ModelConfig
-from vbw.errors import EngineError
+from vbw.errors import EngineError, one_line
+from vbw.generate.runtime import LIVE_EXTRA_HINT
 
-LIVE_EXTRA_HINT = "pip install 'validbutwrong[live]'"
 LOCAL_FILE_HINT = "pass a local file with model.path=/path/to/file.gguf"
 
 
@@ -39,11 +39,6 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _check_digest(spec: ModelConfig, path: Path, actual: str) -> None:
@@ -112,7 +107,7 @@ def _from_hub(spec: ModelConfig, cache_dir: Path | None, endpoint: str | None) -
             local = hf_hub_download(**args)
         except Exception as exc:  # offline, 404, auth, disk: all the same remedy for the user
             raise EngineError(
-                f"model {spec.name!r}: cannot download {where} ({_one_line(exc)}); {LOCAL_FILE_HINT}"
+                f"model {spec.name!r}: cannot download {where} ({one_line(exc)}); {LOCAL_FILE_HINT}"
             ) from None
     path = Path(local)
     digest = sha256_file(path)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.errors import EngineError
+from vbw.errors import EngineError, one_line
 
 LIVE_EXTRA_HINT = "pip install 'validbutwrong[live]'"
 
@@ -135,7 +135,7 @@ class Runtime:
                 verbose=False,
             )
         except Exception as exc:  # llama.cpp reports load failures as ValueError/RuntimeError
-            raise EngineError(f"cannot load model {path}: {' '.join(str(exc).split())}") from None
+            raise EngineError(f"cannot load model {path}: {one_line(exc, typed=False)}") from None
         self.model_path = str(path)
         self.n_ctx = n_ctx
         self.n_threads = threads
@@ -192,7 +192,7 @@ class Runtime:
             try:
                 self._template = env.from_string(self.chat_template)
             except Exception as exc:
-                raise EngineError(f"chat template does not parse: {' '.join(str(exc).split())}") from None
+                raise EngineError(f"chat template does not parse: {one_line(exc, typed=False)}") from None
         try:
             return self._template.render(
                 messages=[dict(m) for m in messages],
@@ -203,7 +203,7 @@ class Runtime:
         except EngineError:
             raise
         except Exception as exc:
-            raise EngineError(f"chat template failed to render: {' '.join(str(exc).split())}") from None
+            raise EngineError(f"chat template failed to render: {one_line(exc, typed=False)}") from None
 
     def tokenize(self, text: str) -> list[int]:
         """Tokenise a rendered prompt, parsing special tokens, with at most one BOS.
@@ -280,8 +280,7 @@ class Runtime:
         if guard is not None and guard.error is not None:
             err = guard.error
             raise EngineError(
-                f"logits processor failed after {len(out)} tokens: {type(err).__name__}: "
-                f"{' '.join(str(err).split())}"
+                f"logits processor failed after {len(out)} tokens: {one_line(err)}"
             ) from err
         text = self.llm.detokenize(out).decode("utf-8", errors="replace")
         return Generation(

@@ -66,7 +66,7 @@ def generate_item(task: Task, item: Item, arms: list[Arm], engine: Engine,
     unsupported: dict[str, str] = {}
     compiled: dict[str, float] = {}  # compile seconds spent now, charged to the first user
     for arm in arms:
-        if arm.kind in ("constrained", "reason_then_constrain") and arm.schema not in compiled:
+        if arm.enforced and arm.schema not in compiled:
             try:
                 compiled[arm.schema] = engine.compile(item.schemas[arm.schema])[1]  # type: ignore[index]
             except UnsupportedSchema as e:
@@ -74,8 +74,7 @@ def generate_item(task: Task, item: Item, arms: list[Arm], engine: Engine,
                 compiled[arm.schema] = 0.0  # type: ignore[index]
     if unsupported:
         recs = {a.key: ArmRecord(unsupported_schema=unsupported.get(a.schema or "")
-                                 if a.kind in ("constrained", "reason_then_constrain") else None)
-                for a in arms}
+                                 if a.enforced else None) for a in arms}
         return ItemRecord(id=item.id, arms=recs, item_seconds=0.0,
                           prompt_hash=prompt_hash(task, item, arms))
     out: dict[str, ArmRecord] = {}
@@ -88,8 +87,7 @@ def generate_item(task: Task, item: Item, arms: list[Arm], engine: Engine,
                                    cfg.arms.max_tokens.free)
             free_text = free.text
         msgs = task.messages(item, arm, free_text=free_text)
-        schema = item.schemas[arm.schema] if arm.kind in ("constrained",
-                                                          "reason_then_constrain") else None
+        schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
         gen = engine.generate(msgs, schema, _cap(cfg, arm))
         if schema is not None and (arm.kind == "constrained" or
                                    f"constrained[{arm.schema}]" not in keys):

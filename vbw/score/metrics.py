@@ -57,7 +57,7 @@ def comparison_pairs(arms: list[str]) -> list[tuple[str, str, str]]:
             pairs.append((f"prompt_json[{a.schema}]", a.key, "headline"))
     if "unconstrained" in arms:
         for a in parsed:
-            if a.kind in ("constrained", "reason_then_constrain"):
+            if a.enforced:
                 pairs.append(("unconstrained", a.key, "secondary"))
     return pairs
 

@@ -28,6 +28,11 @@ class Arm(NamedTuple):
         """Arms that promise JSON under a schema (all but unconstrained) have a validity."""
         return self.schema is not None
 
+    @property
+    def enforced(self) -> bool:
+        """Arms decoded under the schema's grammar: constrained and reason_then_constrain."""
+        return self.kind in ("constrained", "reason_then_constrain")
+
 
 def parse_arm(key: str) -> Arm:
     if key == "unconstrained":

@@ -1,0 +1,31 @@
+"""Arm keys, their contract order, and which arms have a contract or run under the grammar."""
+
+from __future__ import annotations
+
+import pytest
+
+from vbw.task.arms import ARM_KINDS, parse_arm, task_arms
+
+
+def test_contract_order_and_selection() -> None:
+    keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", list(ARM_KINDS))]
+    assert keys == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
+                    "prompt_json[reasoning]", "constrained[reasoning]",
+                    "reason_then_constrain[answer]"]
+    headline = task_arms(["answer"], "answer", ["prompt_json", "constrained"])
+    assert [a.key for a in headline] == ["prompt_json[answer]", "constrained[answer]"]
+
+
+def test_keys_round_trip_and_bad_keys_are_refused() -> None:
+    for arm in task_arms(["answer", "reasoning"], "answer", list(ARM_KINDS)):
+        assert parse_arm(arm.key) == arm
+    for bad in ("constrained", "constrained[]", "free[answer]", "constrained[a][b]"):
+        with pytest.raises(ValueError, match="not an arm key"):
+            parse_arm(bad)
+
+
+def test_contract_and_enforcement() -> None:
+    arms = {a.kind: a for a in task_arms(["answer"], "answer", list(ARM_KINDS))}
+    assert {k for k, a in arms.items() if a.has_contract} == {
+        "prompt_json", "constrained", "reason_then_constrain"}
+    assert {k for k, a in arms.items() if a.enforced} == {"constrained", "reason_then_constrain"}

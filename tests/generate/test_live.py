@@ -53,7 +53,7 @@ def test_canary_passes(engines, name) -> None:
 def test_canary_fails_when_constraint_is_ignored(runtime, base) -> None:
     class Ignoring(base):  # compiles fine but attaches no processor/grammar
         def _compile(self, schema, key):
-            return Constraint(key)
+            return Constraint()
 
     with pytest.raises(EngineError, match=f"canary failed on engine {base.name}: got "):
         run_canary(Ignoring(runtime))
@@ -109,7 +109,7 @@ def test_processor_exception_fails_the_generation(runtime, engines) -> None:
 
                     return {"logits_processor": boom}
 
-            return Wrapped(key)
+            return Wrapped()
 
     with pytest.raises(EngineError, match="logits processor failed after 3 tokens: RuntimeError: boom"):
         Exploding(runtime).generate("Name a colour.", ORDERED, 32)

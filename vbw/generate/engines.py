@@ -30,9 +30,6 @@ class Constraint:
     Each call must return fresh per-generation state (a new guide/processor).
     """
 
-    def __init__(self, key: str) -> None:
-        self.key = key
-
     def decode_kwargs(self) -> dict[str, Any]:
         return {}
 
@@ -98,11 +95,10 @@ class OutlinesProcessor:
     prompt ends and later calls advance the guide by the tokens sampled since.
     """
 
-    def __init__(self, index: Any, n_vocab: int, eog_ids: Sequence[int]) -> None:
+    def __init__(self, index: Any, eog_ids: Sequence[int]) -> None:
         from outlines_core import Guide
 
         self.guide = Guide(index)
-        self.n_vocab = n_vocab
         self.eog_ids = list(eog_ids)
         self.start: int | None = None
         self.consumed = 0
@@ -125,14 +121,12 @@ class OutlinesProcessor:
 
 
 class OutlinesConstraint(Constraint):
-    def __init__(self, key: str, index: Any, engine: OutlinesEngine) -> None:
-        super().__init__(key)
+    def __init__(self, index: Any, eog_ids: Sequence[int]) -> None:
         self.index = index
-        self.engine = engine
+        self.eog_ids = eog_ids
 
     def decode_kwargs(self) -> dict[str, Any]:
-        rt = self.engine.runtime
-        return {"logits_processor": OutlinesProcessor(self.index, rt.n_vocab, self.engine.eog_ids)}
+        return {"logits_processor": OutlinesProcessor(self.index, self.eog_ids)}
 
 
 class OutlinesEngine(Engine):
@@ -178,7 +172,7 @@ class OutlinesEngine(Engine):
             index = core.Index(regex, vocabulary)
         except Exception as exc:
             raise self.unsupported(f"regex to token index: {one_line(exc)}") from None
-        return OutlinesConstraint(key, index, self)
+        return OutlinesConstraint(index, self.eog_ids)
 
 
 def _outlines_core() -> Any:
@@ -220,10 +214,8 @@ def _order_conflicts(node: Any, path: str = "$") -> list[str]:
 
 
 class GrammarConstraint(Constraint):
-    def __init__(self, key: str, grammar: Any, gbnf: str) -> None:
-        super().__init__(key)
+    def __init__(self, grammar: Any) -> None:
         self.grammar = grammar
-        self.gbnf = gbnf
 
     def decode_kwargs(self) -> dict[str, Any]:
         # llama-cpp-python builds a fresh grammar sampler per generate(): no shared state.
@@ -252,7 +244,7 @@ class LlamaCppEngine(Engine):
         except Exception as exc:
             raise self.unsupported(f"schema to GBNF: {one_line(exc)}") from None
         self._check_parses(gbnf)
-        return GrammarConstraint(key, LlamaGrammar.from_string(gbnf, verbose=False), gbnf)
+        return GrammarConstraint(LlamaGrammar.from_string(gbnf, verbose=False))
 
     def _check_parses(self, gbnf: str) -> None:
         """Parse the grammar in llama.cpp now; a bad grammar at decode time is a NULL sampler."""

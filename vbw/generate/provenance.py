@@ -12,12 +12,14 @@ PACKAGES = ("validbutwrong", "llama-cpp-python", "outlines", "outlines-core", "n
 
 
 def versions() -> dict[str, str | None]:
+    """Installed version per package (None if absent); our own distribution is keyed "vbw"."""
     out: dict[str, str | None] = {}
     for name in PACKAGES:
+        key = "vbw" if name == "validbutwrong" else name
         try:
-            out["vbw" if name == "validbutwrong" else name] = metadata.version(name)
+            out[key] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            out[name] = None
+            out[key] = None
     return out
 
 

@@ -1,0 +1,31 @@
+"""What a replay header says about the software and machine: stable keys, honest values."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from vbw.generate import provenance
+from vbw.generate.provenance import PACKAGES, hardware, versions
+
+KEYS = {"vbw", *PACKAGES} - {"validbutwrong"}
+
+
+def test_versions_of_installed_packages() -> None:
+    got = versions()
+    assert set(got) == KEYS
+    assert got["vbw"] == metadata.version("validbutwrong")
+
+
+def test_missing_packages_keep_their_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    def absent(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(provenance.metadata, "version", absent)
+    assert versions() == dict.fromkeys(KEYS)
+
+
+def test_hardware_records_threads() -> None:
+    hw = hardware(3)
+    assert hw["n_threads"] == 3 and hw["cpu"] and hw["logical_cpus"]

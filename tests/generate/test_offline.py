@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vbw.errors import ConfigError, EngineError
-from vbw.generate.engines import _order_conflicts, make_engine, schema_key
+from vbw.generate.engines import _order_conflicts, make_engine
 from vbw.generate.runtime import GuardedProcessor
 
 
@@ -27,12 +27,6 @@ def test_import_needs_no_live_extra() -> None:
 def test_unknown_engine_lists_valid_names() -> None:
     with pytest.raises(ConfigError, match="unknown engine 'xgrammar'; valid engines: outlines, llamacpp"):
         make_engine("xgrammar", runtime=None)  # type: ignore[arg-type]
-
-
-def test_schema_key_keeps_order() -> None:
-    a = {"properties": {"b": {}, "a": {}}}
-    b = {"properties": {"a": {}, "b": {}}}
-    assert schema_key(a) != schema_key(b)
 
 
 def test_order_conflicts_found_in_nested_objects() -> None:

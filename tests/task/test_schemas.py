@@ -6,7 +6,7 @@ import json
 
 from tests.conftest import TASKS
 from vbw.task.runner import load_task
-from vbw.task.schemas import PerItemSchema, StaticSchema, bfcl_to_json_schema
+from vbw.task.schemas import PerItemSchema, StaticSchema, bfcl_to_json_schema, schema_key
 
 
 def test_bfcl_types_and_order() -> None:
@@ -49,3 +49,9 @@ def test_static_and_per_item_sources() -> None:
     assert s.for_item({}) == {"type": "object"}
     p = PerItemSchema(kind="per_item", path="f.params")
     assert p.for_item({"f": {"params": {"type": "string"}}}) == {"type": "string"}
+
+
+def test_schema_key_keeps_order() -> None:
+    a = {"properties": {"b": {}, "a": {}}}
+    b = {"properties": {"a": {}, "b": {}}}
+    assert schema_key(a) != schema_key(b)

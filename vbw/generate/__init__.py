@@ -5,7 +5,7 @@ huggingface_hub are imported inside the functions that use them.
 """
 
 from vbw.generate.canary import CANARY_EXPECTED, CANARY_SCHEMA, run_canary
-from vbw.generate.engines import ENGINES, Constraint, Engine, make_engine, schema_key
+from vbw.generate.engines import ENGINES, Constraint, Engine, make_engine
 from vbw.generate.model import ModelFile, resolve_model, sha256_file
 from vbw.generate.runtime import SAMPLING, Generation, Runtime
 
@@ -22,6 +22,5 @@ __all__ = [
     "make_engine",
     "resolve_model",
     "run_canary",
-    "schema_key",
     "sha256_file",
 ]

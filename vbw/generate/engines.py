@@ -8,20 +8,15 @@ sorts keys: the schema's own order is the order the output must follow.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from vbw.errors import ConfigError, EngineError, UnsupportedSchema, one_line
 from vbw.generate.runtime import LIVE_EXTRA_HINT, Generation, Runtime
+from vbw.task.schemas import schema_key
 
 Prompt = str | Sequence[Mapping[str, str]]
-
-
-def schema_key(schema: Mapping[str, Any]) -> str:
-    """Cache key that keeps property order (two orders are two different contracts)."""
-    return json.dumps(schema, ensure_ascii=False)
 
 
 class Constraint:

@@ -3,7 +3,6 @@ wrong), computed from the replay texts and the task alone."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from vbw.errors import ReplayError
 from vbw.replay.format import Replay
 from vbw.task.arms import Arm
 from vbw.task.runner import Item, Task
+from vbw.task.schemas import schema_key
 
 
 class ItemStates(BaseModel):
@@ -40,7 +40,7 @@ class _Validators:
         self._cache: dict[str, Any] = {}
 
     def is_valid(self, schema: dict[str, Any], obj: Any) -> bool:
-        key = json.dumps(schema)
+        key = schema_key(schema)
         v = self._cache.get(key)
         if v is None:
             cls = validator_for(schema)

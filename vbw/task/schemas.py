@@ -6,6 +6,8 @@ so nothing here sorts keys.
 
 from __future__ import annotations
 
+import json
+
 from typing import Annotated, Any, Callable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -38,6 +40,12 @@ def bfcl_to_json_schema(node: Any) -> Any:
     if "items" in node:
         out["items"] = bfcl_to_json_schema(node["items"])
     return {k: out[k] for k in _BFCL_ORDER if k in out}
+
+
+def schema_key(schema: Any) -> str:
+    """Cache key that keeps property order (two orders are two different contracts):
+    engines cache compiled grammars by it, scoring its jsonschema validators."""
+    return json.dumps(schema, ensure_ascii=False)
 
 
 def identity_dialect(node: Any) -> Any:

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TASKS = ROOT / "tasks"
+TASK_CONF = ROOT / "conf" / "task"       # the bundled task configs (pure task YAML)
+DATA = ROOT / "tasks" / "data"           # their data
+EXAMPLE = ROOT / "examples" / "qa"       # a user's config folder: task/, data/, replays/
 REPLAYS = ROOT / "replays"
 REFERENCE = Path(__file__).resolve().parent / "reference"
 
@@ -27,6 +29,19 @@ def run_vbw(*args: str, cwd: Path, env: dict | None = None,
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+def portable_task(name: str) -> dict:
+    """A bundled task's YAML as data, its data paths made absolute, so a test can change it
+    and write it anywhere."""
+    import yaml
+
+    data = yaml.safe_load((TASK_CONF / f"{name}.yaml").read_text(encoding="utf-8"))
+    ds = data["dataset"]
+    ds["path"] = str((TASK_CONF / ds["path"]).resolve())
+    if ds.get("join"):
+        ds["join"]["path"] = str((TASK_CONF / ds["join"]["path"]).resolve())
+    return data
 
 
 def load_json(path: Path) -> dict:

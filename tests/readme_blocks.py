@@ -28,7 +28,7 @@ def _score(task_name: str, model: str, engine: str):
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
-    task = load_task(ROOT / "tasks" / f"{task_name}.yaml")
+    task = load_task(ROOT / "conf" / "task" / f"{task_name}.yaml")
     replay = read_replay(ROOT / "replays" / task_name / model / f"{engine}.jsonl")
     items = task.items(None, only={r.id for r in replay.records})
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import ROOT, TASKS, load_json, run_vbw
+from tests.conftest import ROOT, load_json, portable_task, run_vbw
 
 
 def _one_line_error(proc) -> str:
@@ -53,8 +53,7 @@ def test_bad_value_exit_2(tmp_path: Path) -> None:
 
 
 def test_misspelled_key_in_task_file_exit_2(tmp_path: Path) -> None:
-    data = yaml.safe_load((TASKS / "gsm8k.yaml").read_text())
-    data["dataset"]["path"] = str(TASKS / "data/gsm8k/test.jsonl")
+    data = portable_task("gsm8k")
     data["chek"] = data.pop("check")
     (tmp_path / "mytask.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     line = _one_line_error(run_vbw("task.files=[mytask.yaml]", f"hydra.run.dir={tmp_path}/o",

@@ -1,7 +1,8 @@
 """The pipeline behind the CLI: task -> (generate) -> replay -> score -> report.
 
 Scoring reads only a replay and a task; live generation is imported lazily, so replay
-mode never touches the live stack.
+mode never touches the live stack. `mode=auto` (the default) re-scores a recorded replay
+when there is one and generates otherwise, saying which in one line.
 """
 
 from __future__ import annotations
@@ -11,31 +12,20 @@ from pathlib import Path
 from typing import TextIO
 
 from vbw.config import RunConfig
-from vbw.errors import ConfigError, ReplayError
-from vbw.replay import Replay, locate_replay, read_replay
+from vbw.errors import ConfigError, ReplayError, VbwError
+from vbw.replay import Replay, read_replay
+from vbw.replay.io import bundled_key, no_replay_message
 from vbw.report import write_reports
+from vbw.report.checkup import render_check
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.states import score_items
 from vbw.task.arms import task_arms
-from vbw.task.runner import Task, load_task
+from vbw.task.audit import Audit, audit, first_error, summary_line
+from vbw.task.runner import Item, Task
 
-
-def resolve_task_file(entry: str, cwd: Path) -> Path:
-    """A task entry is a bundled task name (tasks/<name>.yaml) or a path to a YAML file."""
-    p = Path(entry).expanduser()
-    if p.suffix in (".yaml", ".yml"):
-        p = p if p.is_absolute() else cwd / p
-        if not p.is_file():
-            raise ConfigError(f"task.files: task file not found: {p}")
-        return p
-    candidate = bundled("tasks") / f"{entry}.yaml"
-    if candidate.is_file():
-        return candidate
-    names = sorted(f.stem for f in bundled("tasks").glob("*.yaml"))
-    raise ConfigError(f"task.files: unknown task {entry!r}; bundled tasks: {', '.join(names)}"
-                      " (or give a path ending in .yaml)")
+SHOWN_IDS = 5
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -52,19 +42,60 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
                           "allow_task_mismatch=true to score it anyway")
 
 
+def _first(ids: list[str]) -> str:
+    more = f" (+{len(ids) - SHOWN_IDS} more)" if len(ids) > SHOWN_IDS else ""
+    return ", ".join(repr(i) for i in ids[:SHOWN_IDS]) + more
+
+
+def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[str]:
+    """Replay ids the task does not have are an error, unless `n`/`first` explains them
+    (the task has them beyond its selection); task items the replay lacks are a warning.
+    Returns the missing ids, so the report can say "N scored of M"."""
+    selected = task.ids(n)
+    chosen = set(selected)
+    stray = [r.id for r in replay.records if r.id not in chosen]
+    if stray:
+        everywhere = set(task.ids(None, all_rows=True))
+        unknown = [i for i in stray if i not in everywhere]
+        if unknown:
+            raise ReplayError(f"{replay.path}: {len(unknown)} item id(s) are not in task "
+                              f"{task.name} ({task.path}): {_first(unknown)}; the replay "
+                              "belongs to other data, or its ids were changed")
+    held = {r.id for r in replay.records}
+    missing = [i for i in selected if i not in held]
+    if missing:
+        print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
+              f"{replay.path}: {_first(missing)}; scoring the {len(selected) - len(missing)} "
+              "it holds", file=err)
+    return missing
+
+
+def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
+    """The task checks (vbw.task.audit): problems stop the run, warnings are printed."""
+    result = audit(task, items)
+    if result.problems:
+        raise ConfigError(first_error(result))
+    for w in result.warnings:
+        print(f"vbw: warning: {w}", file=err)
+    return result
+
+
 def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
+    missing = check_ids(task, replay, cfg.n, err)
+    n_task = len(task.ids(cfg.n))
     items = task.items(cfg.n, only={r.id for r in replay.records})
+    audit_or_fail(task, items, err)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
     states = score_items(task, items, replay, arms)
-    held = len(states.ids) + len(states.excluded)
-    if cfg.n is not None and held < cfg.n:
-        print(f"vbw: warning: n={cfg.n} but {replay.path} holds {held} of those items; "
-              f"scoring {held}", file=err)
+    if not states.ids:
+        raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored "
+                          f"(held: {len(items)}, excluded: {len(states.excluded)})")
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
     return build_report(states, task=task.name, label=task.spec.label, mode=mode,
                         meta=replay.meta, source=replay.path, provenance=replay.describe(),
-                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples)
+                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
+                        n_task=n_task, missing=missing)
 
 
 def tripped_arms(report: Report, threshold: float) -> list[str]:
@@ -74,30 +105,97 @@ def tripped_arms(report: Report, threshold: float) -> list[str]:
             and m.wrong_but_valid.rate > threshold]
 
 
-def run(cfg: RunConfig, out_dir: Path, cwd: Path, out: TextIO = sys.stdout,
-        err: TextIO = sys.stderr) -> int:
-    """Score (and in live mode first generate) every selected task; return the exit code."""
-    tasks = [load_task(resolve_task_file(e, cwd)) for e in cfg.task.files]
+def check_tasks(tasks: list[Task], n: int | None, out: TextIO, err: TextIO) -> int:
+    """mode=check: every task's checks, the first item's prompts, schema and gold."""
+    failed: list[Audit] = []
+    for task in tasks:
+        items = task.items(n)
+        result = audit(task, items)
+        print(render_check(task, items[0] if items else None, result), file=out)
+        if result.problems:
+            failed.append(result)
+    if failed:
+        raise ConfigError(first_error(failed[0]))
+    return 0
+
+
+def _recorded(task: Task, cfg: RunConfig, cwd: Path) -> Path | None:
+    """The recorded replay for task x model x engine: under `replays_dir` first (the
+    user's), then among the bundled ones, so one sweep can mix both kinds of task."""
+    key = bundled_key(task.name, cfg.model.name, cfg.engine.name)
+    for root in _replay_roots(cfg, cwd):
+        if (root / key).is_file():
+            return root / key
+    return None
+
+
+def _replay_roots(cfg: RunConfig, cwd: Path) -> list[Path]:
+    roots = [bundled("replays")]
+    if cfg.replays_dir:
+        user = Path(cfg.replays_dir).expanduser()
+        roots.insert(0, user if user.is_absolute() else cwd / user)
+    return roots
+
+
+def _live(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
+          unrecorded: str | None = None) -> Path:
+    """Check the task, find the model, then generate. `unrecorded` (auto mode) names the
+    task x model x engine without a replay: announced once the run can start, and put
+    in front of any error that stops it from starting."""
+    from vbw.generate.live import generate, prepare  # the live stack, only when asked for
+
+    items = task.items(cfg.n)
+    audit_or_fail(task, items, err)
+    try:
+        model = prepare(cfg.model)
+    except VbwError as e:
+        if unrecorded is None:
+            raise
+        raise type(e)(f"no recorded replay for {unrecorded}, and live generation cannot "
+                      f"start: {e}") from None
+    if unrecorded is not None:
+        print(f"vbw: no recorded replay for {unrecorded}: generating live; mode=replay only "
+              "re-scores", file=err)
+    return generate(task, items, cfg, task_dir, model, err=err)
+
+
+def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: TextIO,
+                  err: TextIO) -> tuple[Path, str]:
+    """(replay path, "replay" or "live") per the mode: see the module docstring."""
+    if cfg.mode == "live":
+        return _live(task, cfg, task_dir, err), "live"
+    if cfg.replay is not None:
+        p = Path(cfg.replay).expanduser()
+        return (p if p.is_absolute() else cwd / p), "replay"
+    found = _recorded(task, cfg, cwd)
+    if found is not None:
+        if cfg.mode == "auto":
+            print(f"vbw: {task.name}: re-scoring the recorded replay {found} (mode=live "
+                  "generates anew)", file=out)
+        return found, "replay"
+    if cfg.mode == "replay":
+        raise ReplayError(no_replay_message(_replay_roots(cfg, cwd), task.name,
+                                            cfg.model.name, cfg.engine.name))
+    combo = f"{task.name} x {cfg.model.name} x {cfg.engine.name}"
+    return _live(task, cfg, task_dir, err, combo), "live"
+
+
+def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
+        out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Check, score (and first generate where needed) every task; return the exit code."""
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")
+    if cfg.mode == "check":
+        return check_tasks(tasks, cfg.n, out, err)
     tripped: list[str] = []
     dirs = []
     for task in tasks:
         task_dir = out_dir / task.name if len(tasks) > 1 else out_dir
-        if cfg.mode == "live":
-            from vbw.generate.live import generate  # the live stack, only when asked for
-
-            replay_path = generate(task, cfg, task_dir, err=err)
-        elif cfg.replay is not None:
-            p = Path(cfg.replay).expanduser()
-            replay_path = p if p.is_absolute() else cwd / p
-        else:
-            root = Path(cfg.replays_dir) if cfg.replays_dir else bundled("replays")
-            replay_path = locate_replay(root, task.name, cfg.model.name, cfg.engine.name)
+        replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err)
         replay = read_replay(replay_path)
         check_replay_matches(replay, task, cfg.allow_task_mismatch)
-        report = score(task, replay, cfg, cfg.mode, err)
+        report = score(task, replay, cfg, mode, err)
         md = write_reports(report, task_dir)
         print(md, file=out)
         dirs.append(task_dir)

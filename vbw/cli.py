@@ -1,5 +1,7 @@
-"""The `vbw` console script: a thin Hydra app. Hydra composes conf/, pydantic validates,
-vbw.app runs. Every VbwError becomes one line on stderr and exit 2."""
+"""The `vbw` console script: a thin Hydra app. The command line is first composed with
+Hydra's own loader (vbw.compose) so a bad override is one line, exit 2; then Hydra
+composes conf/ and the user's folders, pydantic validates, vbw.app runs. Every VbwError
+becomes one line on stderr and exit 2."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots
 from vbw.config import RunConfig
-from vbw.errors import ConfigError, VbwError
-from vbw.resources import bundled
+from vbw.errors import VbwError
+from vbw.rundir import claimed
+from vbw.task.locate import is_task_path, select_tasks
 from vbw.validation import validate
 
-CONF = bundled("conf")
-GROUPS = ("model", "engine", "arms", "task")
 _sweep_exit = 0  # in a multirun, a tripped gate is remembered so every job still runs
 
 
@@ -26,27 +28,28 @@ def _fail(e: VbwError) -> None:
     sys.exit(e.exit_code)
 
 
-def _options(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+def task_path_form(argv: list[str]) -> list[str]:
+    """`task=./my_task.yaml` (or a comma list of paths, for -m) is shorthand for the
+    canonical `task.files=[./my_task.yaml]`; a note on stdout says so (stderr is kept for
+    errors, one line each)."""
+    out = []
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        parts = value.split(",")
+        if eq and key == "task" and value and "(" not in value \
+                and all(p and is_task_path(p) for p in parts):
+            new = "task.files=" + ",".join(f"[{p}]" for p in parts)
+            print(f"vbw: note: {arg} is read as {new} (task.files is the canonical form)")
+            arg = new
+        out.append(arg)
+    return out
 
 
-def preflight(args: list[str]) -> None:
-    """Check `group=option` overrides before Hydra does: Hydra's own message is several
-    lines and exits 1; ours is one line, lists the valid options, and exits 2."""
-    for arg in args:
-        if arg.startswith("-") or "=" not in arg:
-            continue
-        key, _, value = arg.partition("=")
-        key = key.lstrip("+~")
-        if key in GROUPS:
-            options = _options(key)
-            for choice in value.split(","):
-                if choice and choice not in options:
-                    raise ConfigError(f"{key}={choice}: no such {key} config; valid: "
-                                      f"{', '.join(options)} (in {CONF / key})")
+def _task_overrides(overrides: Any) -> list[str]:
+    return [o for o in overrides if o.lstrip("+~").startswith("task.")]
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF), config_name=CONFIG_NAME)
 def _hydra_main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -54,27 +57,41 @@ def _hydra_main(cfg: DictConfig) -> None:
     from vbw.app import run
 
     global _sweep_exit
+    hc = HydraConfig.get()
     try:
-        data: Any = OmegaConf.to_container(cfg, resolve=True)
+        rest = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "task"])
+        data: Any = OmegaConf.to_container(rest, resolve=True)
         run_cfg = validate(RunConfig, data, source="config")
-        out_dir = Path(HydraConfig.get().runtime.output_dir)
-        code = run(run_cfg, out_dir, Path(os.getcwd()))
+        # a task is pure YAML: read as written, never interpolated
+        node = OmegaConf.to_container(cfg.task, resolve=False) if "task" in cfg else None
+        cwd = Path(os.getcwd())
+        tasks = select_tasks(node, hc.runtime.choices.get("task"),
+                             config_roots(hc.runtime.config_sources), cwd,
+                             _task_overrides(hc.overrides.task))
+        out_dir = Path(hc.runtime.output_dir)
+        with claimed(out_dir):
+            code = run(run_cfg, tasks, out_dir, cwd)
     except VbwError as e:
         _fail(e)
     except KeyboardInterrupt:
         print("vbw: interrupted", file=sys.stderr)
         sys.exit(130)
-    if code and HydraConfig.get().mode == RunMode.MULTIRUN:
+    if code and hc.mode == RunMode.MULTIRUN:
         _sweep_exit = max(_sweep_exit, code)
     elif code:
         sys.exit(code)
 
 
 def main() -> None:
+    if not OmegaConf.has_resolver("vbw_pid"):
+        # run folders carry the process id: two runs started in the same second differ
+        OmegaConf.register_new_resolver("vbw_pid", lambda: str(os.getpid()))
     try:
-        preflight(sys.argv[1:])
+        argv = task_path_form(sys.argv[1:])
+        check_command_line(argv)
     except VbwError as e:
         _fail(e)
+    sys.argv[1:] = argv
     _hydra_main()
     if _sweep_exit:
         sys.exit(_sweep_exit)

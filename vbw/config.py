@@ -62,10 +62,6 @@ class ArmsConfig(_Strict):
         return v
 
 
-class TaskSelection(_Strict):
-    files: list[str] = Field(min_length=1)
-
-
 class Bootstrap(_Strict):
     resamples: int = Field(default=2000, ge=100)
     seed: int = 42
@@ -75,12 +71,17 @@ class Gate(_Strict):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
+Mode = Literal["auto", "replay", "live", "check"]
+
+
 class RunConfig(_Strict):
+    """Everything but the task: a task is resolved apart (vbw.task.locate), because its
+    relative data paths need the file it came from, which only the Hydra sources know."""
+
     model: ModelConfig
     engine: EngineConfig
     arms: ArmsConfig
-    task: TaskSelection
-    mode: Literal["replay", "live"] = "replay"
+    mode: Mode = "auto"
     n: int | None = Field(default=None, ge=1)
     replay: str | None = None
     replays_dir: str | None = None

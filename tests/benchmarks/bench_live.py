@@ -56,7 +56,7 @@ def main() -> None:
     mf = resolve_model(bundled_model("smollm2_135m"))
     runtime = Runtime(mf.path, n_ctx=4096,
                       n_threads=int(os.environ.get("VBW_BENCH_THREADS", "0")) or None)
-    tasks = {t: load_task(ROOT / "tasks" / f"{t}.yaml") for t in ITEMS}
+    tasks = {t: load_task(ROOT / "conf" / "task" / f"{t}.yaml") for t in ITEMS}
     result: dict = {"model": mf.file, "cpu": cpu_name(), "threads": runtime.n_threads,
                     "versions": versions(), "measured": time.strftime("%Y-%m-%d"),
                     "items": ITEMS, "engines": {}}

@@ -76,8 +76,9 @@ def make_synthetic(work: Path, n: int) -> tuple[Path, Path]:
     with open(d / "data.jsonl", "w") as f:
         for i in range(n):
             f.write(json.dumps(rows[i % 200]) + "\n")
-    spec = yaml.safe_load((ROOT / "tasks/gsm8k.yaml").read_text())
+    spec = yaml.safe_load((ROOT / "conf/task/gsm8k.yaml").read_text())
     spec["dataset"]["path"] = "data.jsonl"
+    spec["dataset"].pop("first", None)  # every synthetic row
     (d / "task.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     with open(d / "replay.jsonl", "w") as f:
         f.write(meta + "\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, TASKS, load_json, run_vbw
+from tests.conftest import ROOT, TASK_CONF, load_json, portable_task, run_vbw
 from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON, THREADS
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
@@ -101,10 +101,7 @@ def test_sigkill_then_resume_matches_uninterrupted(full_run: Path, tmp_path: Pat
 
 
 def test_resume_refuses_changed_task(full_run: Path, tmp_path: Path) -> None:
-    data = yaml.safe_load((TASKS / "bfcl_simple.yaml").read_text())
-    for key in ("path",):
-        data["dataset"][key] = str(TASKS / data["dataset"][key])
-    data["dataset"]["join"]["path"] = str(TASKS / data["dataset"]["join"]["path"])
+    data = portable_task("bfcl_simple")
     data["prompts"]["json"] = data["prompts"]["json"].replace("ONLY", "only")
     (tmp_path / "changed.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     replay = tmp_path / "r.jsonl"
@@ -134,7 +131,7 @@ def test_kv_reuse_leaves_item_generations_unchanged(runtime, engines) -> None:
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
-    task = load_task(TASKS / "bfcl_simple.yaml")
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
     items = task.items(3)
     arms = task_arms(task.schema_names, "arguments", list(ARM_KINDS))
     old = runtime.reuse_kv
@@ -162,7 +159,7 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
-    task = load_task(TASKS / "bfcl_simple.yaml")
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
     items = {it.id: it for it in task.items(50)}
     bad, good = items["simple_29"], items["simple_0"]
     arms = task_arms(task.schema_names, "arguments", list(ARM_KINDS))

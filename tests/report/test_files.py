@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPLAYS, TASKS
+from tests.conftest import REPLAYS, TASK_CONF
 from vbw.replay import read_replay
 from vbw.report import ledger_csv, render_markdown, render_svg, write_reports
 from vbw.score.metrics import build_report
@@ -27,7 +27,7 @@ KINDS = ["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
 @pytest.fixture(scope="module")
 def report() -> Report:
     """A real report with exclusions: SmolLM2 on llamacpp refuses three BFCL schemas."""
-    task = load_task(TASKS / "bfcl_simple.yaml")
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
     replay = read_replay(REPLAYS / "bfcl_simple/smollm2_135m/llamacpp.jsonl")
     items = task.items(None, only={r.id for r in replay.records})
     states = score_items(task, items, replay,

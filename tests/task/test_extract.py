@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TASKS
+from tests.conftest import TASK_CONF
 from vbw.task.extract import (BoxedStep, JsonExtract, LastNumberStep, PythonCallStep,
                               RegexStep, first_json_object)
 from vbw.task.runner import load_task
@@ -14,13 +14,13 @@ from vbw.task.runner import load_task
 
 @pytest.fixture(scope="module")
 def gsm8k():
-    task = load_task(TASKS / "gsm8k.yaml")
+    task = load_task(TASK_CONF / "gsm8k.yaml")
     return task, task.items(1)[0]
 
 
 @pytest.fixture(scope="module")
 def bfcl():
-    task = load_task(TASKS / "bfcl_simple.yaml")
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
     return task, task.items(3)
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import TASKS
+from tests.conftest import TASK_CONF
 from vbw.task.arms import Arm, task_arms
 from vbw.task.prompts import render
 from vbw.task.runner import load_task
@@ -45,7 +45,7 @@ def test_sandbox_blocks_attribute_escape() -> None:
 
 
 def test_gsm8k_prompts_exact() -> None:
-    task = load_task(TASKS / "gsm8k.yaml")
+    task = load_task(TASK_CONF / "gsm8k.yaml")
     for item in task.items(5):
         q = item.fields["question"]
         for arm in task_arms(task.schema_names, "answer", ["unconstrained", "prompt_json",
@@ -66,7 +66,7 @@ def test_gsm8k_prompts_exact() -> None:
 
 
 def test_bfcl_prompts_exact() -> None:
-    task = load_task(TASKS / "bfcl_simple.yaml")
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
     for item in task.items(5):
         f = item.fields
         ctx = {"function": json.dumps(f["function"]), "question": f["question"],

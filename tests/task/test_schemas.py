@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import TASKS
+from tests.conftest import TASK_CONF
 from vbw.task.runner import load_task
 from vbw.task.schemas import PerItemSchema, StaticSchema, bfcl_to_json_schema, schema_key
 
@@ -34,7 +34,7 @@ def test_properties_force_object_type() -> None:
 
 
 def test_bundled_bfcl_schema_rendering() -> None:
-    task = load_task(TASKS / "bfcl_simple.yaml")
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
     item = task.items(1)[0]
     assert json.dumps(item.schemas["arguments"]) == (
         '{"type": "object", "properties": {"base": {"type": "integer", "description": '

@@ -7,14 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import TASKS
+from tests.conftest import TASK_CONF, portable_task
 from vbw.errors import ConfigError, DataError
 from vbw.task.runner import load_task
 
 
 def _write(tmp_path: Path, mutate) -> Path:
-    data = yaml.safe_load((TASKS / "gsm8k.yaml").read_text())
-    data["dataset"]["path"] = str(TASKS / "data/gsm8k/test.jsonl")
+    data = portable_task("gsm8k")
     mutate(data)
     p = tmp_path / "t.yaml"
     p.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -31,7 +30,7 @@ def _error(tmp_path: Path, mutate) -> str:
 
 def test_bundled_tasks_load() -> None:
     for name in ("gsm8k", "bfcl_simple"):
-        task = load_task(TASKS / f"{name}.yaml")
+        task = load_task(TASK_CONF / f"{name}.yaml")
         assert task.name == name and len(task.items(3)) == 3
 
 

@@ -14,14 +14,14 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from vbw.config import RunConfig
-from vbw.errors import EngineError, ReplayError, UnsupportedSchema
+from vbw.config import ModelConfig, RunConfig
+from vbw.errors import EngineError, ReplayError, UnsupportedSchema, one_line
 from vbw.generate.canary import run_canary
 from vbw.generate.engines import Engine, make_engine
 from vbw.generate.model import ModelFile, resolve_model
 from vbw.generate.progress import Progress
 from vbw.generate.provenance import hardware, now, versions
-from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, Generation, Runtime
+from vbw.generate.runtime import DEFAULT_SEED, LIVE_EXTRA_HINT, SAMPLING, Generation, Runtime
 from vbw.replay import (ArmRecord, EndV1, ItemRecord, MetaV1, ModelInfo, ReplayWriter,
                         read_replay)
 from vbw.task.arms import Arm, task_arms
@@ -122,8 +122,21 @@ def _check_resume(path: Path, fields: dict[str, Any], task: Task, items: list[It
     return {r.id for r in old.records}
 
 
-def generate(task: Task, cfg: RunConfig, out_dir: Path, err: TextIO) -> Path:
-    """Run the canary, then generate (or resume) a replay; return its path."""
+def prepare(model: ModelConfig) -> ModelFile:
+    """What a live run needs before it may start: the live extra, and the model file found
+    and hashed. Raises EngineError with the remedy (a missing extra, an offline hub)."""
+    try:
+        import llama_cpp  # noqa: F401  (the run loads it next anyway)
+    except ImportError as e:
+        raise EngineError(f"the live extra is not installed ({one_line(e)}); "
+                          f"{LIVE_EXTRA_HINT}") from None
+    return resolve_model(model)
+
+
+def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path, mf: ModelFile,
+             err: TextIO) -> Path:
+    """Run the canary, then generate (or resume) a replay of `items` with the model file
+    from `prepare`; return its path."""
     if cfg.replay is not None:
         path = Path(cfg.replay).expanduser().resolve()
     else:
@@ -132,9 +145,7 @@ def generate(task: Task, cfg: RunConfig, out_dir: Path, err: TextIO) -> Path:
         raise ReplayError(f"resume=true: no replay to resume at {path} (pass replay=PATH)")
     if not cfg.resume and path.exists():
         raise ReplayError(f"{path} exists; pass resume=true to continue it, or another replay=")
-    items = task.items(cfg.n)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    mf = resolve_model(cfg.model)
     fields: dict[str, Any] = {
         "task": task.name, "task_hash": task.generation_hash(), "n": len(items),
         "engine": cfg.engine.name, "arms": [a.key for a in arms],

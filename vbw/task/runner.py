@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.errors import DataError
+from jinja2 import TemplateError, UndefinedError
+
+from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
 from vbw.task.dataset import join_rows, read_rows
 from vbw.task.extract import first_json_object, search
@@ -57,20 +59,32 @@ class Task:
             files.append(self.root / d.join.path)
         return files
 
-    def rows(self) -> list[dict[str, Any]]:
+    @cached_property
+    def _all_rows(self) -> list[dict[str, Any]]:
         d = self.spec.dataset
         rows = read_rows(self.root / d.path)
         if d.join is not None:
             rows = join_rows(rows, read_rows(self.root / d.join.path), d.join.key,
                              self.root / d.join.path)
-        return rows[: d.first] if d.first is not None else rows
+        return rows
+
+    def rows(self, n: int | None = None, all_rows: bool = False) -> list[dict[str, Any]]:
+        """The task's rows: the first `dataset.first` (all with `all_rows`), then the first
+        `n` of those. Read once per task."""
+        rows = self._all_rows
+        first = self.spec.dataset.first
+        if first is not None and not all_rows:
+            rows = rows[:first]
+        return rows[:n] if n is not None else rows
+
+    def ids(self, n: int | None = None, all_rows: bool = False) -> list[str]:
+        """Item ids in dataset order, without building the items."""
+        return [self._id(i, row) for i, row in enumerate(self.rows(n, all_rows))]
 
     def items(self, n: int | None = None, only: set[str] | None = None) -> list[Item]:
         """The first `n` items (all when None), in dataset order; with `only`, just those
         ids among them (scoring a replay needs no other rows built)."""
-        rows = self.rows()
-        if n is not None:
-            rows = rows[:n]
+        rows = self.rows(n)
         out = []
         for i, row in enumerate(rows):
             item_id = self._id(i, row)
@@ -121,12 +135,12 @@ class Task:
     def messages(self, item: Item, arm: Arm, free_text: str | None = None) -> list[dict]:
         """The chat for one arm. reason_then_constrain needs the unconstrained text."""
         p = self.spec.prompts
-        free = render(p.free, item.fields)
+        free = self._render("free", p.free, item.fields, item)
         if arm.kind == "unconstrained":
             return [{"role": "user", "content": free}]
         ctx = {**item.fields, "schema": item.schemas[arm.schema]}
         if arm.kind in ("prompt_json", "constrained"):
-            return [{"role": "user", "content": render(p.json_, ctx)}]
+            return [{"role": "user", "content": self._render("json", p.json_, ctx, item)}]
         if p.package is None:
             raise DataError(f"{self.path}: prompts.package is required for "
                             "reason_then_constrain arms")
@@ -134,7 +148,19 @@ class Task:
             raise ValueError("reason_then_constrain needs the unconstrained arm's text")
         return [{"role": "user", "content": free},
                 {"role": "assistant", "content": free_text},
-                {"role": "user", "content": render(p.package, ctx)}]
+                {"role": "user", "content": self._render("package", p.package, ctx, item)}]
+
+    def _render(self, which: str, source: str, ctx: dict[str, Any], item: Item) -> str:
+        """Render one prompt; a template error names the prompt, the item and the cause."""
+        try:
+            return render(source, ctx)
+        except UndefinedError as e:
+            have = ", ".join(ctx)
+            raise ConfigError(f"{self.path}: prompts.{which}: item {item.id}: "
+                              f"{one_line(e, typed=False)} (variables: {have})") from None
+        except (TemplateError, TypeError, ValueError, ArithmeticError) as e:
+            raise ConfigError(f"{self.path}: prompts.{which}: item {item.id}: "
+                              f"{one_line(e)}") from None
 
     # -- answers ---------------------------------------------------------------------
     def _chain(self, steps: Any, text: str, fields: dict[str, Any], coerce: Any) -> Any:
@@ -172,9 +198,16 @@ class Task:
     def generation_hash(self) -> str:
         """sha256 of what decides the generated texts: dataset spec and data files' bytes,
         prompts and schemas. Extraction and checking are left out on purpose: fixing an
-        extractor and re-scoring an old replay is a legitimate, measurable change."""
+        extractor and re-scoring an old replay is a legitimate, measurable change. So are
+        where the data files live (their bytes are hashed instead) and `first`, which picks
+        items without changing any item's text: moving a task folder or scoring more items
+        keeps a replay valid."""
         spec = self.spec.canonical()
-        part = {k: spec[k] for k in ("name", "dataset", "prompts", "schemas", "answer_schema")}
+        dataset = {k: v for k, v in spec["dataset"].items() if k not in ("path", "first")}
+        if dataset.get("join") is not None:
+            dataset["join"] = {"key": dataset["join"]["key"]}
+        part = {k: spec[k] for k in ("name", "prompts", "schemas", "answer_schema")}
+        part["dataset"] = dataset
         h = hashlib.sha256(json.dumps(part).encode())
         for f in self.data_files():
             h.update(hashlib.sha256(f.read_bytes()).digest())

@@ -1,0 +1,141 @@
+"""The command line is composed with Hydra's own loader before Hydra runs: user config
+folders count like bundled ones, sweeps are expanded, every failure is one line, exit 2."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import EXAMPLE, TASK_CONF, load_json, portable_task, run_vbw
+
+
+def one_line_error(proc) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_unknown_task_lists_bundled_and_user_options(tmp_path: Path) -> None:
+    line = one_line_error(run_vbw("--config-dir", str(EXAMPLE), "task=capitls", cwd=tmp_path))
+    assert "task=capitls: no such task config" in line
+    assert "did you mean 'capitals'" in line
+    assert all(name in line for name in ("bfcl_simple", "gsm8k", "capitals"))
+    assert str(EXAMPLE) in line  # says where it looked
+
+
+def test_unknown_option_in_a_sweep_fails_before_any_job(tmp_path: Path) -> None:
+    line = one_line_error(run_vbw("-m", "task=gsm8k,nope", f"hydra.sweep.dir={tmp_path}/s",
+                                  cwd=tmp_path))
+    assert "task=nope" in line and "gsm8k" in line
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["gate.wrong_valid_abve=0.2"], ["gate.wrong_valid_abve=0.2: no such config key",
+                                     "did you mean 'gate.wrong_valid_above'",
+                                     "+gate.wrong_valid_abve=0.2"]),
+    (["task=gsm8k,bfcl_simple"], ["task=gsm8k,bfcl_simple", "-m/--multirun"]),
+    (["task.files=x.yaml"], ["task.files", "task.files=[x.yaml]", "brackets"]),
+    (["task=gsm8k", "task.files=[x.yaml]"], ["task.files=[x.yaml]", "drop one"]),
+    (["model=nope"], ["model=nope: no such model config", "smollm2_135m"]),
+    (["--config-dir", "/nonexistent/dir"], ["--config-dir /nonexistent/dir: not a directory"]),
+    (["n=="], ["n==", "cannot parse"]),
+])
+def test_command_line_errors_are_one_line_exit_2(tmp_path: Path, args: list[str],
+                                                 expect: list[str]) -> None:
+    line = one_line_error(run_vbw(*args, f"hydra.run.dir={tmp_path}/o", cwd=tmp_path))
+    for text in expect:
+        assert text in line, (text, line)
+
+
+def test_duplicate_key_in_a_config_file_names_file_line_and_key(tmp_path: Path) -> None:
+    conf = tmp_path / "conf" / "task"
+    conf.mkdir(parents=True)
+    text = (EXAMPLE / "task/capitals.yaml").read_text(encoding="utf-8")
+    text = text.replace("label: exact-match accuracy\n",
+                        "label: exact-match accuracy\nlabel: again\n")
+    (conf / "dup.yaml").write_text(text, encoding="utf-8")
+    line = one_line_error(run_vbw("--config-dir", str(tmp_path / "conf"), "task=dup",
+                                  cwd=tmp_path))
+    lineno = text.splitlines().index("label: again") + 1
+    assert f"dup.yaml:{lineno}: duplicate key 'label'" in line
+
+
+def test_model_and_arms_options_from_a_user_folder(tmp_path: Path) -> None:
+    for group in ("model", "arms"):
+        (tmp_path / "c" / group).mkdir(parents=True)
+    model = yaml.safe_load((TASK_CONF.parent / "model/smollm2_135m.yaml").read_text())
+    model["name"] = "mine"
+    (tmp_path / "c/model/mine.yaml").write_text(yaml.safe_dump(model))
+    (tmp_path / "c/arms/pair.yaml").write_text(
+        "name: pair\nkinds: [prompt_json, constrained]\n"
+        "max_tokens: {free: 64, json: 64, package: 64}\n")
+    proc = run_vbw("--config-dir", str(tmp_path / "c"), "model=mine", "arms=pair",
+                   "--cfg", "job", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    job = yaml.safe_load(proc.stdout)
+    assert job["model"]["name"] == "mine" and job["arms"]["name"] == "pair"
+
+
+def test_hydra_searchpath_works_like_config_dir(tmp_path: Path) -> None:
+    proc = run_vbw(f"hydra.searchpath=[file://{EXAMPLE}]", "task=capitals", "mode=check",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "capitals: 12 items" in proc.stdout
+
+
+def test_task_fields_are_overridable(tmp_path: Path) -> None:
+    proc = run_vbw("task=gsm8k", "task.dataset.first=5", "task.check.tolerance=0.5",
+                   "--cfg", "job", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    job = yaml.safe_load(proc.stdout)
+    assert job["task"]["dataset"]["first"] == 5 and job["task"]["check"]["tolerance"] == 0.5
+    check = run_vbw("task=gsm8k", "task.dataset.first=5", "mode=check", cwd=tmp_path)
+    assert check.returncode == 0 and "gsm8k: 5 items" in check.stdout
+
+
+def test_bad_task_field_override_names_the_override(tmp_path: Path) -> None:
+    line = one_line_error(run_vbw("task=gsm8k", "task.check.tolerance=abc", "mode=check",
+                                  cwd=tmp_path))
+    assert "gsm8k.yaml" in line and "task.check.tolerance=abc" in line
+    assert "check.numeric.tolerance" in line or "check.tolerance" in line
+
+
+def test_task_path_shorthand_and_canonical_form(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(portable_task("gsm8k"),
+                                                       sort_keys=False))
+    short = run_vbw("task=./mine.yaml", "mode=check", "n=3", cwd=tmp_path)
+    assert short.returncode == 0, short.stderr
+    assert "task.files=[./mine.yaml]" in short.stdout  # the hint names the canonical form
+    canonical = run_vbw("task.files=[mine.yaml]", "mode=check", "n=3", cwd=tmp_path)
+    assert canonical.returncode == 0, canonical.stderr
+    assert "gsm8k: 3 items" in canonical.stdout and "note:" not in canonical.stdout
+
+
+def test_glob_sweep_covers_user_and_bundled_tasks(tmp_path: Path) -> None:
+    proc = run_vbw("-m", "--config-dir", str(EXAMPLE), "task=glob(*,exclude=demo)",
+                   "mode=check", "n=2", f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("bfcl_simple", "capitals", "gsm8k"):
+        assert f"{name}: 2 items" in proc.stdout
+
+
+def test_sweep_over_a_user_and_a_bundled_task_in_replay_mode(tmp_path: Path) -> None:
+    proc = run_vbw("-m", "--config-dir", str(EXAMPLE), "task=gsm8k,capitals",
+                   "model=smollm2_135m", f"replays_dir={EXAMPLE / 'replays'}", "mode=replay",
+                   f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    reports = {load_json(p)["task"]: load_json(p) for p in (tmp_path / "s").glob("*/report.json")}
+    assert set(reports) == {"gsm8k", "capitals"}
+    assert reports["capitals"]["n"] == 12 and reports["gsm8k"]["n"] == 200
+
+
+def test_a_selection_cannot_be_a_task_file(tmp_path: Path) -> None:
+    shutil.copy(TASK_CONF / "demo.yaml", tmp_path / "demo_copy.yaml")
+    line = one_line_error(run_vbw("task.files=[demo_copy.yaml]", "mode=check", cwd=tmp_path))
+    assert "is a selection of tasks" in line

@@ -1,0 +1,182 @@
+"""The command line, checked with Hydra's own parser and config loader before Hydra runs.
+
+Hydra reports a bad override in several lines and exits 1, which a CI job would read as a
+tripped gate. So vbw first composes exactly what Hydra will (the same search path: the
+bundled conf/, `--config-dir`, `hydra.searchpath`) and turns any failure into one line
+naming the override, exit 2. A multirun is expanded with Hydra's own sweep logic and every
+job is composed, so `task=glob(*)` and `-m task=gsm8k,my_qa` are checked against the
+bundled and the user's options alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from vbw.errors import ConfigError, one_line
+from vbw.resources import bundled
+
+CONF = bundled("conf")
+CONFIG_NAME = "config"
+GROUPS = ("model", "engine", "arms", "task")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Hydra's own argument parser (the one `@hydra.main` uses)."""
+    from hydra._internal.utils import get_args_parser
+
+    return get_args_parser().parse_args(argv)
+
+
+def search_path(config_dir: str | None) -> Any:
+    """The search path `@hydra.main` builds: Hydra's, the bundled conf/, `--config-dir`."""
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.config_search_path import SearchPathQuery
+
+    sp = create_config_search_path(str(CONF))
+    if config_dir is not None:
+        where = os.path.abspath(config_dir)
+        if not os.path.isdir(where):
+            raise ConfigError(f"--config-dir {config_dir}: not a directory")
+        sp.prepend(provider="command-line", path=f"file://{where}",
+                   anchor=SearchPathQuery(provider="schema"))
+    return sp
+
+
+def config_roots(sources: Any) -> list[Path]:
+    """Folders of the file-based config sources, in Hydra's search order (Hydra's own
+    package and structured configs left out): where group options live."""
+    roots = []
+    for s in sources:
+        if s.provider in ("hydra", "schema") or s.schema != "file":
+            continue
+        roots.append(Path(s.path))
+    return roots
+
+
+def check_command_line(argv: list[str]) -> None:
+    """Compose every job the command line asks for; raise ConfigError on the first failure."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    args = parse_args(argv)
+    if args.help or args.hydra_help or args.shell_completion or args.info \
+            or args.config_path is not None:
+        return  # nothing is composed (or Hydra resolves a relative -cp itself)
+    loader = ConfigLoaderImpl(config_search_path=search_path(args.config_dir))
+    name = args.config_name or CONFIG_NAME
+    try:
+        parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
+    except HydraException as e:
+        raise ConfigError(_parse_error(e)) from None
+    for job in _jobs(parsed, args.overrides, bool(args.multirun)):
+        _compose(loader, name, job)
+
+
+def _jobs(parsed: list[Any], raw: list[str], multirun: bool) -> list[list[str]]:
+    """The override list of every job: one for a run; the sweep's product for a multirun."""
+    if not multirun or not any(o.is_sweep_override() for o in parsed):
+        return [raw]
+    if not all(o.is_discrete_sweep() for o in parsed if o.is_sweep_override()):
+        # range/interval sweeps belong to a sweeper plugin: check the fixed part only
+        return [[o.input_line for o in parsed if not o.is_sweep_override()]]
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    return [list(job) for job in BasicSweeper.split_arguments(parsed, None)[0]]
+
+
+def _compose(loader: Any, name: str, overrides: list[str]) -> Any:
+    from hydra.errors import HydraException, MissingConfigException
+    from hydra.types import RunMode
+
+    try:
+        return loader.load_configuration(name, overrides, run_mode=RunMode.RUN)
+    except MissingConfigException as e:
+        raise ConfigError(_missing_error(e, loader, overrides)) from None
+    except HydraException as e:
+        raise ConfigError(_composition_error(e, loader, name, overrides)) from None
+
+
+def _searchpath_overrides(overrides: list[str]) -> list[str]:
+    return [o for o in overrides if o.split("=", 1)[0].lstrip("+~") == "hydra.searchpath"]
+
+
+def _missing_error(e: Any, loader: Any, overrides: list[str]) -> str:
+    missing = getattr(e, "missing_cfg_file", None) or ""
+    group, _, option = missing.rpartition("/")
+    if group not in GROUPS:
+        return one_line(e, typed=False)
+    options = loader.get_group_options(group, overrides=_searchpath_overrides(overrides))
+    where = ", ".join(s.path for s in loader.get_sources()
+                      if s.provider not in ("hydra", "schema"))
+    close = difflib.get_close_matches(option, options, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    if group == "task" and (option.endswith((".yaml", ".yml")) or "/" in option):
+        hint = f"a task file goes in task.files=[{option}]; "
+    return (f"{group}={option}: no such {group} config; {hint}valid: {', '.join(options)} "
+            f"(searched {where})")
+
+
+def _duplicate_key(e: BaseException) -> str | None:
+    """A YAML duplicate-key error anywhere in the cause chain, as 'FILE:LINE: ...'."""
+    import yaml
+
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, yaml.MarkedYAMLError) and "duplicate key" in str(seen.problem):
+            mark = seen.problem_mark
+            key = str(seen.problem).split("duplicate key", 1)[1].strip()
+            return f"{mark.name}:{mark.line + 1}: duplicate key {key!r}" if mark else None
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _composition_error(e: Any, loader: Any, name: str, overrides: list[str]) -> str:
+    dup = _duplicate_key(e)
+    if dup is not None:
+        return dup
+    text = str(e)
+    if text.startswith("Ambiguous value for argument"):
+        arg = text.split("'", 2)[1]
+        return (f"{arg}: a comma list sweeps only with -m/--multirun; for a list write "
+                "key=[a,b], for a string quote it")
+    if "is not in struct" in text or "Could not override" in text:
+        bad = next((o for o in overrides if f"'{o.split('=', 1)[0]}'" in text), None)
+        if bad is not None:
+            return _unknown_key(bad, loader, name, [o for o in overrides if o != bad])
+    if "Could not append to config" in text or "Could not delete" in text:
+        return one_line(e, typed=False).split(". ")[0]
+    cause = f" ({one_line(e.__cause__, typed=False)})" if e.__cause__ is not None else ""
+    return one_line(e, typed=False) + cause
+
+
+def _unknown_key(bad: str, loader: Any, name: str, rest: list[str]) -> str:
+    """`gate.wrong_valid_abve=0.2`: name the key, the valid ones beside it, and `+`."""
+    from omegaconf import DictConfig, OmegaConf
+
+    key = bad.split("=", 1)[0]
+    if key == "task.files":
+        return (f"{bad}: task.files lists task files for the default selection, and a "
+                "task=NAME given beside it already chose one task; drop one of the two")
+    parent, _, leaf = key.rpartition(".")
+    try:
+        cfg = _compose(loader, name, rest)
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+    except ConfigError:
+        node = None
+    valid = [str(k) for k in node.keys() if k != "hydra"] if isinstance(node, DictConfig) \
+        else []
+    close = difflib.get_close_matches(leaf, valid, n=1)
+    hint = f"did you mean {(parent + '.' if parent else '') + close[0]!r}? " if close else ""
+    listing = f"valid under {parent or 'the root'}: {', '.join(valid)}; " if valid else ""
+    return (f"{bad}: no such config key; {hint}{listing}to add a new key write +{bad}")
+
+
+def _parse_error(e: Any) -> str:
+    override = getattr(e, "override", None)
+    msg = one_line(e, typed=False)
+    return f"{override}: cannot parse this override ({msg})" if override else msg

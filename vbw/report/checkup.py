@@ -1,0 +1,57 @@
+"""What `mode=check` prints: the first item as the model would see it, then the findings.
+
+Seeing one rendered item (its three prompts, its schema, its gold) is the fastest way to
+catch a task that is valid but not what its author meant; the summary and the listed
+problems say whether every other item is sound too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from vbw.task.arms import ARM_KINDS, task_arms
+from vbw.task.audit import SHOWN, Audit, summary_line
+from vbw.task.runner import Item, Task
+
+
+def _fence(text: str) -> list[str]:
+    """A fenced block that no backtick run inside `text` can close early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return [ticks, text, ticks]
+
+
+def _first_item(task: Task, item: Item) -> list[str]:
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    out = [f"## First item: `{item.id}`", ""]
+    shown: set[str] = set()
+    for arm in arms:
+        which = {"unconstrained": "free", "prompt_json": "json", "constrained": "json",
+                 "reason_then_constrain": "package"}[arm.kind]
+        if which in shown:
+            continue
+        shown.add(which)
+        messages = task.messages(item, arm, free_text="<the unconstrained arm's text>")
+        out += [f"### `{which}` prompt (as in `{arm.key}`)", "", *_fence(messages[-1]["content"]),
+                ""]
+    schema = item.schemas[task.spec.answer_schema]
+    out += [f"### Schema `{task.spec.answer_schema}`", "",
+            *_fence(json.dumps(schema, indent=1, ensure_ascii=False)), "",
+            "### Gold", "", *_fence(json.dumps(item.gold, ensure_ascii=False)), ""]
+    return out
+
+
+def render_check(task: Task, first: Item | None, audit: Audit) -> str:
+    out = [f"# vbw check: {task.name} (`{task.path}`)", ""]
+    if first is not None and not audit.problems:
+        out += _first_item(task, first)
+    out += ["## Summary", "", summary_line(audit), ""]
+    for title, found in (("Problems", audit.problems), ("Warnings", audit.warnings)):
+        if found:
+            out += [f"## {title}", ""]
+            out += [f"- {p}" for p in found[:SHOWN]]
+            if len(found) > SHOWN:
+                out.append(f"- ... and {len(found) - SHOWN} more")
+            out.append("")
+    return "\n".join(out)

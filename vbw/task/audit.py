@@ -1,0 +1,172 @@
+"""Check a task without a model: every prompt renders, every schema is a JSON Schema, every
+gold answer extracts, and the checker can say "right" at all.
+
+A task's mistakes would otherwise surface late: an undefined `{{ questoin }}` inside a
+paid live run, a schema typo as a crash mid-scoring, a checker that can never match as a
+quiet 0% accuracy. `mode=check` runs this on every item; live mode runs it before loading
+a model, replay mode on the items it scores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import BaseModel, ConfigDict
+
+from vbw.errors import VbwError
+from vbw.task.arms import ARM_KINDS, Arm, task_arms
+from vbw.task.runner import Item, Task
+from vbw.task.schemas import schema_key
+
+SHOWN = 10  # problems listed in full; the rest are counted
+
+
+class Audit(BaseModel):
+    """What mode=check found: counts, the problems (fatal) and warnings (suspicious)."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: str
+    items: int
+    schemas: int
+    gold_checked: int
+    problems: list[str] = []
+    warnings: list[str] = []
+
+
+def check_schema(schema: Any) -> str | None:
+    """Why `schema` is not a valid JSON Schema under its own draft, or None."""
+    if not isinstance(schema, dict):
+        return f"a schema must be an object, got {type(schema).__name__}"
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as e:
+        where = "/".join(str(p) for p in e.path)
+        return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
+    return None
+
+
+def _gold_shaped(kind: str, gold: Any) -> Any:
+    """An answer the checker should call right for `gold`, or None when none can be built
+    (a regex checker's gold is a pattern, not an answer)."""
+    if kind in ("numeric", "string", "identity"):
+        return gold
+    if kind == "membership":
+        return gold[0] if isinstance(gold, list) and gold else None
+    if kind == "call_args":
+        return _call_args_example(gold)
+    return None
+
+
+def _call_args_example(gold: Any) -> Any:
+    """Per parameter the first allowed value; allowed objects (nested, also inside lists)
+    hold allowed-value lists themselves, so they are built the same way."""
+    if not isinstance(gold, dict):
+        return None
+    out: dict[str, Any] = {}
+    for param, allowed in gold.items():
+        allowed = allowed if isinstance(allowed, list) else [allowed]
+        chosen = next((a for a in allowed if a != ""), None)
+        if chosen is None:
+            continue  # optional and absent is right
+        out[param] = _example_value(chosen)
+    return out
+
+
+def _example_value(allowed: Any) -> Any:
+    if isinstance(allowed, dict):
+        return _call_args_example(allowed)
+    if isinstance(allowed, list):
+        return [_example_value(a) for a in allowed]
+    return allowed
+
+
+def _place(path: str, answer: Any) -> dict[str, Any] | None:
+    """The JSON object whose `path` (a plain dotted JMESPath) is `answer`."""
+    if path == "@":
+        return answer if isinstance(answer, dict) else None
+    parts = path.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    obj: Any = answer
+    for part in reversed(parts):
+        obj = {part: obj}
+    return obj
+
+
+def _render_all(task: Task, item: Item, arms: list[Arm], problems: list[str]) -> None:
+    for arm in arms:
+        try:
+            task.messages(item, arm, free_text="")
+        except VbwError as e:
+            problems.append(str(e))
+            return  # one line per item is enough: the same template fails for every arm
+
+
+def audit(task: Task, items: list[Item]) -> Audit:
+    """Run every check on `items` (see the module docstring)."""
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    problems: list[str] = []
+    warnings: list[str] = []
+    seen: dict[str, str | None] = {}
+    wrong: list[str] = []
+    invalid: list[str] = []
+    checked = 0
+    for item in items:
+        _render_all(task, item, arms, problems)
+        for name, schema in item.schemas.items():
+            key = schema_key(schema)
+            if key not in seen:
+                seen[key] = check_schema(schema)
+                if seen[key]:
+                    problems.append(f"{task.path}: schemas.{name}: item {item.id}: {seen[key]}")
+        obj = _place(task.spec.extract.json_.path,
+                     _gold_shaped(task.spec.check.kind, item.gold))
+        if obj is None:
+            continue
+        checked += 1
+        answer_schema = item.schemas[task.spec.answer_schema]
+        if not task.is_correct(task.json_answer(obj), item):
+            wrong.append(item.id)
+        elif seen[schema_key(answer_schema)] is None and \
+                not validator_for(answer_schema)(answer_schema).is_valid(obj):
+            invalid.append(item.id)
+    _gold_findings(task, checked, wrong, invalid, problems, warnings)
+    return Audit(task=task.name, items=len(items), schemas=len(seen), gold_checked=checked,
+                 problems=problems, warnings=warnings)
+
+
+def _first(ids: list[str]) -> str:
+    more = f" (+{len(ids) - 5} more)" if len(ids) > 5 else ""
+    return ", ".join(ids[:5]) + more
+
+
+def _gold_findings(task: Task, checked: int, wrong: list[str], invalid: list[str],
+                   problems: list[str], warnings: list[str]) -> None:
+    """A checker that never says right is fatal; one that fails some items is suspicious."""
+    where = (f"{task.path}: check: the gold-shaped JSON answer (the gold placed at "
+             f"extract.json.path {task.spec.extract.json_.path!r})")
+    if checked and len(wrong) == checked:
+        problems.append(f"{where} is never scored right ({checked} items): the checker, "
+                        "coercion or json path cannot match the gold")
+    elif wrong:
+        warnings.append(f"{where} is scored wrong on {len(wrong)} of {checked} items: "
+                        f"{_first(wrong)}")
+    if invalid:
+        warnings.append(f"{task.path}: schemas.{task.spec.answer_schema}: the gold-shaped "
+                        f"answer does not validate on {len(invalid)} of {checked} items "
+                        f"(a constrained arm cannot be right there): {_first(invalid)}")
+
+
+def summary_line(a: Audit) -> str:
+    return (f"{a.task}: {a.items} items, {a.schemas} distinct schema(s), gold-shaped answer "
+            f"checked on {a.gold_checked}, {len(a.problems)} problem(s), "
+            f"{len(a.warnings)} warning(s)")
+
+
+def first_error(a: Audit) -> str:
+    """The one line a failed check exits with."""
+    more = f" (+{len(a.problems) - 1} more; mode=check lists them)" if len(a.problems) > 1 \
+        else ""
+    return f"{a.problems[0]}{more}"

@@ -73,3 +73,14 @@ def test_markdown_names_exclusions_and_every_arm(report: Report) -> None:
     assert f"(N={report.n}, replay)" in md and report.n == 197
     for key in report.arms:
         assert f"| `{key}` |" in md
+
+
+def test_accuracy_is_called_by_the_task_label_everywhere(report: Report) -> None:
+    assert report.correctness_label == "AST-match accuracy"
+    md = render_markdown(report)
+    bullets = [line for line in md.splitlines() if line.startswith("- ") and "pts" in line]
+    assert len(bullets) == len(report.comparisons) + 2  # + validity and wrong-but-valid
+    assert "answer accuracy" not in md
+    assert sum(b.startswith("- AST-match accuracy: ") for b in bullets) == len(report.comparisons)
+    assert "| arm | schema validity | AST-match accuracy |" in md
+    assert "validity × AST-match accuracy per arm" in render_svg(report)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from vbw.score.model import Comparison, Rate, Report
 
-_NAMES = {"schema_validity": "schema validity", "answer_accuracy": "answer accuracy",
-          "wrong_but_valid": "wrong but valid"}
+_NAMES = {"schema_validity": "schema validity", "wrong_but_valid": "wrong but valid"}
+
+
+def metric_name(metric: str, label: str) -> str:
+    """A metric's name in prose; accuracy is called by the task's label (e.g. "AST-match
+    accuracy"), as in the table header, so the two never disagree."""
+    return label if metric == "answer_accuracy" else _NAMES[metric]
 
 
 def pct(x: float) -> str:
@@ -23,14 +28,15 @@ def rate_cell(r: Rate | None) -> str:
     return f"{pct(r.rate)} [{pct(r.ci95[0])}, {pct(r.ci95[1])}]"
 
 
-def _comparison(c: Comparison, n: int) -> list[str]:
+def _comparison(c: Comparison, n: int, label: str) -> list[str]:
     lines = [f"**`{c.from_}` → `{c.to}`** ({c.role})"]
     for metric, d in c.deltas.items():
+        name = metric_name(metric, label)
         interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts"
         if d.excludes_0:
-            lines.append(f"- {_NAMES[metric]}: {_pts(d.delta)} pts ({interval})")
+            lines.append(f"- {name}: {_pts(d.delta)} pts ({interval})")
         else:
-            lines.append(f"- {_NAMES[metric]}: no detectable effect at N={n} ({interval})")
+            lines.append(f"- {name}: no detectable effect at N={n} ({interval})")
     lines.append(f"- per-item flips: {c.flips.right_to_wrong} right→wrong, "
                  f"{c.flips.wrong_to_right} wrong→right")
     return lines
@@ -54,7 +60,7 @@ def render_markdown(r: Report) -> str:
     if r.comparisons:
         out += ["## Paired comparisons (same items)", ""]
         for c in r.comparisons:
-            out += _comparison(c, r.n) + [""]
+            out += _comparison(c, r.n, r.correctness_label) + [""]
     widths = ", ".join(f"`{k}` ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({r.correctness_label}): {widths}")

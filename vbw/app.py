@@ -53,7 +53,9 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
 
 
 def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
-    items = task.items(cfg.n, only={r.id for r in replay.records})
+    held_ids = {r.id for r in replay.records}
+    task_ids = task.item_ids(cfg.n)
+    items = task.items(cfg.n, only=held_ids)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
     states = score_items(task, items, replay, arms)
     held = len(states.ids) + len(states.excluded)
@@ -64,7 +66,8 @@ def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) ->
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
     return build_report(states, task=task.name, label=task.spec.label, mode=mode,
                         meta=replay.meta, source=replay.path, provenance=replay.describe(),
-                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples)
+                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
+                        n_task=len(task_ids), missing=[i for i in task_ids if i not in held_ids])
 
 
 def tripped_arms(report: Report, threshold: float) -> list[str]:

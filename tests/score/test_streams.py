@@ -31,7 +31,8 @@ def _states(arms: list[str]) -> ItemStates:
 
 def _report(arms: list[str], seed: int = 42) -> Report:
     return build_report(_states(arms), task="t", label="acc", mode="replay", meta={},
-                        source="x", provenance="p", seed=seed, resamples=500)
+                        source="x", provenance="p", seed=seed, resamples=500, n_task=200,
+                        missing=[])
 
 
 def _cis(r: Report) -> dict[str, dict]:

@@ -42,14 +42,30 @@ def _comparison(c: Comparison, n: int, label: str) -> list[str]:
     return lines
 
 
+def _first_ids(ids: list[str], shown: int = 5) -> str:
+    more = f", +{len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+def coverage(r: Report) -> str:
+    """One sentence, e.g. `197 scored of 200 in the task (3 excluded: a, b, c; none missing
+    from the replay).` Every selected task item is one of the three; the first five ids
+    of each are named here, all of them in report.json."""
+    excluded = (f"{r.excluded.n} excluded: {_first_ids(r.excluded.ids)}" if r.excluded.n
+                else "none excluded")
+    missing = (f"{r.missing.n} missing from the replay: {_first_ids(r.missing.ids)}"
+               if r.missing.n else "none missing from the replay")
+    return f"{r.n} scored of {r.n_task} in the task ({excluded}; {missing})."
+
+
 def render_markdown(r: Report) -> str:
     out = [f"# vbw report: {r.task} (N={r.n}, {r.mode})", ""]
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
            else "Generated in this run.")
     out.append(f"Scored from `{r.source}`, {r.provenance}. {how}")
+    out.append(coverage(r))
     if r.excluded.n:
-        out.append(f"Excluded from every arm ({r.excluded.reason}): {r.excluded.n} item(s): "
-                   f"{', '.join(r.excluded.ids)}.")
+        out.append(f"Excluded items are left out of every arm ({r.excluded.reason}).")
     out += ["", "## Metrics per arm (rate over all N items, 95% bootstrap CI)", "",
             f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
             "|---|---|---|---|"]

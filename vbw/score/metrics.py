@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
-from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Quadrant, Rate,
-                             Report)
+from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
+                             Rate, Report)
 from vbw.score.states import ItemStates
 from vbw.task.arms import parse_arm
 
@@ -90,9 +90,15 @@ def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Genera
 
 
 def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict[str, Any],
-                 source: str, provenance: str, seed: int, resamples: int) -> Report:
-    """Everything report.json holds. Each arm and each comparison resamples from a stream
-    derived from the seed and its own key, so its CI does not depend on the other arms."""
+                 source: str, provenance: str, seed: int, resamples: int, n_task: int,
+                 missing: list[str]) -> Report:
+    """Everything report.json holds. n_task counts the task items selected for scoring and
+    `missing` lists those the replay lacks; every one is scored, excluded or missing.
+    Each arm and each comparison resamples from a stream derived from the seed and its own
+    key, so its CI does not depend on the other arms."""
+    if n_task != len(st.ids) + len(st.excluded) + len(missing):
+        raise ValueError(f"n_task={n_task} but {len(st.ids)} scored + {len(st.excluded)} "
+                         f"excluded + {len(missing)} missing")
     arms = {key: arm_metrics(st, key, key_rng(seed, key), resamples) for key in st.arms}
     comparisons = [compare(st, a, b, k, key_rng(seed, comparison_key(a, b)), resamples)
                    for a, b, k in comparison_pairs(st.arms)]
@@ -100,8 +106,10 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
               for i, item_id in enumerate(st.ids)]
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)
-    return Report(task=task, correctness_label=label, n=len(st.ids), mode=mode,  # type: ignore[arg-type]
-                  excluded=excluded, meta=meta, source=source, provenance=provenance,
+    return Report(task=task, correctness_label=label, n=len(st.ids), n_task=n_task,
+                  mode=mode, excluded=excluded,  # type: ignore[arg-type]
+                  missing=Missing(n=len(missing), ids=missing), meta=meta, source=source,
+                  provenance=provenance,
                   bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
                              "method": "percentile"},
                   arms=arms, comparisons=comparisons, ledger=ledger)

@@ -78,6 +78,10 @@ class Task:
                 out.append(self._item(i, row, item_id))
         return out
 
+    def item_ids(self, n: int | None = None) -> list[str]:
+        """The ids of the first `n` items (all when None), without building the items."""
+        return [self._id(i, row) for i, row in enumerate(self.rows()[:n])]
+
     @cached_property
     def _data_label(self) -> str:
         return str(self.root / self.spec.dataset.path)

@@ -30,13 +30,16 @@ def _score(task_name: str, model: str, engine: str):
 
     task = load_task(ROOT / "conf" / "task" / f"{task_name}.yaml")
     replay = read_replay(ROOT / "replays" / task_name / model / f"{engine}.jsonl")
-    items = task.items(None, only={r.id for r in replay.records})
+    held = {r.id for r in replay.records}
+    task_ids = task.ids(None)
+    items = task.items(None, only=held)
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
     states = score_items(task, items, replay, arms)
     b = Bootstrap()
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
                         meta=replay.meta, source=str(replay.path), provenance=replay.describe(),
-                        seed=b.seed, resamples=b.resamples)
+                        seed=b.seed, resamples=b.resamples, n_task=len(task_ids),
+                        missing=[i for i in task_ids if i not in held])
 
 
 def _capped(task_name: str, model: str, engine: str) -> str:

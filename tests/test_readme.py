@@ -24,3 +24,9 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci/run").read_text(encoding="utf-8")
     for line in m.group(1).splitlines():
         assert line.strip() in ci, line
+
+
+def test_readme_comparisons_use_the_task_label() -> None:
+    block = blocks()["qwen-bfcl"]()
+    bullets = [line for line in block.splitlines() if line.startswith("- ")]
+    assert bullets and all(": AST-match accuracy " in b for b in bullets)

@@ -16,7 +16,39 @@ from vbw.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping names one key twice; `line` and `first` are 1-based."""
+
+    def __init__(self, key: Any, line: int, first: int, node: yaml.Node) -> None:
+        super().__init__(None, None, f"duplicate key {key!r} (first at line {first})",
+                         node.start_mark)
+        self.key, self.line, self.first = key, line, first
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping, where PyYAML would
+    silently keep the last: in a task file that hides a whole block (two `check:`s).
+    Keys merged in by `<<` may still be overridden; that is what merge keys are for."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # unhashable: SafeConstructor reports it below
+            line = key_node.start_mark.line + 1
+            if key in first:
+                raise DuplicateKeyError(key, line, first[key], key_node)
+            first[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: Path) -> Any:
+    """Parse a YAML file with UniqueKeyLoader; errors are one line naming file and line."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -24,12 +56,20 @@ def load_yaml(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except DuplicateKeyError as e:
+        raise ConfigError(f"{path}:{e.line}: duplicate key {e.key!r} (first at line "
+                          f"{e.first})") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ConfigError(f"{path}{where}: invalid YAML: {problem}") from None
+
+
+def check_duplicate_keys(path: Path) -> None:
+    """Raise ConfigError if a YAML file (e.g. a Hydra config) repeats a key in a mapping."""
+    load_yaml(path)
 
 
 def validate(model: type[M], data: Any, source: str) -> M:

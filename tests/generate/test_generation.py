@@ -180,6 +180,7 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path
     replay = read_replay(path)
     states = score_items(task, [good, bad], replay, arms)
     report = build_report(states, task="bfcl_simple", label="x", mode="live", meta={},
-                          source="s", provenance="p", seed=42, resamples=200)
+                          source="s", provenance="p", seed=42, resamples=200, n_task=2,
+                          missing=[])
     assert report.n == 1 and report.excluded.ids == ["simple_29"]
     assert "required property" in report.excluded.reasons["simple_29"]

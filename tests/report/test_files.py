@@ -14,8 +14,9 @@ import pytest
 from tests.conftest import REPLAYS, TASK_CONF
 from vbw.replay import read_replay
 from vbw.report import ledger_csv, render_markdown, render_svg, write_reports
+from vbw.report.markdown import coverage
 from vbw.score.metrics import build_report
-from vbw.score.model import Report
+from vbw.score.model import Excluded, Missing, Report
 from vbw.score.states import score_items
 from vbw.task.arms import task_arms
 from vbw.task.runner import load_task
@@ -29,12 +30,13 @@ def report() -> Report:
     """A real report with exclusions: SmolLM2 on llamacpp refuses three BFCL schemas."""
     task = load_task(TASK_CONF / "bfcl_simple.yaml")
     replay = read_replay(REPLAYS / "bfcl_simple/smollm2_135m/llamacpp.jsonl")
-    items = task.items(None, only={r.id for r in replay.records})
+    items = task.items(200, only={r.id for r in replay.records})
     states = score_items(task, items, replay,
                          task_arms(task.schema_names, task.spec.answer_schema, KINDS))
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
                         meta=replay.meta, source=str(replay.path),
-                        provenance=replay.describe(), seed=0, resamples=200)
+                        provenance=replay.describe(), seed=0, resamples=200, n_task=200,
+                        missing=[])
 
 
 def test_write_reports_writes_four_files_that_round_trip(report: Report, tmp_path: Path) -> None:
@@ -69,7 +71,34 @@ def test_svg_panels_hold_the_quadrant_counts(report: Report) -> None:
 def test_markdown_names_exclusions_and_every_arm(report: Report) -> None:
     md = render_markdown(report)
     assert report.excluded.n == 3
-    assert "3 item(s): simple_29, simple_49, simple_133" in md
+    assert ("197 scored of 200 in the task (3 excluded: simple_29, simple_49, simple_133; "
+            "none missing from the replay).\nExcluded items are left out of every arm (the "
+            "decoding backend could not compile the schema).") in md
     assert f"(N={report.n}, replay)" in md and report.n == 197
     for key in report.arms:
         assert f"| `{key}` |" in md
+
+
+def test_accuracy_is_called_by_the_task_label_everywhere(report: Report) -> None:
+    assert report.correctness_label == "AST-match accuracy"
+    md = render_markdown(report)
+    bullets = [line for line in md.splitlines() if line.startswith("- ") and "pts" in line]
+    assert len(bullets) == len(report.comparisons) + 2  # + validity and wrong-but-valid
+    assert "answer accuracy" not in md
+    assert sum(b.startswith("- AST-match accuracy: ") for b in bullets) == len(report.comparisons)
+    assert "| arm | schema validity | AST-match accuracy |" in md
+    assert "validity × AST-match accuracy per arm" in render_svg(report)
+
+
+def test_coverage_sentence_reads_well_in_every_case(report: Report) -> None:
+    none = report.model_copy(update={"n": 200, "excluded": Excluded(n=0, ids=[], reason="r")})
+    assert coverage(none) == "200 scored of 200 in the task (none excluded; none missing " \
+                             "from the replay)."
+    ids = [f"m{k}" for k in range(8)]
+    gaps = report.model_copy(update={"n_task": 208, "missing": Missing(n=8, ids=ids)})
+    assert coverage(gaps) == ("197 scored of 208 in the task (3 excluded: simple_29, "
+                              "simple_49, simple_133; 8 missing from the replay: m0, m1, m2, "
+                              "m3, m4, +3 more).")
+    many = gaps.model_copy(update={"excluded": Excluded(n=6, ids=list("abcdef"), reason="r")})
+    assert "(6 excluded: a, b, c, d, e, +1 more; 8 missing" in coverage(many)
+    assert coverage(many) in render_markdown(many)

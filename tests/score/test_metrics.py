@@ -29,7 +29,7 @@ def test_pairs_in_contract_order() -> None:
 
 def test_report_numbers() -> None:
     r = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
-                     provenance="p", seed=42, resamples=500)
+                     provenance="p", seed=42, resamples=500, n_task=5, missing=[])
     assert r.n == 4 and r.excluded.ids == ["e"] and r.excluded.reasons == {"e": "too deep"}
     u = r.arms["unconstrained"]
     assert u.schema_validity is None and u.quadrant is None and u.answer_accuracy.rate == 0.5
@@ -55,7 +55,7 @@ def test_report_numbers() -> None:
 
 def test_same_seed_same_intervals() -> None:
     a = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
-                     provenance="p", seed=7, resamples=500)
+                     provenance="p", seed=7, resamples=500, n_task=5, missing=[])
     b = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
-                     provenance="p", seed=7, resamples=500)
+                     provenance="p", seed=7, resamples=500, n_task=5, missing=[])
     assert a.model_dump() == b.model_dump()

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from vbw.score.model import Comparison, Rate, Report
 
-_NAMES = {"schema_validity": "schema validity", "answer_accuracy": "answer accuracy",
-          "wrong_but_valid": "wrong but valid"}
+_NAMES = {"schema_validity": "schema validity", "wrong_but_valid": "wrong but valid"}
+
+
+def metric_name(metric: str, label: str) -> str:
+    """A metric's name in prose; accuracy is called by the task's label (e.g. "AST-match
+    accuracy"), as in the table header, so the two never disagree."""
+    return label if metric == "answer_accuracy" else _NAMES[metric]
 
 
 def pct(x: float) -> str:
@@ -23,17 +28,34 @@ def rate_cell(r: Rate | None) -> str:
     return f"{pct(r.rate)} [{pct(r.ci95[0])}, {pct(r.ci95[1])}]"
 
 
-def _comparison(c: Comparison, n: int) -> list[str]:
+def _comparison(c: Comparison, n: int, label: str) -> list[str]:
     lines = [f"**`{c.from_}` → `{c.to}`** ({c.role})"]
     for metric, d in c.deltas.items():
+        name = metric_name(metric, label)
         interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts"
         if d.excludes_0:
-            lines.append(f"- {_NAMES[metric]}: {_pts(d.delta)} pts ({interval})")
+            lines.append(f"- {name}: {_pts(d.delta)} pts ({interval})")
         else:
-            lines.append(f"- {_NAMES[metric]}: no detectable effect at N={n} ({interval})")
+            lines.append(f"- {name}: no detectable effect at N={n} ({interval})")
     lines.append(f"- per-item flips: {c.flips.right_to_wrong} right→wrong, "
                  f"{c.flips.wrong_to_right} wrong→right")
     return lines
+
+
+def _first_ids(ids: list[str], shown: int = 5) -> str:
+    more = f", +{len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+def coverage(r: Report) -> str:
+    """One sentence, e.g. `197 scored of 200 in the task (3 excluded: a, b, c; none missing
+    from the replay).` Every selected task item is one of the three; the first five ids
+    of each are named here, all of them in report.json."""
+    excluded = (f"{r.excluded.n} excluded: {_first_ids(r.excluded.ids)}" if r.excluded.n
+                else "none excluded")
+    missing = (f"{r.missing.n} missing from the replay: {_first_ids(r.missing.ids)}"
+               if r.missing.n else "none missing from the replay")
+    return f"{r.n} scored of {r.n_task} in the task ({excluded}; {missing})."
 
 
 def render_markdown(r: Report) -> str:
@@ -41,9 +63,9 @@ def render_markdown(r: Report) -> str:
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
            else "Generated in this run.")
     out.append(f"Scored from `{r.source}`, {r.provenance}. {how}")
+    out.append(coverage(r))
     if r.excluded.n:
-        out.append(f"Excluded from every arm ({r.excluded.reason}): {r.excluded.n} item(s): "
-                   f"{', '.join(r.excluded.ids)}.")
+        out.append(f"Excluded items are left out of every arm ({r.excluded.reason}).")
     out += ["", "## Metrics per arm (rate over all N items, 95% bootstrap CI)", "",
             f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
             "|---|---|---|---|"]
@@ -54,7 +76,7 @@ def render_markdown(r: Report) -> str:
     if r.comparisons:
         out += ["## Paired comparisons (same items)", ""]
         for c in r.comparisons:
-            out += _comparison(c, r.n) + [""]
+            out += _comparison(c, r.n, r.correctness_label) + [""]
     widths = ", ".join(f"`{k}` ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({r.correctness_label}): {widths}")

@@ -3,11 +3,23 @@
 Resampling n items with replacement and averaging 0/1 values is a Binomial(n, k/n) draw
 divided by n; a paired difference of 0/1 values takes -1/0/+1, so its resampled mean is a
 Multinomial draw over those three counts. Both are exact and need no loop per resample.
+
+Each arm and each comparison draws from its own stream, seeded by the run's seed and a
+digest of its key, so adding or dropping an arm never moves another arm's interval.
 """
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
+
+
+def key_rng(seed: int, key: str) -> np.random.Generator:
+    """The Generator for one arm or comparison: SeedSequence([seed, sha256(key)[:8]]).
+    sha256, not hash(), because str hashes are salted per process."""
+    digest = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
+    return np.random.default_rng(np.random.SeedSequence([seed, digest]))
 
 
 def _bounds(draws: np.ndarray, level: float) -> tuple[float, float]:

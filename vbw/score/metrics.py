@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from vbw.score.bootstrap import delta_ci, rate_ci
-from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Quadrant, Rate,
-                             Report)
+from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
+from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
+                             Rate, Report)
 from vbw.score.states import ItemStates
 from vbw.task.arms import parse_arm
 
@@ -18,7 +18,8 @@ EXCLUDED_REASON = "the decoding backend could not compile the schema"
 
 
 def _columns(st: ItemStates, j: int) -> dict[str, np.ndarray]:
-    """0/1 vectors per metric for arm column j; validity metrics only for contract arms."""
+    """0/1 vectors per metric for arm column j, in the order their CIs are drawn from the
+    arm's stream; validity metrics only for contract arms."""
     right = st.right[:, j]
     if not parse_arm(st.arms[j]).has_contract:
         return {"answer_accuracy": right}
@@ -27,24 +28,23 @@ def _columns(st: ItemStates, j: int) -> dict[str, np.ndarray]:
             "wrong_but_valid": valid & ~right}
 
 
-def arm_metrics(st: ItemStates, rng: np.random.Generator, resamples: int) -> dict[str, ArmMetrics]:
-    out: dict[str, ArmMetrics] = {}
+def arm_metrics(st: ItemStates, key: str, rng: np.random.Generator,
+                resamples: int) -> ArmMetrics:
+    """One arm's rates and quadrant; rng is that arm's own stream (see key_rng)."""
     n = len(st.ids)
-    for j, key in enumerate(st.arms):
-        cols = _columns(st, j)
-        rates = {m: Rate(rate=float(v.mean()) if n else 0.0, ci95=rate_ci(v, rng, resamples))
-                 for m, v in cols.items()}
-        quadrant = None
-        if "schema_validity" in cols:
-            valid, right = cols["schema_validity"], cols["answer_accuracy"]
-            quadrant = Quadrant(valid_right=int((valid & right).sum()),
-                                valid_wrong=int((valid & ~right).sum()),
-                                invalid_right=int((~valid & right).sum()),
-                                invalid_wrong=int((~valid & ~right).sum()))
-        out[key] = ArmMetrics(n=n, schema_validity=rates.get("schema_validity"),
-                              answer_accuracy=rates["answer_accuracy"],
-                              wrong_but_valid=rates.get("wrong_but_valid"), quadrant=quadrant)
-    return out
+    cols = _columns(st, st.arms.index(key))
+    rates = {m: Rate(rate=float(v.mean()) if n else 0.0, ci95=rate_ci(v, rng, resamples))
+             for m, v in cols.items()}
+    quadrant = None
+    if "schema_validity" in cols:
+        valid, right = cols["schema_validity"], cols["answer_accuracy"]
+        quadrant = Quadrant(valid_right=int((valid & right).sum()),
+                            valid_wrong=int((valid & ~right).sum()),
+                            invalid_right=int((~valid & right).sum()),
+                            invalid_wrong=int((~valid & ~right).sum()))
+    return ArmMetrics(n=n, schema_validity=rates.get("schema_validity"),
+                      answer_accuracy=rates["answer_accuracy"],
+                      wrong_but_valid=rates.get("wrong_but_valid"), quadrant=quadrant)
 
 
 def comparison_pairs(arms: list[str]) -> list[tuple[str, str, str]]:
@@ -62,8 +62,14 @@ def comparison_pairs(arms: list[str]) -> list[tuple[str, str, str]]:
     return pairs
 
 
+def comparison_key(src: str, dst: str) -> str:
+    """The key a comparison's random stream is derived from."""
+    return f"{src} -> {dst}"
+
+
 def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Generator,
             resamples: int) -> Comparison:
+    """One paired comparison; rng is its own stream (see key_rng)."""
     i, j = st.arms.index(src), st.arms.index(dst)
     a_cols, b_cols = _columns(st, i), _columns(st, j)
     deltas = {}
@@ -84,18 +90,26 @@ def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Genera
 
 
 def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict[str, Any],
-                 source: str, provenance: str, seed: int, resamples: int) -> Report:
-    """Everything report.json holds. One seeded Generator, used in a fixed order."""
-    rng = np.random.default_rng(seed)
-    arms = arm_metrics(st, rng, resamples)
-    comparisons = [compare(st, a, b, k, rng, resamples)
+                 source: str, provenance: str, seed: int, resamples: int, n_task: int,
+                 missing: list[str]) -> Report:
+    """Everything report.json holds. n_task counts the task items selected for scoring and
+    `missing` lists those the replay lacks; every one is scored, excluded or missing.
+    Each arm and each comparison resamples from a stream derived from the seed and its own
+    key, so its CI does not depend on the other arms."""
+    if n_task != len(st.ids) + len(st.excluded) + len(missing):
+        raise ValueError(f"n_task={n_task} but {len(st.ids)} scored + {len(st.excluded)} "
+                         f"excluded + {len(missing)} missing")
+    arms = {key: arm_metrics(st, key, key_rng(seed, key), resamples) for key in st.arms}
+    comparisons = [compare(st, a, b, k, key_rng(seed, comparison_key(a, b)), resamples)
                    for a, b, k in comparison_pairs(st.arms)]
     ledger = [{"id": item_id, **{arm: st.state(i, j) for j, arm in enumerate(st.arms)}}
               for i, item_id in enumerate(st.ids)]
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)
-    return Report(task=task, correctness_label=label, n=len(st.ids), mode=mode,  # type: ignore[arg-type]
-                  excluded=excluded, meta=meta, source=source, provenance=provenance,
+    return Report(task=task, correctness_label=label, n=len(st.ids), n_task=n_task,
+                  mode=mode, excluded=excluded,  # type: ignore[arg-type]
+                  missing=Missing(n=len(missing), ids=missing), meta=meta, source=source,
+                  provenance=provenance,
                   bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
                              "method": "percentile"},
                   arms=arms, comparisons=comparisons, ledger=ledger)

@@ -64,12 +64,20 @@ class Excluded(_M):
     reasons: dict[str, str] = {}
 
 
+class Missing(_M):
+    """Task items selected for scoring that the replay does not hold (all their ids)."""
+    n: int
+    ids: list[str]
+
+
 class Report(_M):
     task: str
     correctness_label: str
     n: int
+    n_task: int  # items selected from the task (after `first` and `n`): n + excluded + missing
     mode: Literal["replay", "live"]
     excluded: Excluded
+    missing: Missing
     meta: dict[str, Any]
     source: str
     provenance: str

@@ -1,0 +1,72 @@
+"""YAML loading refuses a key given twice in one mapping (PyYAML would keep the last), with
+one line naming file, line and key; merge keys still work and the bundled files pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, TASKS
+from vbw.errors import ConfigError
+from vbw.validation import UniqueKeyLoader, check_duplicate_keys, load_yaml
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "t.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_yaml(path)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_duplicate_top_level_key(tmp_path: Path) -> None:
+    text = "name: t\ncheck: {kind: numeric}\nlabel: x\ncheck: {kind: string}\n"
+    assert _error(tmp_path, text) == \
+        f"{tmp_path / 't.yaml'}:4: duplicate key 'check' (first at line 2)"
+
+
+def test_duplicate_nested_key_names_its_lines(tmp_path: Path) -> None:
+    text = ("name: t\n"
+            "dataset:\n"
+            "  path: a.jsonl\n"
+            "  fields:\n"
+            "    question: q\n"
+            "    answer: a\n"
+            "    question: other\n")
+    assert _error(tmp_path, text).endswith("t.yaml:7: duplicate key 'question' (first at line 5)")
+
+
+def test_duplicate_in_flow_mapping_and_equal_spellings(tmp_path: Path) -> None:
+    assert _error(tmp_path, "a: {k: 1, k: 2}\n").endswith(":1: duplicate key 'k' (first at line 1)")
+    assert _error(tmp_path, "1: a\n0x1: b\n").endswith(":2: duplicate key 1 (first at line 1)")
+
+
+def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("base: &b {x: 1, y: 2}\nother: &o {z: 3}\n"
+                    "a:\n  <<: [*b, *o]\n  x: 9\n", encoding="utf-8")
+    assert load_yaml(path)["a"] == {"x": 9, "y": 2, "z": 3}
+
+
+def test_other_yaml_errors_unchanged(tmp_path: Path) -> None:
+    assert _error(tmp_path, "a: [1\n").startswith(f"{tmp_path / 't.yaml'}:2: invalid YAML:")
+
+
+BUNDLED = sorted(TASKS.glob("*.yaml")) + sorted((ROOT / "conf").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_bundled_files_have_no_duplicates(path: Path) -> None:
+    check_duplicate_keys(path)
+    assert yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader) == \
+        yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def test_check_duplicate_keys_raises(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("defaults:\n  - _self_\nn: 1\nn: 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"c\.yaml:4: duplicate key 'n' \(first at line 3\)"):
+        check_duplicate_keys(path)

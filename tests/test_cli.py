@@ -62,10 +62,43 @@ def test_misspelled_key_in_task_file_exit_2(tmp_path: Path) -> None:
 
 
 def test_missing_replay_combination_lists_available(tmp_path: Path) -> None:
-    line = _one_line_error(run_vbw("task=gsm8k", "engine=llamacpp", f"hydra.run.dir={tmp_path}",
-                                   cwd=tmp_path))
+    line = _one_line_error(run_vbw("task=gsm8k", "engine=llamacpp", "mode=replay",
+                                   f"hydra.run.dir={tmp_path}", cwd=tmp_path))
     assert "no replay for task=gsm8k model=qwen2_5_0_5b engine=llamacpp" in line
     assert "gsm8k/qwen2_5_0_5b/outlines" in line
+
+
+def test_card_command_rescores_a_recorded_replay(tmp_path: Path) -> None:
+    proc = run_vbw("task=gsm8k", "engine=llamacpp", "model=smollm2_135m",
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert "re-scoring the recorded replay" in first and "llamacpp.jsonl" in first
+    assert load_json(tmp_path / "report.json")["mode"] == "replay"
+
+
+def test_card_command_without_replay_or_model_is_one_actionable_line(tmp_path: Path) -> None:
+    """`vbw task=gsm8k engine=llamacpp` on a fresh install: no Qwen replay for llamacpp, so
+    mode=auto goes live; offline without the model that is one line naming the no-hub
+    model, exit 2, and no download retries on stderr."""
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    proc = run_vbw("task=gsm8k", "engine=llamacpp", f"hydra.run.dir={tmp_path}/o",
+                   cwd=tmp_path, env=env, timeout=60)
+    line = _one_line_error(proc)
+    assert "no recorded replay for gsm8k x qwen2_5_0_5b x llamacpp" in line
+    assert "model=smollm2_135m" in line and "model.path=" in line
+
+
+def test_card_command_without_the_live_extra(tmp_path: Path) -> None:
+    """A missing live extra is simulated by a `llama_cpp` that fails to import."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "llama_cpp.py").write_text("raise ImportError('No module named llama_cpp')\n")
+    env = {"PYTHONPATH": f"{shadow}:{ROOT}"}
+    line = _one_line_error(run_vbw("task=gsm8k", "engine=llamacpp",
+                                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, env=env))
+    assert "no recorded replay for gsm8k x qwen2_5_0_5b x llamacpp" in line
+    assert "pip install 'validbutwrong[live]'" in line and "model=smollm2_135m" in line
 
 
 def test_n_scores_first_items_and_user_task_with_replay(tmp_path: Path) -> None:
@@ -99,7 +132,8 @@ def test_help_and_cfg(tmp_path: Path) -> None:
     c = run_vbw("--cfg", "job", "task=gsm8k", "engine=llamacpp", cwd=tmp_path)
     assert c.returncode == 0
     job = yaml.safe_load(c.stdout)
-    assert job["engine"]["name"] == "llamacpp" and job["task"]["files"] == ["gsm8k"]
+    assert job["engine"]["name"] == "llamacpp" and job["task"]["name"] == "gsm8k"
+    assert job["task"]["dataset"]["first"] == 200  # the task itself is the config
 
 
 def test_multirun_sweep_runs_every_job_and_keeps_the_gate(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
-"""Every config in conf/ composes and validates as a RunConfig."""
+"""Every config in conf/ composes and validates as the CLI would take it: the run config
+as a RunConfig, the task node as tasks (a task config is itself a task; demo selects)."""
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -10,10 +12,21 @@ from omegaconf import OmegaConf
 
 from vbw.config import RunConfig
 from vbw.resources import bundled
+from vbw.task.locate import select_tasks
 
 CONF = bundled("conf")
 GROUPS = {g: sorted(p.stem for p in (CONF / g).glob("*.yaml"))
           for g in ("model", "engine", "arms", "task")}
+
+
+def _validated(overrides: list[str]) -> tuple[RunConfig, list[str]]:
+    cfg = compose(config_name="config", overrides=overrides)
+    rest = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "task"])
+    run_cfg = RunConfig.model_validate(OmegaConf.to_container(rest, resolve=True))
+    choice = dict(o.split("=", 1) for o in overrides).get("task", "demo")
+    tasks = select_tasks(OmegaConf.to_container(cfg.task, resolve=False), choice, [CONF],
+                         Path.cwd())
+    return run_cfg, [t.name for t in tasks]
 
 
 def test_every_group_has_options() -> None:
@@ -21,20 +34,35 @@ def test_every_group_has_options() -> None:
     assert {"qwen2_5_0_5b", "smollm2_135m"} <= set(GROUPS["model"])
     assert set(GROUPS["engine"]) == {"outlines", "llamacpp"}
     assert {"standard", "headline"} <= set(GROUPS["arms"])
+    assert {"gsm8k", "bfcl_simple", "demo"} <= set(GROUPS["task"])
 
 
 @pytest.mark.parametrize("group,option", [(g, o) for g, opts in GROUPS.items() for o in opts])
 def test_each_option_composes(group: str, option: str) -> None:
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[f"{group}={option}"])
-    data = OmegaConf.to_container(cfg, resolve=True)
-    rc = RunConfig.model_validate(data)
-    assert getattr(rc, group) is not None
+        rc, tasks = _validated([f"{group}={option}"])
+    if group == "task":
+        assert tasks == (["bfcl_simple", "gsm8k"] if option == "demo" else [option])
+    else:
+        assert getattr(rc, group).name == option
 
 
 def test_full_cross_product_composes() -> None:
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         for combo in itertools.product(*GROUPS.values()):
-            overrides = [f"{g}={o}" for g, o in zip(GROUPS, combo)]
-            RunConfig.model_validate(OmegaConf.to_container(
-                compose(config_name="config", overrides=overrides), resolve=True))
+            _validated([f"{g}={o}" for g, o in zip(GROUPS, combo)])
+
+
+def test_hydra_and_plain_yaml_read_a_task_alike() -> None:
+    """A task composed by Hydra (OmegaConf's YAML loader) is the same data as the file read
+    by vbw's own loader (task.files), so both routes give the same task and task hash."""
+    from vbw.task.runner import load_task
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        for name in ("gsm8k", "bfcl_simple"):
+            cfg = compose(config_name="config", overrides=[f"task={name}"])
+            composed = select_tasks(OmegaConf.to_container(cfg.task, resolve=False), name,
+                                    [CONF], Path.cwd())[0]
+            direct = load_task(CONF / "task" / f"{name}.yaml")
+            assert composed.spec == direct.spec
+            assert composed.generation_hash() == direct.generation_hash()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, TASKS
+from tests.conftest import EXAMPLE, ROOT
 from vbw.errors import ConfigError
 from vbw.validation import UniqueKeyLoader, check_duplicate_keys, load_yaml
 
@@ -55,7 +55,7 @@ def test_other_yaml_errors_unchanged(tmp_path: Path) -> None:
     assert _error(tmp_path, "a: [1\n").startswith(f"{tmp_path / 't.yaml'}:2: invalid YAML:")
 
 
-BUNDLED = sorted(TASKS.glob("*.yaml")) + sorted((ROOT / "conf").rglob("*.yaml"))
+BUNDLED = sorted((ROOT / "conf").rglob("*.yaml")) + sorted(EXAMPLE.rglob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: str(p.relative_to(ROOT)))

@@ -63,6 +63,10 @@ def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[st
                               "belongs to other data, or its ids were changed")
     held = {r.id for r in replay.records}
     missing = [i for i in selected if i not in held]
+    if len(missing) == len(selected):
+        raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored (the "
+                          f"replay holds {len(held)} item(s), none of the {len(selected)} "
+                          "selected)")
     if missing:
         print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
               f"{replay.path}: {_first(missing)}; scoring the {len(selected) - len(missing)} "

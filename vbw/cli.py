@@ -76,6 +76,9 @@ def _hydra_main(cfg: DictConfig) -> None:
     except KeyboardInterrupt:
         print("vbw: interrupted", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:  # `vbw | head`: the reader left; the report files are written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
     if code and hc.mode == RunMode.MULTIRUN:
         _sweep_exit = max(_sweep_exit, code)
     elif code:

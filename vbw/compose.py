@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
 
@@ -97,7 +99,7 @@ def _compose(loader: Any, name: str, overrides: list[str]) -> Any:
         return loader.load_configuration(name, overrides, run_mode=RunMode.RUN)
     except MissingConfigException as e:
         raise ConfigError(_missing_error(e, loader, overrides)) from None
-    except HydraException as e:
+    except (HydraException, yaml.YAMLError) as e:
         raise ConfigError(_composition_error(e, loader, name, overrides)) from None
 
 
@@ -123,8 +125,6 @@ def _missing_error(e: Any, loader: Any, overrides: list[str]) -> str:
 
 def _duplicate_key(e: BaseException) -> str | None:
     """A YAML duplicate-key error anywhere in the cause chain, as 'FILE:LINE: ...'."""
-    import yaml
-
     seen: BaseException | None = e
     while seen is not None:
         if isinstance(seen, yaml.MarkedYAMLError) and "duplicate key" in str(seen.problem):
@@ -140,6 +140,8 @@ def _composition_error(e: Any, loader: Any, name: str, overrides: list[str]) -> 
     if dup is not None:
         return dup
     text = str(e)
+    if isinstance(e, yaml.YAMLError):
+        return f"invalid YAML in a config file: {one_line(e, typed=False)}"
     if text.startswith("Ambiguous value for argument"):
         arg = text.split("'", 2)[1]
         return (f"{arg}: a comma list sweeps only with -m/--multirun; for a list write "

@@ -40,16 +40,27 @@ def test_report_counts_the_task_selection_and_names_missing_items(tmp_path: Path
     assert sentence in proc.stdout
 
 
-def test_without_n_the_whole_task_is_selected(tmp_path: Path) -> None:
+def test_without_n_the_task_selection_is_scored(tmp_path: Path) -> None:
     replay = _partial_replay(tmp_path)
     proc = run_vbw("task=gsm8k", f"replay={replay}", f"hydra.run.dir={tmp_path}/o", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    rep = load_json(tmp_path / "o/report.json")  # the bundled task selects first: 200
+    assert rep["n"] == 9 and rep["n_task"] == 200 and rep["missing"]["n"] == 191
+    assert len(rep["missing"]["ids"]) == 191  # all of them, not only the five printed
+    assert ("9 scored of 200 in the task (none excluded; 191 missing from the replay: "
+            "gsm8k_test_1, gsm8k_test_4, gsm8k_test_9, gsm8k_test_12, gsm8k_test_13, "
+            "+186 more).") in proc.stdout
+    # the warning on stderr says the same, with the first ids
+    assert "191 of 200 task item(s) are not in" in proc.stderr and "'gsm8k_test_1'" in proc.stderr
+
+
+def test_first_null_selects_the_whole_dataset(tmp_path: Path) -> None:
+    replay = _partial_replay(tmp_path)
+    proc = run_vbw("task=gsm8k", "task.dataset.first=null", f"replay={replay}",
+                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     rep = load_json(tmp_path / "o/report.json")
     assert rep["n"] == 9 and rep["n_task"] == 1319 and rep["missing"]["n"] == 1310
-    assert len(rep["missing"]["ids"]) == 1310  # all of them, not only the five printed
-    assert ("9 scored of 1319 in the task (none excluded; 1310 missing from the replay: "
-            "gsm8k_test_1, gsm8k_test_4, gsm8k_test_9, gsm8k_test_12, gsm8k_test_13, "
-            "+1305 more).") in proc.stdout
 
 
 def test_counts_must_add_up() -> None:

@@ -8,6 +8,10 @@ pinned one is refused rather than used.
 from __future__ import annotations
 
 import hashlib
+import logging
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Literal
@@ -106,7 +110,9 @@ def _from_hub(spec: ModelConfig, cache_dir: Path | None, endpoint: str | None) -
         local = hf_hub_download(**args, local_files_only=True)
     except Exception:
         try:
-            local = hf_hub_download(**args)
+            _reachable(endpoint)
+            with _quiet_hub():
+                local = hf_hub_download(**args)
         except Exception as exc:  # offline, 404, auth, disk: all the same remedy for the user
             raise EngineError(
                 f"model {spec.name!r}: cannot download {where} ({one_line(exc)}); "
@@ -116,6 +122,34 @@ def _from_hub(spec: ModelConfig, cache_dir: Path | None, endpoint: str | None) -
     digest = sha256_file(path)
     _check_digest(spec, path, digest)
     return ModelFile(path=str(path), sha256=digest, source="hub", file=spec.file)
+
+
+def _reachable(endpoint: str | None) -> None:
+    """Fail at once when the hub's host does not even resolve (offline): the hub client
+    would otherwise retry for ~25 s, printing a warning per retry."""
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    host = urlparse(endpoint or constants.ENDPOINT).hostname
+    if host:
+        try:
+            socket.getaddrinfo(host, 443)
+        except OSError as e:
+            raise ConnectionError(f"cannot resolve {host} ({e.strerror or e}): offline?") \
+                from None
+
+
+@contextmanager
+def _quiet_hub() -> Iterator[None]:
+    """The hub client logs its retries as warnings; vbw reports failure in one line."""
+    logger = logging.getLogger("huggingface_hub")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def resolve_model(

@@ -154,9 +154,15 @@ def _gold_findings(task: Task, checked: int, wrong: list[str], invalid: list[str
         warnings.append(f"{where} is scored wrong on {len(wrong)} of {checked} items: "
                         f"{_first(wrong)}")
     if invalid:
-        warnings.append(f"{task.path}: schemas.{task.spec.answer_schema}: the gold-shaped "
-                        f"answer does not validate on {len(invalid)} of {checked} items "
-                        f"(a constrained arm cannot be right there): {_first(invalid)}")
+        what = (f"{task.path}: schemas.{task.spec.answer_schema}: the gold-shaped answer "
+                f"does not validate on {len(invalid)} of {checked} items")
+        if len(invalid) == checked:  # no valid output can be right: the contract is broken
+            problems.append(f"{what}: schema and extract.json.path "
+                            f"{task.spec.extract.json_.path!r} disagree, so no schema-valid "
+                            "answer can be scored right")
+        else:
+            warnings.append(f"{what} (a constrained arm cannot be right there): "
+                            f"{_first(invalid)}")
 
 
 def summary_line(a: Audit) -> str:

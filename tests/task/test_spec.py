@@ -55,6 +55,12 @@ def test_bad_regex_names_value(tmp_path: Path) -> None:
     assert "extract.free.0.regex.pattern" in msg and "not a valid regex" in msg
 
 
+def test_bad_jmespath_is_one_line_naming_field_and_value(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["dataset"]["fields"].__setitem__("q", "a[[["))
+    assert "t.yaml: dataset.fields.q:" in msg and "not a valid JMESPath expression" in msg
+    assert "at column 2" in msg and "(got 'a[[[')" in msg
+
+
 def test_answer_schema_must_exist(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda d: d.__setitem__("answer_schema", "nope"))
     assert "answer_schema 'nope'" in msg and "answer, reasoning" in msg

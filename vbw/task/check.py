@@ -10,14 +10,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field
+
+from vbw.task.base import RegexPattern, StrictModel
 
 
-class _Checker(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NumericChecker(_Checker):
+class NumericChecker(StrictModel):
     """Both are (non-boolean) numbers and |answer - gold| < tolerance."""
 
     kind: Literal["numeric"]
@@ -29,7 +27,7 @@ class NumericChecker(_Checker):
         return abs(float(answer) - float(gold)) < self.tolerance
 
 
-class StringChecker(_Checker):
+class StringChecker(StrictModel):
     """Equal strings after the listed normalisations, applied in order to both sides."""
 
     kind: Literal["string"]
@@ -52,23 +50,13 @@ class StringChecker(_Checker):
         return self.norm(answer) == self.norm(gold)
 
 
-class RegexChecker(_Checker):
+class RegexChecker(StrictModel):
     """The answer string matches a pattern: `pattern` if set, else the gold is the pattern."""
 
     kind: Literal["regex"]
-    pattern: str | None = None
+    pattern: RegexPattern | None = None
     fullmatch: bool = True
     ignore_case: bool = False
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str | None) -> str | None:
-        if v is not None:
-            try:
-                re.compile(v)
-            except re.error as e:
-                raise ValueError(f"not a valid regex: {e}") from None
-        return v
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         pattern = self.pattern if self.pattern is not None else gold
@@ -81,7 +69,7 @@ class RegexChecker(_Checker):
         return bool(rx.fullmatch(answer) if self.fullmatch else rx.search(answer))
 
 
-class MembershipChecker(_Checker):
+class MembershipChecker(StrictModel):
     """The answer equals one element of the gold list (strings compared after `string`)."""
 
     kind: Literal["membership"]
@@ -99,7 +87,7 @@ class MembershipChecker(_Checker):
         return False
 
 
-class CallArgsChecker(_Checker):
+class CallArgsChecker(StrictModel):
     """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
 
     kind: Literal["call_args"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from vbw.task.base import StrictModel
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
@@ -33,11 +35,7 @@ def number_from_text(text: str) -> float | None:
         return None
 
 
-class _Coercion(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class IdentityCoercion(_Coercion):
+class IdentityCoercion(StrictModel):
     """Keep the candidate as it is (objects, lists, strings alike)."""
 
     kind: Literal["identity"]
@@ -46,7 +44,7 @@ class IdentityCoercion(_Coercion):
         return value
 
 
-class NumberCoercion(_Coercion):
+class NumberCoercion(StrictModel):
     """A JSON number as is (never a boolean); a string through `number_from_text`."""
 
     kind: Literal["number"]
@@ -61,7 +59,7 @@ class NumberCoercion(_Coercion):
         return None
 
 
-class StringCoercion(_Coercion):
+class StringCoercion(StrictModel):
     """A string as is; a number or boolean as its JSON spelling; anything else nothing."""
 
     kind: Literal["string"]
@@ -77,7 +75,7 @@ class StringCoercion(_Coercion):
         return value.strip() if self.strip else value
 
 
-class BooleanCoercion(_Coercion):
+class BooleanCoercion(StrictModel):
     """A JSON boolean, or the strings true/false/yes/no (any case)."""
 
     kind: Literal["boolean"]

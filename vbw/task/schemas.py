@@ -7,12 +7,11 @@ so nothing here sorts keys.
 from __future__ import annotations
 
 import json
-
 from typing import Annotated, Any, Callable, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from vbw.task.extract import search
+from vbw.task.base import JMESPathExpr, StrictModel, search
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
@@ -56,11 +55,7 @@ DIALECTS: dict[str, Callable[[Any], Any]] = {"json_schema": identity_dialect,
                                               "bfcl": bfcl_to_json_schema}
 
 
-class _Schema(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class StaticSchema(_Schema):
+class StaticSchema(StrictModel):
     """One JSON Schema for every item."""
 
     kind: Literal["static"]
@@ -70,11 +65,11 @@ class StaticSchema(_Schema):
         return self.schema_
 
 
-class PerItemSchema(_Schema):
+class PerItemSchema(StrictModel):
     """A schema read from each item's fields by JMESPath, converted from a named dialect."""
 
     kind: Literal["per_item"]
-    path: str
+    path: JMESPathExpr
     dialect: str = "json_schema"
 
     @field_validator("dialect")

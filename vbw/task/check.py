@@ -3,18 +3,22 @@
 `call_args` is a simplified BFCL AST match (not the official checker): the answer is an
 arguments object, no key outside the schema's properties, every gold parameter either
 absent-and-optional (its allowed list holds "") or equal to one allowed value.
+The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
+from it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
-
-from pydantic import Field
+from typing import Any, Literal
 
 from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.registry import Registry
+
+CHECKERS: Registry[StrictModel] = Registry("checker")
 
 
+@CHECKERS.register
 class NumericChecker(StrictModel):
     """Both are (non-boolean) numbers and |answer - gold| < tolerance."""
 
@@ -27,6 +31,7 @@ class NumericChecker(StrictModel):
         return abs(float(answer) - float(gold)) < self.tolerance
 
 
+@CHECKERS.register
 class StringChecker(StrictModel):
     """Equal strings after the listed normalisations, applied in order to both sides."""
 
@@ -50,6 +55,7 @@ class StringChecker(StrictModel):
         return self.norm(answer) == self.norm(gold)
 
 
+@CHECKERS.register
 class RegexChecker(StrictModel):
     """The answer string matches a pattern: `pattern` if set, else the gold is the pattern."""
 
@@ -69,6 +75,7 @@ class RegexChecker(StrictModel):
         return bool(rx.fullmatch(answer) if self.fullmatch else rx.search(answer))
 
 
+@CHECKERS.register
 class MembershipChecker(StrictModel):
     """The answer equals one element of the gold list (strings compared after `string`)."""
 
@@ -87,6 +94,7 @@ class MembershipChecker(StrictModel):
         return False
 
 
+@CHECKERS.register
 class CallArgsChecker(StrictModel):
     """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
 
@@ -130,12 +138,8 @@ class CallArgsChecker(StrictModel):
         return s.lower().translate({ord(c): None for c in self.delete_chars})
 
 
-Checker = Annotated[
-    Union[NumericChecker, StringChecker, RegexChecker, MembershipChecker, CallArgsChecker],
-    Field(discriminator="kind"),
-]
-CHECKER_KINDS = {"numeric": NumericChecker, "string": StringChecker, "regex": RegexChecker,
-                 "membership": MembershipChecker, "call_args": CallArgsChecker}
+Checker = CHECKERS.union()
+CHECKER_KINDS = CHECKERS.classes
 
 
 def _is_number(v: Any) -> bool:

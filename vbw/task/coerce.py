@@ -1,17 +1,19 @@
 """Coercions: turn an extracted candidate into the answer a checker compares with gold.
 
 A coercion returns None when the candidate cannot become an answer of that type; a free
-text chain then tries its next step, and a JSON answer counts as missing.
+text chain then tries its next step, and a JSON answer counts as missing. The vocabulary
+is the COERCIONS registry: a class registers itself, and `Coercion` is built from it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
-
-from pydantic import Field
+from typing import Any, Literal
 
 from vbw.task.base import StrictModel
+from vbw.task.registry import Registry
+
+COERCIONS: Registry[StrictModel] = Registry("coercion")
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
@@ -35,6 +37,7 @@ def number_from_text(text: str) -> float | None:
         return None
 
 
+@COERCIONS.register
 class IdentityCoercion(StrictModel):
     """Keep the candidate as it is (objects, lists, strings alike)."""
 
@@ -44,6 +47,7 @@ class IdentityCoercion(StrictModel):
         return value
 
 
+@COERCIONS.register
 class NumberCoercion(StrictModel):
     """A JSON number as is (never a boolean); a string through `number_from_text`."""
 
@@ -59,6 +63,7 @@ class NumberCoercion(StrictModel):
         return None
 
 
+@COERCIONS.register
 class StringCoercion(StrictModel):
     """A string as is; a number or boolean as its JSON spelling; anything else nothing."""
 
@@ -75,6 +80,7 @@ class StringCoercion(StrictModel):
         return value.strip() if self.strip else value
 
 
+@COERCIONS.register
 class BooleanCoercion(StrictModel):
     """A JSON boolean, or the strings true/false/yes/no (any case)."""
 
@@ -89,9 +95,5 @@ class BooleanCoercion(StrictModel):
         return None
 
 
-Coercion = Annotated[
-    Union[IdentityCoercion, NumberCoercion, StringCoercion, BooleanCoercion],
-    Field(discriminator="kind"),
-]
-COERCION_KINDS = {"identity": IdentityCoercion, "number": NumberCoercion,
-                  "string": StringCoercion, "boolean": BooleanCoercion}
+Coercion = COERCIONS.union()
+COERCION_KINDS = COERCIONS.classes

@@ -3,7 +3,8 @@
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate
 coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
-take a JMESPath into it.
+take a JMESPath into it. The step vocabulary is the STEPS registry: a class registers
+itself, and `FreeStep` is built from it.
 """
 
 from __future__ import annotations
@@ -12,16 +13,17 @@ import ast
 import json
 import re
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Union
-
-from pydantic import Field
+from typing import Any, Literal
 
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
+from vbw.task.registry import Registry
 
 _DECODER = json.JSONDecoder()
+STEPS: Registry[StrictModel] = Registry("extract step")
 
 
+@STEPS.register
 class RegexStep(StrictModel):
     """A regex match; `match` picks the first or last occurrence, `group` the capture."""
 
@@ -50,6 +52,7 @@ class RegexStep(StrictModel):
             return None
 
 
+@STEPS.register
 class BoxedStep(StrictModel):
     r"""The content of the LAST `\boxed{...}` (no nested braces); earlier boxes are not tried."""
 
@@ -59,6 +62,7 @@ class BoxedStep(StrictModel):
         return _BOXED.apply(text, fields)
 
 
+@STEPS.register
 class LastNumberStep(StrictModel):
     """The whole text, for a number coercion to take its last number from."""
 
@@ -68,6 +72,7 @@ class LastNumberStep(StrictModel):
         return last_number(text)
 
 
+@STEPS.register
 class PythonCallStep(StrictModel):
     """Parse (never evaluate) the first Python-syntax call in the text into an arguments dict.
 
@@ -101,11 +106,8 @@ class PythonCallStep(StrictModel):
         return args
 
 
-FreeStep = Annotated[
-    Union[RegexStep, BoxedStep, LastNumberStep, PythonCallStep], Field(discriminator="kind")
-]
-STEP_KINDS = {"regex": RegexStep, "boxed": BoxedStep, "last_number": LastNumberStep,
-              "python_call": PythonCallStep}
+FreeStep = STEPS.union()
+STEP_KINDS = STEPS.classes
 
 
 class JsonExtract(StrictModel):

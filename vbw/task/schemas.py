@@ -1,17 +1,19 @@
 """Named schemas: static JSON Schema, or per item from a JMESPath plus a dialect converter.
 
 Property order is part of the contract (it shows in prompts and decides generation order),
-so nothing here sorts keys.
+so nothing here sorts keys. The source vocabulary is the SCHEMA_SOURCES registry: a class
+registers itself, and `SchemaSource` is built from it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator
 
 from vbw.task.base import JMESPathExpr, StrictModel, search
+from vbw.task.registry import Registry
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
@@ -55,6 +57,10 @@ DIALECTS: dict[str, Callable[[Any], Any]] = {"json_schema": identity_dialect,
                                               "bfcl": bfcl_to_json_schema}
 
 
+SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
+
+
+@SCHEMA_SOURCES.register
 class StaticSchema(StrictModel):
     """One JSON Schema for every item."""
 
@@ -65,6 +71,7 @@ class StaticSchema(StrictModel):
         return self.schema_
 
 
+@SCHEMA_SOURCES.register
 class PerItemSchema(StrictModel):
     """A schema read from each item's fields by JMESPath, converted from a named dialect."""
 
@@ -86,5 +93,5 @@ class PerItemSchema(StrictModel):
         return DIALECTS[self.dialect](raw)
 
 
-SchemaSource = Annotated[Union[StaticSchema, PerItemSchema], Field(discriminator="kind")]
-SCHEMA_KINDS = {"static": StaticSchema, "per_item": PerItemSchema}
+SchemaSource = SCHEMA_SOURCES.union()
+SCHEMA_KINDS = SCHEMA_SOURCES.classes

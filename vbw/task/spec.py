@@ -1,12 +1,14 @@
 """The task file format: a pure-YAML task, validated once into these models.
 
 Every component is chosen by `kind` from a closed vocabulary (see extract, coerce, check,
-schemas), and every model forbids unknown keys, so a typo fails loudly at load time.
+schemas, and ID_SOURCES here), and every model forbids unknown keys, so a typo fails loudly
+at load time. The published JSON Schema of this format is generated from TaskSpec (see
+vbw.formats).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -14,7 +16,10 @@ from vbw.task.base import JinjaTemplate, JMESPathExpr, StrictModel
 from vbw.task.check import Checker
 from vbw.task.coerce import Coercion, IdentityCoercion
 from vbw.task.extract import FreeStep, JsonExtract
+from vbw.task.registry import Registry
 from vbw.task.schemas import SchemaSource
+
+ID_SOURCES: Registry[StrictModel] = Registry("item id")
 
 
 class JoinSpec(StrictModel):
@@ -26,6 +31,7 @@ class JoinSpec(StrictModel):
     key: str
 
 
+@ID_SOURCES.register
 class IdFromPath(StrictModel):
     """The value at a JMESPath into the (joined) row."""
 
@@ -33,6 +39,7 @@ class IdFromPath(StrictModel):
     path: JMESPathExpr
 
 
+@ID_SOURCES.register
 class IdFromRow(StrictModel):
     """`prefix` + the row's index from 0 in the (joined) file, e.g. gsm8k_test_0."""
 
@@ -40,7 +47,7 @@ class IdFromRow(StrictModel):
     prefix: str = ""
 
 
-IdSource = Annotated[Union[IdFromPath, IdFromRow], Field(discriminator="kind")]
+IdSource = ID_SOURCES.union()
 
 
 class GoldSpec(StrictModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,27 @@ def test_bad_jmespath_is_one_line_naming_field_and_value(tmp_path: Path) -> None
     msg = _error(tmp_path, lambda d: d["dataset"]["fields"].__setitem__("q", "a[[["))
     assert "t.yaml: dataset.fields.q:" in msg and "not a valid JMESPath expression" in msg
     assert "at column 2" in msg and "(got 'a[[[')" in msg
+
+
+def _membership(string: object) -> Callable[[dict], None]:
+    return lambda d: d.__setitem__("check", {"kind": "membership", "string": string})
+
+
+@pytest.mark.parametrize("string, got", [(["strip", "lower"], "['strip', 'lower']"),
+                                         ("lower", "'lower'")])
+def test_membership_normaliser_shows_the_expected_form(tmp_path: Path, string: object,
+                                                       got: str) -> None:
+    msg = _error(tmp_path, _membership(string))
+    assert msg == (f"{tmp_path / 't.yaml'}: check.membership.string: expected a string "
+                   f'normaliser like {{normalize: [strip, lower], delete_chars: ""}} (got {got})')
+
+
+def test_membership_normaliser_kind_is_optional(tmp_path: Path) -> None:
+    task = load_task(_write(tmp_path, _membership({"normalize": ["strip", "lower"]})))
+    check = task.spec.check
+    assert check.check(" Paris", ["paris", "lyon"]) and not check.check("Rome", ["paris"])
+    msg = _error(tmp_path, _membership({"normalise": ["lower"]}))
+    assert "check.membership.string.normalise: unknown key; did you mean 'normalize'?" in msg
 
 
 def test_answer_schema_must_exist(tmp_path: Path) -> None:

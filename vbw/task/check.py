@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from pydantic import field_validator
+from pydantic_core import PydanticCustomError
+
 from vbw.task.base import RegexPattern, StrictModel
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker")
+_NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
 
 
 @CHECKERS.register
@@ -31,11 +35,11 @@ class NumericChecker(StrictModel):
         return abs(float(answer) - float(gold)) < self.tolerance
 
 
-@CHECKERS.register
-class StringChecker(StrictModel):
-    """Equal strings after the listed normalisations, applied in order to both sides."""
+class StringNormaliser(StrictModel):
+    """How strings are compared: the listed normalisations in order, then `delete_chars`
+    deleted, on both sides. Inside another checker its `kind` may be left out."""
 
-    kind: Literal["string"]
+    kind: Literal["string"] = "string"
     normalize: list[Literal["strip", "lower", "collapse_whitespace"]] = ["strip"]
     delete_chars: str = ""
 
@@ -53,6 +57,13 @@ class StringChecker(StrictModel):
         if not (isinstance(answer, str) and isinstance(gold, str)):
             return False
         return self.norm(answer) == self.norm(gold)
+
+
+@CHECKERS.register
+class StringChecker(StringNormaliser):
+    """Equal strings after the listed normalisations, applied in order to both sides."""
+
+    kind: Literal["string"]
 
 
 @CHECKERS.register
@@ -77,10 +88,19 @@ class RegexChecker(StrictModel):
 
 @CHECKERS.register
 class MembershipChecker(StrictModel):
-    """The answer equals one element of the gold list (strings compared after `string`)."""
+    """The answer equals one element of the gold list. With `string`, a normaliser such as
+    `{normalize: [strip, lower]}`, string elements are compared after normalising."""
 
     kind: Literal["membership"]
-    string: StringChecker | None = None
+    string: StringNormaliser | None = None
+
+    @field_validator("string", mode="before")
+    @classmethod
+    def _normaliser_form(cls, v: Any) -> Any:
+        if v is None or isinstance(v, (dict, StringNormaliser)):
+            return v
+        raise PydanticCustomError("string_normaliser",
+                                  f"expected a string normaliser like {_NORMALISER_FORM}")
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         if not isinstance(gold, list):

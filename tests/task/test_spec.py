@@ -13,18 +13,20 @@ from vbw.errors import ConfigError, DataError
 from vbw.task.runner import load_task
 
 
-def _write(tmp_path: Path, mutate) -> Path:
-    data = yaml.safe_load((TASKS / "gsm8k.yaml").read_text())
-    data["dataset"]["path"] = str(TASKS / "data/gsm8k/test.jsonl")
+def _write(tmp_path: Path, mutate, task: str = "gsm8k") -> Path:
+    data = yaml.safe_load((TASKS / f"{task}.yaml").read_text())
+    for part in (data["dataset"], data["dataset"].get("join")):
+        if part is not None:
+            part["path"] = str(TASKS / part["path"])
     mutate(data)
     p = tmp_path / "t.yaml"
     p.write_text(yaml.safe_dump(data, sort_keys=False))
     return p
 
 
-def _error(tmp_path: Path, mutate) -> str:
+def _error(tmp_path: Path, mutate, task: str = "gsm8k") -> str:
     with pytest.raises((ConfigError, DataError)) as e:
-        load_task(_write(tmp_path, mutate)).items(3)
+        load_task(_write(tmp_path, mutate, task)).items(3)
     msg = str(e.value)
     assert "\n" not in msg
     return msg
@@ -81,6 +83,24 @@ def test_membership_normaliser_kind_is_optional(tmp_path: Path) -> None:
     assert check.check(" Paris", ["paris", "lyon"]) and not check.check("Rome", ["paris"])
     msg = _error(tmp_path, _membership({"normalise": ["lower"]}))
     assert "check.membership.string.normalise: unknown key; did you mean 'normalize'?" in msg
+
+
+def _per_item_path(path: str) -> Callable[[dict], None]:
+    return lambda d: d["schemas"]["arguments"].__setitem__("path", path)
+
+
+def test_per_item_schema_path_giving_nothing(tmp_path: Path) -> None:
+    msg = _error(tmp_path, _per_item_path("function.parametres"), "bfcl_simple")
+    assert msg == (f"{tmp_path / 't.yaml'}: schemas.arguments: item simple_0: path "
+                   "'function.parametres' gave nothing; the item's fields are: question, "
+                   "function, name")
+
+
+def test_per_item_schema_path_giving_a_non_object(tmp_path: Path) -> None:
+    msg = _error(tmp_path, _per_item_path("function.name"), "bfcl_simple")
+    assert msg.startswith(f"{tmp_path / 't.yaml'}: schemas.arguments: item simple_0: ")
+    assert ("path 'function.name' gave str 'calculate_triangle_area', not an object; "
+            "the item's fields are: question, function, name") in msg
 
 
 def test_answer_schema_must_exist(tmp_path: Path) -> None:

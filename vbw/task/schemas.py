@@ -8,6 +8,7 @@ registers itself, and `SchemaSource` is built from it.
 from __future__ import annotations
 
 import json
+import reprlib
 from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator
@@ -89,7 +90,10 @@ class PerItemSchema(StrictModel):
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
         raw = search(self.path, fields)
         if not isinstance(raw, dict):
-            raise ValueError(f"schema path {self.path!r} gave {type(raw).__name__}, not an object")
+            gave = ("nothing" if raw is None
+                    else f"{type(raw).__name__} {reprlib.repr(raw)}, not an object")
+            raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
+                             f"{', '.join(fields)}")
         return DIALECTS[self.dialect](raw)
 
 

@@ -1,5 +1,5 @@
-"""The built wheel carries conf/, tasks/ and replays/: installed into a fresh venv, `vbw`
-works from any directory, not only from an editable checkout."""
+"""The built wheel carries conf/, tasks/, replays/ and the published formats: installed into
+a fresh venv, `vbw` works from any directory, not only from an editable checkout."""
 
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def test_wheel_contents(venv: Path) -> None:
     assert str(venv) in out[0], "vbw was imported from outside the venv"
     assert out[1].startswith(str(venv)) and out[1].endswith("_bundled/conf")
     assert (Path(out[2]) / "gsm8k/qwen2_5_0_5b/outlines.jsonl").is_file()
+
+
+def test_wheel_ships_the_published_formats(venv: Path) -> None:
+    code = ("import vbw.formats as f; print(f.HERE); "
+            "print(all(f.published(n) == f.FORMATS[n]() for n in f.FORMATS))")
+    out = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True,
+                         text=True, check=True, cwd="/").stdout.split()
+    assert out[0].startswith(str(venv)) and out[1] == "True"
 
 
 def test_installed_vbw_scores_from_any_directory(venv: Path, tmp_path: Path) -> None:

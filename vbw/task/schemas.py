@@ -78,7 +78,7 @@ class PerItemSchema(StrictModel):
 
     kind: Literal["per_item"]
     path: JMESPathExpr
-    dialect: str = "json_schema"
+    dialect: str = Field(default="json_schema", json_schema_extra={"enum": list(DIALECTS)})
 
     @field_validator("dialect")
     @classmethod

@@ -78,6 +78,9 @@ class PromptsSpec(StrictModel):
 
 
 class ExtractSpec(StrictModel):
+    """How answers are read: free text through ordered steps (the first that yields an
+    answer wins), JSON arms by a JMESPath into the first JSON object."""
+
     free: list[FreeStep] = Field(min_length=1)
     json_: JsonExtract = Field(default=JsonExtract(), alias="json")
 

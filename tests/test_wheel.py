@@ -1,9 +1,10 @@
-"""The built wheel carries conf/, tasks/ and replays/: installed into a fresh venv, `vbw`
-works from any directory, not only from an editable checkout."""
+"""The built wheel carries conf/, tasks/, replays/ and the published formats: installed into
+a fresh venv, `vbw` works from any directory, not only from an editable checkout."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+
+
+def _installed_env() -> dict[str, str]:
+    """The environment without PYTHONPATH, which would put a checkout's vbw before the wheel's."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +39,25 @@ def test_wheel_contents(venv: Path) -> None:
     out = subprocess.run([str(venv / "bin/python"), "-c",
                           "import vbw, vbw.resources as r; print(vbw.__file__); "
                           "print(r.bundled('conf')); print(r.bundled('replays'))"],
-                         capture_output=True, text=True, check=True, cwd="/").stdout.split()
+                         capture_output=True, text=True, check=True, cwd="/",
+                         env=_installed_env()).stdout.split()
     assert str(venv) in out[0], "vbw was imported from outside the venv"
     assert out[1].startswith(str(venv)) and out[1].endswith("_bundled/conf")
     assert (Path(out[2]) / "gsm8k/qwen2_5_0_5b/outlines.jsonl").is_file()
 
 
+def test_wheel_ships_the_published_formats(venv: Path) -> None:
+    code = ("import vbw.formats as f; print(f.HERE); "
+            "print(all(f.published(n) == f.FORMATS[n]() for n in f.FORMATS))")
+    out = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True,
+                         text=True, check=True, cwd="/", env=_installed_env()).stdout.split()
+    assert out[0].startswith(str(venv)) and out[1] == "True"
+
+
 def test_installed_vbw_scores_from_any_directory(venv: Path, tmp_path: Path) -> None:
     proc = subprocess.run([str(venv / "bin/vbw"), "task=gsm8k", f"hydra.run.dir={tmp_path}/o"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=_installed_env())
     assert proc.returncode == 0, proc.stderr
     rep = json.loads((tmp_path / "o/report.json").read_text())
     assert rep["n"] == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,17 +13,17 @@ from vbw.errors import ConfigError, DataError
 from vbw.task.runner import load_task
 
 
-def _write(tmp_path: Path, mutate) -> Path:
-    data = portable_task("gsm8k")
+def _write(tmp_path: Path, mutate, task: str = "gsm8k") -> Path:
+    data = portable_task(task)
     mutate(data)
     p = tmp_path / "t.yaml"
     p.write_text(yaml.safe_dump(data, sort_keys=False))
     return p
 
 
-def _error(tmp_path: Path, mutate) -> str:
+def _error(tmp_path: Path, mutate, task: str = "gsm8k") -> str:
     with pytest.raises((ConfigError, DataError)) as e:
-        load_task(_write(tmp_path, mutate)).items(3)
+        load_task(_write(tmp_path, mutate, task)).items(3)
     msg = str(e.value)
     assert "\n" not in msg
     return msg
@@ -52,6 +53,51 @@ def test_unknown_kind_lists_valid_ones(tmp_path: Path) -> None:
 def test_bad_regex_names_value(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda d: d["extract"]["free"][0].__setitem__("pattern", "(["))
     assert "extract.free.0.regex.pattern" in msg and "not a valid regex" in msg
+
+
+def test_bad_jmespath_is_one_line_naming_field_and_value(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["dataset"]["fields"].__setitem__("q", "a[[["))
+    assert "t.yaml: dataset.fields.q:" in msg and "not a valid JMESPath expression" in msg
+    assert "at column 2" in msg and "(got 'a[[[')" in msg
+
+
+def _membership(string: object) -> Callable[[dict], None]:
+    return lambda d: d.__setitem__("check", {"kind": "membership", "string": string})
+
+
+@pytest.mark.parametrize("string, got", [(["strip", "lower"], "['strip', 'lower']"),
+                                         ("lower", "'lower'")])
+def test_membership_normaliser_shows_the_expected_form(tmp_path: Path, string: object,
+                                                       got: str) -> None:
+    msg = _error(tmp_path, _membership(string))
+    assert msg == (f"{tmp_path / 't.yaml'}: check.membership.string: expected a string "
+                   f'normaliser like {{normalize: [strip, lower], delete_chars: ""}} (got {got})')
+
+
+def test_membership_normaliser_kind_is_optional(tmp_path: Path) -> None:
+    task = load_task(_write(tmp_path, _membership({"normalize": ["strip", "lower"]})))
+    check = task.spec.check
+    assert check.check(" Paris", ["paris", "lyon"]) and not check.check("Rome", ["paris"])
+    msg = _error(tmp_path, _membership({"normalise": ["lower"]}))
+    assert "check.membership.string.normalise: unknown key; did you mean 'normalize'?" in msg
+
+
+def _per_item_path(path: str) -> Callable[[dict], None]:
+    return lambda d: d["schemas"]["arguments"].__setitem__("path", path)
+
+
+def test_per_item_schema_path_giving_nothing(tmp_path: Path) -> None:
+    msg = _error(tmp_path, _per_item_path("function.parametres"), "bfcl_simple")
+    assert msg == (f"{tmp_path / 't.yaml'}: schemas.arguments: item simple_0: path "
+                   "'function.parametres' gave nothing; the item's fields are: question, "
+                   "function, name")
+
+
+def test_per_item_schema_path_giving_a_non_object(tmp_path: Path) -> None:
+    msg = _error(tmp_path, _per_item_path("function.name"), "bfcl_simple")
+    assert msg.startswith(f"{tmp_path / 't.yaml'}: schemas.arguments: item simple_0: ")
+    assert ("path 'function.name' gave str 'calculate_triangle_area', not an object; "
+            "the item's fields are: question, function, name") in msg
 
 
 def test_answer_schema_must_exist(tmp_path: Path) -> None:

@@ -3,21 +3,27 @@
 `call_args` is a simplified BFCL AST match (not the official checker): the answer is an
 arguments object, no key outside the schema's properties, every gold parameter either
 absent-and-optional (its allowed list holds "") or equal to one allowed value.
+The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
+from it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import field_validator
+from pydantic_core import PydanticCustomError
+
+from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.registry import Registry
+
+CHECKERS: Registry[StrictModel] = Registry("checker")
+_NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
 
 
-class _Checker(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NumericChecker(_Checker):
+@CHECKERS.register
+class NumericChecker(StrictModel):
     """Both are (non-boolean) numbers and |answer - gold| < tolerance."""
 
     kind: Literal["numeric"]
@@ -29,10 +35,11 @@ class NumericChecker(_Checker):
         return abs(float(answer) - float(gold)) < self.tolerance
 
 
-class StringChecker(_Checker):
-    """Equal strings after the listed normalisations, applied in order to both sides."""
+class StringNormaliser(StrictModel):
+    """How strings are compared: the listed normalisations in order, then `delete_chars`
+    deleted, on both sides. Inside another checker its `kind` may be left out."""
 
-    kind: Literal["string"]
+    kind: Literal["string"] = "string"
     normalize: list[Literal["strip", "lower", "collapse_whitespace"]] = ["strip"]
     delete_chars: str = ""
 
@@ -52,23 +59,21 @@ class StringChecker(_Checker):
         return self.norm(answer) == self.norm(gold)
 
 
-class RegexChecker(_Checker):
+@CHECKERS.register
+class StringChecker(StringNormaliser):
+    """Equal strings after the listed normalisations, applied in order to both sides."""
+
+    kind: Literal["string"]
+
+
+@CHECKERS.register
+class RegexChecker(StrictModel):
     """The answer string matches a pattern: `pattern` if set, else the gold is the pattern."""
 
     kind: Literal["regex"]
-    pattern: str | None = None
+    pattern: RegexPattern | None = None
     fullmatch: bool = True
     ignore_case: bool = False
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str | None) -> str | None:
-        if v is not None:
-            try:
-                re.compile(v)
-            except re.error as e:
-                raise ValueError(f"not a valid regex: {e}") from None
-        return v
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         pattern = self.pattern if self.pattern is not None else gold
@@ -81,11 +86,21 @@ class RegexChecker(_Checker):
         return bool(rx.fullmatch(answer) if self.fullmatch else rx.search(answer))
 
 
-class MembershipChecker(_Checker):
-    """The answer equals one element of the gold list (strings compared after `string`)."""
+@CHECKERS.register
+class MembershipChecker(StrictModel):
+    """The answer equals one element of the gold list. With `string`, a normaliser such as
+    `{normalize: [strip, lower]}`, string elements are compared after normalising."""
 
     kind: Literal["membership"]
-    string: StringChecker | None = None
+    string: StringNormaliser | None = None
+
+    @field_validator("string", mode="before")
+    @classmethod
+    def _normaliser_form(cls, v: Any) -> Any:
+        if v is None or isinstance(v, (dict, StringNormaliser)):
+            return v
+        raise PydanticCustomError("string_normaliser",
+                                  f"expected a string normaliser like {_NORMALISER_FORM}")
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         if not isinstance(gold, list):
@@ -99,7 +114,8 @@ class MembershipChecker(_Checker):
         return False
 
 
-class CallArgsChecker(_Checker):
+@CHECKERS.register
+class CallArgsChecker(StrictModel):
     """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
 
     kind: Literal["call_args"]
@@ -142,12 +158,8 @@ class CallArgsChecker(_Checker):
         return s.lower().translate({ord(c): None for c in self.delete_chars})
 
 
-Checker = Annotated[
-    Union[NumericChecker, StringChecker, RegexChecker, MembershipChecker, CallArgsChecker],
-    Field(discriminator="kind"),
-]
-CHECKER_KINDS = {"numeric": NumericChecker, "string": StringChecker, "regex": RegexChecker,
-                 "membership": MembershipChecker, "call_args": CallArgsChecker}
+Checker = CHECKERS.union()
+CHECKER_KINDS = CHECKERS.classes
 
 
 def _is_number(v: Any) -> bool:

@@ -1,15 +1,19 @@
 """Coercions: turn an extracted candidate into the answer a checker compares with gold.
 
 A coercion returns None when the candidate cannot become an answer of that type; a free
-text chain then tries its next step, and a JSON answer counts as missing.
+text chain then tries its next step, and a JSON answer counts as missing. The vocabulary
+is the COERCIONS registry: a class registers itself, and `Coercion` is built from it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from vbw.task.base import StrictModel
+from vbw.task.registry import Registry
+
+COERCIONS: Registry[StrictModel] = Registry("coercion")
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
@@ -33,11 +37,8 @@ def number_from_text(text: str) -> float | None:
         return None
 
 
-class _Coercion(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class IdentityCoercion(_Coercion):
+@COERCIONS.register
+class IdentityCoercion(StrictModel):
     """Keep the candidate as it is (objects, lists, strings alike)."""
 
     kind: Literal["identity"]
@@ -46,7 +47,8 @@ class IdentityCoercion(_Coercion):
         return value
 
 
-class NumberCoercion(_Coercion):
+@COERCIONS.register
+class NumberCoercion(StrictModel):
     """A JSON number as is (never a boolean); a string through `number_from_text`."""
 
     kind: Literal["number"]
@@ -61,7 +63,8 @@ class NumberCoercion(_Coercion):
         return None
 
 
-class StringCoercion(_Coercion):
+@COERCIONS.register
+class StringCoercion(StrictModel):
     """A string as is; a number or boolean as its JSON spelling; anything else nothing."""
 
     kind: Literal["string"]
@@ -77,7 +80,8 @@ class StringCoercion(_Coercion):
         return value.strip() if self.strip else value
 
 
-class BooleanCoercion(_Coercion):
+@COERCIONS.register
+class BooleanCoercion(StrictModel):
     """A JSON boolean, or the strings true/false/yes/no (any case)."""
 
     kind: Literal["boolean"]
@@ -91,9 +95,5 @@ class BooleanCoercion(_Coercion):
         return None
 
 
-Coercion = Annotated[
-    Union[IdentityCoercion, NumberCoercion, StringCoercion, BooleanCoercion],
-    Field(discriminator="kind"),
-]
-COERCION_KINDS = {"identity": IdentityCoercion, "number": NumberCoercion,
-                  "string": StringCoercion, "boolean": BooleanCoercion}
+Coercion = COERCIONS.union()
+COERCION_KINDS = COERCIONS.classes

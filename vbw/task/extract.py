@@ -3,7 +3,8 @@
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate
 coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
-take a JMESPath into it.
+take a JMESPath into it. The step vocabulary is the STEPS registry: a class registers
+itself, and `FreeStep` is built from it.
 """
 
 from __future__ import annotations
@@ -12,37 +13,25 @@ import ast
 import json
 import re
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-import jmespath
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
+from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
+from vbw.task.registry import Registry
 
 _DECODER = json.JSONDecoder()
+STEPS: Registry[StrictModel] = Registry("extract step")
 
 
-class _Step(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RegexStep(_Step):
+@STEPS.register
+class RegexStep(StrictModel):
     """A regex match; `match` picks the first or last occurrence, `group` the capture."""
 
     kind: Literal["regex"]
-    pattern: str
+    pattern: RegexPattern
     group: int = 0
     match: Literal["first", "last"] = "last"
     flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = []
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str) -> str:
-        try:
-            re.compile(v)
-        except re.error as e:
-            raise ValueError(f"not a valid regex: {e}") from None
-        return v
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
         flags = 0
@@ -63,7 +52,8 @@ class RegexStep(_Step):
             return None
 
 
-class BoxedStep(_Step):
+@STEPS.register
+class BoxedStep(StrictModel):
     r"""The content of the LAST `\boxed{...}` (no nested braces); earlier boxes are not tried."""
 
     kind: Literal["boxed"]
@@ -72,7 +62,8 @@ class BoxedStep(_Step):
         return _BOXED.apply(text, fields)
 
 
-class LastNumberStep(_Step):
+@STEPS.register
+class LastNumberStep(StrictModel):
     """The whole text, for a number coercion to take its last number from."""
 
     kind: Literal["last_number"]
@@ -81,7 +72,8 @@ class LastNumberStep(_Step):
         return last_number(text)
 
 
-class PythonCallStep(_Step):
+@STEPS.register
+class PythonCallStep(StrictModel):
     """Parse (never evaluate) the first Python-syntax call in the text into an arguments dict.
 
     Positional arguments map to the parameter names found at `params` (a JMESPath into the
@@ -90,7 +82,7 @@ class PythonCallStep(_Step):
     """
 
     kind: Literal["python_call"]
-    params: str
+    params: JMESPathExpr
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
         flat = text.replace("\n", " ")
@@ -101,7 +93,7 @@ class PythonCallStep(_Step):
             node = ast.parse(m.group(0), mode="eval").body
             if not isinstance(node, ast.Call):
                 return None
-            names = list(_search(self.params, fields) or {})
+            names = list(search(self.params, fields) or {})
             args: dict[str, Any] = {}
             for name, arg in zip(names, node.args):
                 args[name] = ast.literal_eval(arg)
@@ -114,29 +106,19 @@ class PythonCallStep(_Step):
         return args
 
 
-FreeStep = Annotated[
-    Union[RegexStep, BoxedStep, LastNumberStep, PythonCallStep], Field(discriminator="kind")
-]
-STEP_KINDS = {"regex": RegexStep, "boxed": BoxedStep, "last_number": LastNumberStep,
-              "python_call": PythonCallStep}
+FreeStep = STEPS.union()
+STEP_KINDS = STEPS.classes
 
 
-class JsonExtract(BaseModel):
+class JsonExtract(StrictModel):
     """The answer inside the first JSON object: a JMESPath (`@` is the object itself)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    path: str = "@"
-
-    @field_validator("path")
-    @classmethod
-    def _parses(cls, v: str) -> str:
-        _jmes(v)
-        return v
+    path: JMESPathExpr = "@"
 
     def apply(self, obj: Any) -> Any:
         if obj is None:
             return None
-        return _search(self.path, obj)
+        return search(self.path, obj)
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
@@ -160,20 +142,3 @@ _CALL = re.compile(r"[\w.]+\s*\(.*\)")
 @lru_cache(maxsize=256)
 def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
     return re.compile(pattern, flags)
-
-
-@lru_cache(maxsize=256)
-def _jmes(path: str) -> Any:
-    try:
-        return jmespath.compile(path)
-    except jmespath.exceptions.JMESPathError as e:
-        raise ValueError(f"not a valid JMESPath expression {path!r}: {e}") from None
-
-
-def _search(path: str, data: Any) -> Any:
-    return _jmes(path).search(data)
-
-
-def search(path: str, data: Any) -> Any:
-    """Evaluate a (cached, compiled) JMESPath expression."""
-    return _search(path, data)

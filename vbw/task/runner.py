@@ -12,23 +12,21 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from jinja2 import TemplateError, UndefinedError
 
 from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
 from vbw.task.dataset import join_rows, read_rows
-from vbw.task.extract import first_json_object, search
+from vbw.task.base import StrictModel, search
+from vbw.task.extract import first_json_object
 from vbw.task.prompts import render
 from vbw.task.spec import IdFromPath, TaskSpec
 from vbw.validation import load_yaml, validate
 
 
-class Item(BaseModel):
+class Item(StrictModel):
     """One evaluation item: its id, declared fields, gold answer and schemas by name."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     fields: dict[str, Any]
     gold: Any

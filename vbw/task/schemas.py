@@ -1,18 +1,20 @@
 """Named schemas: static JSON Schema, or per item from a JMESPath plus a dialect converter.
 
 Property order is part of the contract (it shows in prompts and decides generation order),
-so nothing here sorts keys.
+so nothing here sorts keys. The source vocabulary is the SCHEMA_SOURCES registry: a class
+registers itself, and `SchemaSource` is built from it.
 """
 
 from __future__ import annotations
 
 import json
+import reprlib
+from typing import Any, Callable, Literal
 
-from typing import Annotated, Any, Callable, Literal, Union
+from pydantic import Field, field_validator
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from vbw.task.extract import search
+from vbw.task.base import JMESPathExpr, StrictModel, search
+from vbw.task.registry import Registry
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
@@ -56,11 +58,11 @@ DIALECTS: dict[str, Callable[[Any], Any]] = {"json_schema": identity_dialect,
                                               "bfcl": bfcl_to_json_schema}
 
 
-class _Schema(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
 
 
-class StaticSchema(_Schema):
+@SCHEMA_SOURCES.register
+class StaticSchema(StrictModel):
     """One JSON Schema for every item."""
 
     kind: Literal["static"]
@@ -70,12 +72,13 @@ class StaticSchema(_Schema):
         return self.schema_
 
 
-class PerItemSchema(_Schema):
+@SCHEMA_SOURCES.register
+class PerItemSchema(StrictModel):
     """A schema read from each item's fields by JMESPath, converted from a named dialect."""
 
     kind: Literal["per_item"]
-    path: str
-    dialect: str = "json_schema"
+    path: JMESPathExpr
+    dialect: str = Field(default="json_schema", json_schema_extra={"enum": list(DIALECTS)})
 
     @field_validator("dialect")
     @classmethod
@@ -87,9 +90,12 @@ class PerItemSchema(_Schema):
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
         raw = search(self.path, fields)
         if not isinstance(raw, dict):
-            raise ValueError(f"schema path {self.path!r} gave {type(raw).__name__}, not an object")
+            gave = ("nothing" if raw is None
+                    else f"{type(raw).__name__} {reprlib.repr(raw)}, not an object")
+            raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
+                             f"{', '.join(fields)}")
         return DIALECTS[self.dialect](raw)
 
 
-SchemaSource = Annotated[Union[StaticSchema, PerItemSchema], Field(discriminator="kind")]
-SCHEMA_KINDS = {"static": StaticSchema, "per_item": PerItemSchema}
+SchemaSource = SCHEMA_SOURCES.union()
+SCHEMA_KINDS = SCHEMA_SOURCES.classes

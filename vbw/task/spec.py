@@ -1,32 +1,28 @@
 """The task file format: a pure-YAML task, validated once into these models.
 
 Every component is chosen by `kind` from a closed vocabulary (see extract, coerce, check,
-schemas), and every model forbids unknown keys, so a typo fails loudly at load time.
+schemas, and ID_SOURCES here), and every model forbids unknown keys, so a typo fails loudly
+at load time. The published JSON Schema of this format is generated from TaskSpec (see
+vbw.formats).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
+from vbw.task.base import JinjaTemplate, JMESPathExpr, StrictModel
 from vbw.task.check import Checker
 from vbw.task.coerce import Coercion, IdentityCoercion
-from vbw.task.extract import FreeStep, JsonExtract, _jmes
-from vbw.task.prompts import compile_template
+from vbw.task.extract import FreeStep, JsonExtract
+from vbw.task.registry import Registry
 from vbw.task.schemas import SchemaSource
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+ID_SOURCES: Registry[StrictModel] = Registry("item id")
 
 
-def _jmespath(v: str) -> str:
-    _jmes(v)
-    return v
-
-
-class JoinSpec(_Strict):
+class JoinSpec(StrictModel):
     """A second file whose rows are merged into the first's, matched on field `key`.
 
     (Not `on`: YAML 1.1 reads a bare `on` as the boolean true.)"""
@@ -35,76 +31,61 @@ class JoinSpec(_Strict):
     key: str
 
 
-class IdFromPath(_Strict):
+@ID_SOURCES.register
+class IdFromPath(StrictModel):
+    """The value at a JMESPath into the (joined) row."""
+
     kind: Literal["path"]
-    path: str
-
-    @field_validator("path")
-    @classmethod
-    def _parses(cls, v: str) -> str:
-        return _jmespath(v)
+    path: JMESPathExpr
 
 
-class IdFromRow(_Strict):
+@ID_SOURCES.register
+class IdFromRow(StrictModel):
     """`prefix` + the row's index from 0 in the (joined) file, e.g. gsm8k_test_0."""
 
     kind: Literal["row_index"]
     prefix: str = ""
 
 
-class GoldSpec(_Strict):
+IdSource = ID_SOURCES.union()
+
+
+class GoldSpec(StrictModel):
     """Gold answer: a JMESPath into the row, then optional extraction steps and a coercion."""
 
-    path: str
+    path: JMESPathExpr
     extract: list[FreeStep] = []
     coerce: Coercion = IdentityCoercion(kind="identity")
 
-    @field_validator("path")
-    @classmethod
-    def _parses(cls, v: str) -> str:
-        return _jmespath(v)
 
+class DatasetSpec(StrictModel):
+    """Where the items come from: a JSONL/JSON file, its ids, named fields and gold."""
 
-class DatasetSpec(_Strict):
     path: str
     join: JoinSpec | None = None
-    id: Annotated[Union[IdFromPath, IdFromRow], Field(discriminator="kind")]
-    fields: dict[str, str]
+    id: IdSource
+    fields: dict[str, JMESPathExpr]
     gold: GoldSpec
     first: int | None = Field(default=None, ge=1)
 
-    @field_validator("fields")
-    @classmethod
-    def _paths(cls, v: dict[str, str]) -> dict[str, str]:
-        for name, path in v.items():
-            try:
-                _jmespath(path)
-            except ValueError as e:
-                raise ValueError(f"field {name!r}: {e}") from None
-        return v
 
-
-class PromptsSpec(_Strict):
+class PromptsSpec(StrictModel):
     """Jinja2 templates. Context: the item's fields, plus `schema` in json and package."""
 
-    free: str
-    json_: str = Field(alias="json")
-    package: str | None = None
-
-    @field_validator("free", "json_", "package")
-    @classmethod
-    def _compiles(cls, v: str | None) -> str | None:
-        if v is not None:
-            compile_template(v)
-        return v
+    free: JinjaTemplate
+    json_: JinjaTemplate = Field(alias="json")
+    package: JinjaTemplate | None = None
 
 
-class ExtractSpec(_Strict):
+class ExtractSpec(StrictModel):
+    """How answers are read: free text through ordered steps (the first that yields an
+    answer wins), JSON arms by a JMESPath into the first JSON object."""
+
     free: list[FreeStep] = Field(min_length=1)
     json_: JsonExtract = Field(default=JsonExtract(), alias="json")
 
 
-class TaskSpec(_Strict):
+class TaskSpec(StrictModel):
     """One task: where the items come from, how to prompt, which schemas, how to score."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")

@@ -1,0 +1,78 @@
+"""The one model base of the task layer, and the string types a task file may hold.
+
+Every task-file model is strict: an unknown key is an error (a typo fails at load time
+instead of being ignored), a loaded task is frozen (it cannot drift between generating and
+scoring), and aliased fields accept their Python name too. Regexes, JMESPath expressions
+and Jinja templates are checked once, at load time, by the annotated types below, so a
+model declares `pattern: RegexPattern` instead of repeating a validator.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Annotated, Any
+
+import jmespath
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from vbw.errors import one_line
+from vbw.task.prompts import compile_template
+
+
+class StrictModel(BaseModel):
+    """Unknown keys forbidden, instances frozen, fields settable by name or alias."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+@lru_cache(maxsize=256)
+def compile_jmespath(expr: str) -> Any:
+    """Compile once; ValueError with the parser's message (on one line) if it does not parse."""
+    try:
+        return jmespath.compile(expr)
+    except jmespath.exceptions.JMESPathError as e:
+        raise ValueError(f"not a valid JMESPath expression: {_jmespath_problem(e)}") from None
+
+
+def _jmespath_problem(e: Exception) -> str:
+    """The parser's complaint and column, without its multi-line caret drawing."""
+    problem = getattr(e, "message", None) or getattr(e, "msg", None)
+    column = getattr(e, "lex_position", None)
+    if not problem:
+        return one_line(e, typed=False) or "empty expression"
+    return problem if column is None else f"{problem} at column {column}"
+
+
+def search(expr: str, data: Any) -> Any:
+    """Evaluate a (cached, compiled) JMESPath expression."""
+    return compile_jmespath(expr).search(data)
+
+
+def _regex(v: str) -> str:
+    try:
+        re.compile(v)
+    except re.error as e:
+        raise ValueError(f"not a valid regex: {one_line(e, typed=False)}") from None
+    return v
+
+
+def _jmespath(v: str) -> str:
+    compile_jmespath(v)
+    return v
+
+
+def _template(v: str) -> str:
+    try:
+        compile_template(v)
+    except ValueError as e:
+        raise ValueError(one_line(e, typed=False)) from None
+    return v
+
+
+RegexPattern = Annotated[str, AfterValidator(_regex),
+                         Field(description="A Python regular expression.")]
+JMESPathExpr = Annotated[str, AfterValidator(_jmespath),
+                         Field(description="A JMESPath expression.")]
+JinjaTemplate = Annotated[str, AfterValidator(_template),
+                          Field(description="A Jinja2 template (sandboxed, strict undefined).")]

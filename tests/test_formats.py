@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLE, ROOT, TASK_CONF
 from vbw.errors import ConfigError
 from vbw.formats import FORMATS, HERE, published, render
 from vbw.task.spec import TaskSpec
@@ -20,10 +20,10 @@ from vbw.validation import validate
 
 
 def bundled_task_files() -> list[Path]:
-    """Task YAML files shipped with vbw (tasks/ today, conf/task/ perhaps later): YAML
-    mappings with a top-level `name` (conf/task/ also holds Hydra task selections)."""
+    """Task YAML files shipped with vbw and the example's: YAML mappings with a top-level
+    `name` (conf/task/ also holds a selection, demo.yaml)."""
     found = []
-    for path in sorted([*ROOT.glob("tasks/*.yaml"), *ROOT.glob("conf/task/*.yaml")]):
+    for path in sorted([*ROOT.glob("conf/task/*.yaml"), *EXAMPLE.glob("task/*.yaml")]):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if isinstance(data, dict) and "name" in data:
             found.append(path)
@@ -52,7 +52,7 @@ def test_task_schema_header() -> None:
 
 def test_every_bundled_task_validates() -> None:
     files = bundled_task_files()
-    assert {p.stem for p in files} >= {"gsm8k", "bfcl_simple"}
+    assert {p.stem for p in files} >= {"gsm8k", "bfcl_simple", "capitals"}
     validator = _validator()
     for path in files:
         errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text()))]
@@ -60,7 +60,7 @@ def test_every_bundled_task_validates() -> None:
 
 
 def _gsm8k() -> dict[str, Any]:
-    return yaml.safe_load((ROOT / "tasks/gsm8k.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load((TASK_CONF / "gsm8k.yaml").read_text(encoding="utf-8"))
 
 
 BROKEN: dict[str, Callable[[dict[str, Any]], None]] = {

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from vbw.resources import bundled
 from vbw.task.arms import ARM_KINDS
+from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelConfig(_Strict):
+class ModelConfig(StrictModel):
     """Which GGUF: a hub file (repo/revision/file/sha256), a pip package that ships one,
     or a local `path`. `name` keys the bundled replays. Precedence is path > package >
     repo, so a user can always override a hub model with a local copy (e.g. offline)."""
@@ -36,19 +33,19 @@ def bundled_model(name: str) -> ModelConfig:
     return validate(ModelConfig, load_yaml(path), source=str(path))
 
 
-class EngineConfig(_Strict):
+class EngineConfig(StrictModel):
     name: Literal["outlines", "llamacpp"]
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
 
 
-class MaxTokens(_Strict):
+class MaxTokens(StrictModel):
     free: int = Field(ge=1)
     json_: int = Field(ge=1, alias="json")
     package: int = Field(ge=1)
 
 
-class ArmsConfig(_Strict):
+class ArmsConfig(StrictModel):
     name: str
     kinds: list[str] = Field(min_length=1)
     max_tokens: MaxTokens
@@ -62,19 +59,19 @@ class ArmsConfig(_Strict):
         return v
 
 
-class Bootstrap(_Strict):
+class Bootstrap(StrictModel):
     resamples: int = Field(default=2000, ge=100)
     seed: int = 42
 
 
-class Gate(_Strict):
+class Gate(StrictModel):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 Mode = Literal["auto", "replay", "live", "check"]
 
 
-class RunConfig(_Strict):
+class RunConfig(StrictModel):
     """Everything but the task: a task is resolved apart (vbw.task.locate), because its
     relative data paths need the file it came from, which only the Hydra sources know."""
 

@@ -62,3 +62,27 @@ def test_installed_vbw_scores_from_any_directory(venv: Path, tmp_path: Path) -> 
     rep = json.loads((tmp_path / "o/report.json").read_text())
     assert rep["n"] == 200
     assert rep["arms"]["constrained[answer]"]["answer_accuracy"]["rate"] == 0.055
+
+
+def _vbw(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(venv / "bin/vbw"), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env=_installed_env())
+
+
+def test_installed_vbw_runs_a_user_task_folder_by_name(venv: Path, tmp_path: Path) -> None:
+    """`pip install .`, then a task folder outside the package (examples/qa) by name:
+    replay mode, check mode, and a sweep beside a bundled task."""
+    example = ROOT / "examples/qa"
+    by_name = ("--config-dir", str(example), "task=capitals", "model=smollm2_135m")
+    replay = _vbw(venv, *by_name, f"replays_dir={example / 'replays'}",
+                  f"hydra.run.dir={tmp_path}/r", cwd=tmp_path)
+    assert replay.returncode == 0, replay.stderr
+    assert json.loads((tmp_path / "r/report.json").read_text())["n"] == 12
+    check = _vbw(venv, *by_name, "mode=check", cwd=tmp_path)
+    assert check.returncode == 0 and "capitals: 12 items" in check.stdout, check.stderr
+    sweep = _vbw(venv, "-m", "--config-dir", str(example), "task=capitals,bfcl_simple",
+                 "model=smollm2_135m", f"replays_dir={example / 'replays'}",
+                 f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path)
+    assert sweep.returncode == 0, sweep.stderr
+    tasks = sorted(json.loads(p.read_text())["task"] for p in (tmp_path / "s").glob("*/report.json"))
+    assert tasks == ["bfcl_simple", "capitals"]

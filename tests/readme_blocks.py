@@ -122,7 +122,14 @@ def blocks() -> dict[str, Callable[[], str]]:
                     ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
                     lambda: f"#### {t}, {e} engine\n\n" + demo_table(t, "smollm2_135m", e)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
+    out["example-task"] = _example_task
     return out
+
+
+def _example_task() -> str:
+    """The example user task, verbatim, so the README's complete example cannot drift."""
+    text = (ROOT / "examples/qa/task/capitals.yaml").read_text(encoding="utf-8")
+    return f"```yaml\n{text}```"
 
 
 def _live() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,21 @@ from vbw.validation import validate
 _sweep_exit = 0  # in a multirun, a tripped gate is remembered so every job still runs
 
 
+INTERNAL_ERROR = 3
+
+
 def _fail(e: VbwError) -> None:
     print(f"vbw: error: {e}", file=sys.stderr)
     sys.exit(e.exit_code)
+
+
+def _internal_error() -> None:
+    """An exception vbw did not anticipate is a bug: keep the traceback, ask for a report,
+    and exit 3, so CI never reads it as a tripped gate (1) or a usage error (2)."""
+    traceback.print_exc()
+    print("vbw: internal error (a bug in vbw, not in your input): please report it with the "
+          "command line and the traceback above", file=sys.stderr)
+    sys.exit(INTERNAL_ERROR)
 
 
 def task_path_form(argv: list[str]) -> list[str]:
@@ -79,6 +92,8 @@ def _hydra_main(cfg: DictConfig) -> None:
     except BrokenPipeError:  # `vbw | head`: the reader left; the report files are written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+    except Exception:  # noqa: BLE001  a bug: never mistaken for a gate (1) or usage (2)
+        _internal_error()
     if code and hc.mode == RunMode.MULTIRUN:
         _sweep_exit = max(_sweep_exit, code)
     elif code:
@@ -94,6 +109,8 @@ def main() -> None:
         check_command_line(argv)
     except VbwError as e:
         _fail(e)
+    except Exception:  # noqa: BLE001
+        _internal_error()
     sys.argv[1:] = argv
     _hydra_main()
     if _sweep_exit:

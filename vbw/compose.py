@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,12 @@ import yaml
 
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
+from vbw.validation import load_yaml
 
 CONF = bundled("conf")
 CONFIG_NAME = "config"
 GROUPS = ("model", "engine", "arms", "task")
+MAX_USER_FILES = 1000  # YAML files read from the user's config folders
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -75,8 +78,51 @@ def check_command_line(argv: list[str]) -> None:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
     except HydraException as e:
         raise ConfigError(_parse_error(e)) from None
+    _scan_user_yaml(args.config_dir, parsed)
+    cfg = None
     for job in _jobs(parsed, args.overrides, bool(args.multirun)):
-        _compose(loader, name, job)
+        cfg = _compose(loader, name, job)
+    if cfg is not None and args.cfg is None:
+        _check_writable(cfg, bool(args.multirun))
+
+
+def _scan_user_yaml(config_dir: str | None, parsed: list[Any]) -> None:
+    """Read the user's config files with vbw's own YAML loader first: it refuses alias
+    bombs and over-deep nesting that Hydra's loader would expand, and names the line."""
+    dirs = [Path(config_dir)] if config_dir else []
+    for o in parsed:
+        if o.get_key_element() == "hydra.searchpath" and isinstance(o.value(), list):
+            dirs += [Path(str(v).removeprefix("file://")) for v in o.value()
+                     if not str(v).startswith("pkg://")]
+    for d in dirs:
+        for path in sorted(d.rglob("*.yaml"))[:MAX_USER_FILES] if d.is_dir() else []:
+            load_yaml(path)
+
+
+def _check_writable(cfg: Any, multirun: bool) -> None:
+    """The run (or sweep) folder can be created: Hydra would otherwise fail with a
+    traceback before vbw runs. The first existing ancestor must be a folder we may write."""
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    from omegaconf import OmegaConf
+
+    from hydra.core.utils import setup_globals
+
+    setup_globals()  # the ${now:...} resolver, as Hydra registers it before running
+    try:
+        target = Path(str(OmegaConf.select(cfg, key)))
+    except Exception:  # e.g. ${hydra:...}, only resolvable inside Hydra's run: Hydra checks
+        return
+    target = target if target.is_absolute() else Path.cwd() / target
+    probe = target
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ConfigError(f"{key}={target}: {probe} is a file, not a folder")
+    try:
+        tempfile.TemporaryDirectory(dir=probe).cleanup()
+    except OSError as e:
+        raise ConfigError(f"{key}={target}: cannot create folders in {probe} "
+                          f"({e.strerror or e})") from None
 
 
 def _jobs(parsed: list[Any], raw: list[str], multirun: bool) -> list[list[str]]:

@@ -60,8 +60,12 @@ class ArmsConfig(StrictModel):
 
 
 class Bootstrap(StrictModel):
-    resamples: int = Field(default=2000, ge=100)
-    seed: int = 42
+    """Resamples are bounded: each costs a few numbers per arm and comparison, and 1e9
+    would allocate gigabytes. The seed is a non-negative integer below 2**64 (numpy's
+    SeedSequence takes no negative entropy)."""
+
+    resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    seed: int = Field(default=42, ge=0, lt=2**64)
 
 
 class Gate(StrictModel):

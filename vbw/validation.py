@@ -4,6 +4,8 @@ file, the field path and the offending value (and, for a misspelled key, the val
 from __future__ import annotations
 
 import difflib
+import re
+import reprlib
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,10 +27,36 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
         self.key, self.line, self.first = key, line, first
 
 
+MAX_NODES = 100_000  # a YAML document's size with every alias expanded; a task is ~1,000
+MAX_DEPTH = 200      # nesting levels; a task needs about 10
+
+
 class UniqueKeyLoader(yaml.SafeLoader):
     """yaml.SafeLoader that refuses a key given twice in one mapping, where PyYAML would
     silently keep the last: in a task file that hides a whole block (two `check:`s).
-    Keys merged in by `<<` may still be overridden; that is what merge keys are for."""
+    Keys merged in by `<<` may still be overridden; that is what merge keys are for.
+
+    It also refuses a document that aliases expand beyond MAX_NODES nodes (a "billion
+    laughs" bomb is tiny on disk and endless to validate, hash or print) or that nests
+    deeper than MAX_DEPTH, and it reads `1e-6` as a float, as Hydra's loader does, so a
+    task means the same read either way."""
+
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None:
+            _check_size(node)
+        return node
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.MarkedYAMLError(problem=f"nested deeper than {MAX_DEPTH} levels",
+                                           problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first: dict[Any, int] = {}
@@ -45,6 +73,40 @@ class UniqueKeyLoader(yaml.SafeLoader):
                 raise DuplicateKeyError(key, line, first[key], key_node)
             first[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+
+def _check_size(root: yaml.Node) -> None:
+    """Expanded node count, each distinct node sized once (aliases share node objects)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+            continue
+        sizes[id(node)] = 1 + sum(sizes.get(id(c), 0) for c in children)
+        if sizes[id(node)] > MAX_NODES:
+            raise yaml.MarkedYAMLError(
+                problem=f"aliases expand it beyond {MAX_NODES:,} nodes (an alias bomb?)",
+                problem_mark=node.start_mark)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
 
 
 def load_yaml(path: Path) -> Any:
@@ -101,8 +163,15 @@ def describe(e: ValidationError, model: type[BaseModel], data: Any) -> str:
     return f"{field}: {msg} (got {value}){more}"
 
 
+_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple = 2, 4, 4, 4
+_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 40
+
+
 def _short(value: Any) -> str:
-    text = repr(value)
+    """A value for an error line: bounded before it is built (a huge or deeply nested value
+    must not be repr'd whole), then cut to 80 characters."""
+    text = _REPR.repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 

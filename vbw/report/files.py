@@ -1,14 +1,25 @@
-"""Write one task's report files: report.json, report.md, quadrants.svg, ledger.csv."""
+"""Write one task's report files: report.json, report.md, quadrants.svg, ledger.csv.
+
+Written atomically, because a CI job or a person may read them while a run is killed:
+every file goes to a hidden temporary name in the same folder, is fsynced and renamed
+over its final name, and report.json goes last, after any older report.json was removed.
+So a file under its final name is always whole, and report.json's presence means the
+whole set belongs to one finished run.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 from vbw.report.markdown import render_markdown
 from vbw.report.svg import render_svg
 from vbw.score.model import Report
+
+MANIFEST = "report.json"  # written last: its presence means the set is complete
+PARTIAL = ".partial-"     # the infix of temporary names, e.g. .ledger.csv.partial-1234
 
 
 def ledger_csv(r: Report) -> str:
@@ -21,13 +32,35 @@ def ledger_csv(r: Report) -> str:
     return buf.getvalue()
 
 
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path`."""
+    tmp = path.with_name(f".{path.name}{PARTIAL}{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def write_reports(r: Report, out_dir: Path) -> str:
     """Write the four files into out_dir; return the markdown (also printed by the CLI)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     md = render_markdown(r)
-    (out_dir / "report.json").write_text(r.model_dump_json(by_alias=True, indent=1) + "\n",
-                                         encoding="utf-8")
-    (out_dir / "report.md").write_text(md, encoding="utf-8")
-    (out_dir / "quadrants.svg").write_text(render_svg(r), encoding="utf-8")
-    (out_dir / "ledger.csv").write_text(ledger_csv(r), encoding="utf-8")
+    contents = {"report.md": md, "quadrants.svg": render_svg(r), "ledger.csv": ledger_csv(r),
+                MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"}  # all rendered first
+    for stale in out_dir.glob(f".*{PARTIAL}*"):  # left by a run killed mid-write
+        stale.unlink(missing_ok=True)
+    (out_dir / MANIFEST).unlink(missing_ok=True)
+    _fsync_dir(out_dir)
+    for name, text in contents.items():
+        write_atomic(out_dir / name, text)
+    _fsync_dir(out_dir)
     return md

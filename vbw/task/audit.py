@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import VbwError
 from vbw.task.arms import ARM_KINDS, Arm, task_arms
 from vbw.task.runner import Item, Task
-from vbw.task.schemas import schema_key
+from vbw.task.schemas import check_schema, schema_key
 
 SHOWN = 10  # problems listed in full; the rest are counted
 
@@ -33,18 +32,6 @@ class Audit(BaseModel):
     gold_checked: int
     problems: list[str] = []
     warnings: list[str] = []
-
-
-def check_schema(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema under its own draft, or None."""
-    if not isinstance(schema, dict):
-        return f"a schema must be an object, got {type(schema).__name__}"
-    try:
-        validator_for(schema).check_schema(schema)
-    except SchemaError as e:
-        where = "/".join(str(p) for p in e.path)
-        return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
-    return None
 
 
 def _gold_shaped(kind: str, gold: Any) -> Any:

@@ -9,14 +9,25 @@ from typing import Any
 from vbw.errors import DataError
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Rows of a .jsonl file (one object per line) or a .json file (a list of objects)."""
+def read_data_bytes(path: Path) -> bytes:
+    """A dataset file's bytes, or a one-line DataError (missing, a folder, unreadable)."""
+    if path.is_dir():
+        raise DataError(f"dataset file {path} is a folder, not a file")
     if not path.is_file():
         raise DataError(f"dataset file not found: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read dataset {path}: {e}") from None
+        return path.read_bytes()
+    except OSError as e:
+        raise DataError(f"cannot read dataset {path}: {e.strerror or e}") from None
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a .jsonl file (one object per line) or a .json file (a list of objects)."""
+    try:
+        text = read_data_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"cannot read dataset {path}: not UTF-8 ({e.reason} at byte "
+                        f"{e.start})") from None
     if path.suffix == ".json":
         try:
             rows = json.loads(text)

@@ -16,7 +16,7 @@ from jinja2 import TemplateError, UndefinedError
 
 from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
-from vbw.task.dataset import join_rows, read_rows
+from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
 from vbw.task.extract import first_json_object
 from vbw.task.prompts import render
@@ -208,7 +208,7 @@ class Task:
         part["dataset"] = dataset
         h = hashlib.sha256(json.dumps(part).encode())
         for f in self.data_files():
-            h.update(hashlib.sha256(f.read_bytes()).digest())
+            h.update(hashlib.sha256(read_data_bytes(f)).digest())
         return h.hexdigest()
 
 

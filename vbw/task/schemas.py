@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import reprlib
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
-from pydantic import Field, field_validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import AfterValidator, Field, field_validator
 
 from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.registry import Registry
@@ -61,12 +63,31 @@ DIALECTS: dict[str, Callable[[Any], Any]] = {"json_schema": identity_dialect,
 SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
 
 
+def check_schema(schema: Any) -> str | None:
+    """Why `schema` is not a valid JSON Schema under its own draft, or None."""
+    if not isinstance(schema, dict):
+        return f"a schema must be an object, got {type(schema).__name__}"
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as e:
+        where = "/".join(str(p) for p in e.path)
+        return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
+    return None
+
+
+def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    problem = check_schema(schema)
+    if problem:
+        raise ValueError(problem)
+    return schema
+
+
 @SCHEMA_SOURCES.register
 class StaticSchema(StrictModel):
     """One JSON Schema for every item."""
 
     kind: Literal["static"]
-    schema_: dict[str, Any] = Field(alias="schema")
+    schema_: Annotated[dict[str, Any], AfterValidator(_valid_schema)] = Field(alias="schema")
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
         return self.schema_

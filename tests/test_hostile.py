@@ -1,0 +1,96 @@
+"""A hostile corpus run through the real `vbw` entry point: every malformed input is one
+line, exit 2, fast; nothing is a traceback or exit 1 (the gate's code)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from tests.conftest import REPLAYS, portable_task, run_vbw
+
+SMOL_GSM8K = REPLAYS / "gsm8k/smollm2_135m/outlines.jsonl"
+BOUND_S = 30  # generous for CI; each case takes about a second here
+
+
+def _task_file(tmp: Path, mutate: Callable[[dict], None] | None = None,
+               text: str | None = None) -> str:
+    path = tmp / "t.yaml"
+    if text is None:
+        data = portable_task("gsm8k")
+        if mutate is not None:
+            mutate(data)
+        text = yaml.safe_dump(data, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
+    return f"task.files=[{path}]"
+
+
+def _bomb(levels: int = 9) -> str:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, levels):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _missing_data(d: dict) -> None:
+    d["dataset"]["path"] = "/nonexistent/test.jsonl"
+
+
+CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
+    "override of an unknown key without +": (
+        lambda t: ["task=gsm8k", "gate.wrong_valid_abve=0.2"], ["+gate.wrong_valid_abve"]),
+    "negative seed": (lambda t: ["task=gsm8k", "bootstrap.seed=-1"], ["bootstrap.seed"]),
+    "resamples 1e9": (lambda t: ["task=gsm8k", "bootstrap.resamples=1e9"],
+                      ["bootstrap.resamples", "1000000"]),
+    "run dir under /proc": (lambda t: ["task=gsm8k", "hydra.run.dir=/proc/vbw/x"],
+                            ["hydra.run.dir", "/proc"]),
+    "run dir through a file": (
+        lambda t: (t / "f").write_text("x") and ["task=gsm8k", f"hydra.run.dir={t}/f/out"],
+        ["is a file, not a folder"]),
+    "alias bomb in a task file": (lambda t: [_task_file(t, text=_bomb())],
+                                  ["t.yaml", "alias"]),
+    "deeply nested task file": (lambda t: [_task_file(t, text="a: " + "[" * 5000 + "]" * 5000)],
+                                ["t.yaml", "nested deeper"]),
+    "duplicate key in a task file": (
+        lambda t: [_task_file(t, text="name: a\nname: b\n")],
+        ["t.yaml:2: duplicate key 'name'"]),
+    "schema with an unknown type": (
+        lambda t: [_task_file(t, lambda d: d["schemas"]["answer"]["schema"].__setitem__(
+            "type", "integerr"))], ["schemas.answer", "integerr"]),
+    "schema with required: 5": (
+        lambda t: [_task_file(t, lambda d: d["schemas"]["answer"]["schema"].__setitem__(
+            "required", 5))], ["schemas.answer", "not a valid JSON Schema"]),
+    "missing dataset with a v1 replay": (
+        lambda t: [_task_file(t, _missing_data), f"replay={SMOL_GSM8K}"],
+        ["dataset file not found: /nonexistent/test.jsonl"]),
+    "dataset that is a folder": (
+        lambda t: [_task_file(t, lambda d: d["dataset"].__setitem__("path", str(t))),
+                   f"replay={SMOL_GSM8K}"], ["is a folder, not a file"]),
+    "replay holding only its header": (
+        lambda t: (t / "h.jsonl").write_text(SMOL_GSM8K.read_text().splitlines()[0] + "\n")
+        and ["task=gsm8k", f"replay={t / 'h.jsonl'}"], ["no item of task gsm8k"]),
+    "replay that is not JSON": (
+        lambda t: (t / "x.jsonl").write_text("{not json\n")
+        and ["task=gsm8k", f"replay={t / 'x.jsonl'}"], ["x.jsonl:1", "not valid JSON"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_hostile_input_is_one_line_exit_2(tmp_path: Path, case: str) -> None:
+    make, expect = CASES[case]
+    args = make(tmp_path)
+    start = time.perf_counter()
+    proc = run_vbw(*args, "mode=replay", f"hydra.run.dir={tmp_path}/out"
+                   if not any(a.startswith("hydra.run.dir") for a in args) else "n=5",
+                   cwd=tmp_path, timeout=BOUND_S * 2)
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    for text in expect:
+        assert text in lines[0], (text, lines[0])
+    assert elapsed < BOUND_S

@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import REPLAYS, TASKS
 from vbw.replay import read_replay
 from vbw.report import ledger_csv, render_markdown, render_svg, write_reports
+from vbw.report.provenance import provenance
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.states import score_items
@@ -33,8 +34,9 @@ def report() -> Report:
     states = score_items(task, items, replay,
                          task_arms(task.schema_names, task.spec.answer_schema, KINDS))
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
-                        meta=replay.meta, source=str(replay.path),
-                        provenance=replay.describe(), seed=0, resamples=200)
+                        meta=replay.meta_as_written, source=str(replay.path),
+                        provenance=provenance(replay.header, replay.records, replay.end),
+                        seed=0, resamples=200)
 
 
 def test_write_reports_writes_four_files_that_round_trip(report: Report, tmp_path: Path) -> None:

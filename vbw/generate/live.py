@@ -113,10 +113,10 @@ def _check_resume(path: Path, planned: ReplayHeader, task: Task, items: list[Ite
     if old.header.version < 1:
         raise ReplayError(f"{path}: a validbutwrong 0.1 replay cannot be resumed")
     for key in _RESUME_KEYS:
-        was, now = getattr(old.header, key), getattr(planned, key)
-        if was != now:
+        was, wanted = getattr(old.header, key), getattr(planned, key)
+        if was != wanted:
             raise ReplayError(f"{path}: cannot resume: meta.{key} is {_shown(was)}, "
-                              f"this run has {_shown(now)}")
+                              f"this run has {_shown(wanted)}")
     if old.header.task_hash != planned.task_hash and not allow_mismatch:
         raise ReplayError(f"{path}: cannot resume: the task definition changed since this "
                           "replay was started (meta.task_hash differs); pass "
@@ -129,7 +129,8 @@ def _check_resume(path: Path, planned: ReplayHeader, task: Task, items: list[Ite
     return {r.id for r in old.records}
 
 
-def _planned(task: Task, cfg: RunConfig, n: int, arms: list[Arm], mf: ModelFile) -> ReplayHeader:
+def _planned(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
+             mf: ModelFile) -> ReplayHeader:
     """The header fields this run's configuration fixes before anything is loaded."""
     return ReplayHeader(
         format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,

@@ -23,6 +23,7 @@ BENCH = Path(__file__).resolve().parent / "benchmarks"
 def _score(task_name: str, model: str, engine: str):
     from vbw.config import Bootstrap
     from vbw.replay import read_replay
+    from vbw.report.provenance import provenance
     from vbw.score.metrics import build_report
     from vbw.score.states import score_items
     from vbw.task.arms import ARM_KINDS, task_arms
@@ -37,9 +38,10 @@ def _score(task_name: str, model: str, engine: str):
     states = score_items(task, items, replay, arms)
     b = Bootstrap()
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
-                        meta=replay.meta, source=str(replay.path), provenance=replay.describe(),
-                        seed=b.seed, resamples=b.resamples, n_task=len(task_ids),
-                        missing=[i for i in task_ids if i not in held])
+                        meta=replay.meta_as_written, source=str(replay.path),
+                        provenance=provenance(replay.header, replay.records, replay.end),
+                        seed=b.seed, resamples=b.resamples,
+                        n_task=len(task_ids), missing=[i for i in task_ids if i not in held])
 
 
 def _capped(task_name: str, model: str, engine: str) -> str:
@@ -52,7 +54,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
         for key, arm in rec.arms.items():
             if arm.finish_reason == "length":
                 counts[key] = counts.get(key, 0) + 1
-    if replay.version < 1:
+    if replay.header.version < 1:
         return ""
     listed = ", ".join(f"`{k}` {v}" for k, v in counts.items()) or "none"
     return f" Generations cut off by the token cap (finish_reason=length): {listed}."

@@ -40,3 +40,12 @@ def test_replay_mode_loads_no_live_module() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_replay_imports_no_later_layer() -> None:
+    """The replay format is the contract between generation and scoring: it must not
+    depend on either side, nor on the report's wording."""
+    later = ("vbw.generate", "vbw.score", "vbw.report", "vbw.app", "vbw.cli")
+    for f in (PKG / "replay").glob("*.py"):
+        bad = {m for m in _imports(f) if m.startswith(later)}
+        assert not bad, f"{f.relative_to(PKG)} imports {bad}"

@@ -17,6 +17,7 @@ from vbw.replay import Replay, read_replay
 from vbw.replay.io import bundled_key, no_replay_message
 from vbw.report import write_reports
 from vbw.report.checkup import render_check
+from vbw.report.provenance import provenance
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
@@ -33,9 +34,12 @@ def _same_task(a: str | None, b: str) -> bool:
 
 
 def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> None:
-    if not _same_task(replay.task, task.name):
-        raise ReplayError(f"{replay.path}: meta.task is {replay.task!r}, not {task.name!r}")
-    if replay.version >= 1 and replay.meta["task_hash"] != task.generation_hash() \
+    """The replay is of this task; with a recorded task hash, of this version of it (a
+    replay without one is scored, and its report says the version was not verified)."""
+    header = replay.header
+    if not _same_task(header.task, task.name):
+        raise ReplayError(f"{replay.path}: meta.task is {header.task!r}, not {task.name!r}")
+    if header.task_hash is not None and header.task_hash != task.generation_hash() \
             and not allow_mismatch:
         raise ReplayError(f"{replay.path}: meta.task_hash differs from task {task.path} (its "
                           "prompts, schemas or data changed since generation); pass "
@@ -97,7 +101,8 @@ def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) ->
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
     return build_report(states, task=task.name, label=task.spec.label, mode=mode,
-                        meta=replay.meta, source=replay.path, provenance=replay.describe(),
+                        meta=replay.meta_as_written, source=replay.path,
+                        provenance=provenance(replay.header, replay.records, replay.end),
                         seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
                         n_task=n_task, missing=missing)
 

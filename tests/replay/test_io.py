@@ -9,16 +9,19 @@ import pytest
 
 from tests.conftest import REPLAYS
 from vbw.errors import ReplayError
-from vbw.replay import (ArmRecord, EndV1, ItemRecord, MetaV1, ModelInfo, ReplayWriter,
+from vbw.replay import (ArmRecord, CompleteHeader, EndV1, ItemRecord, ReplayWriter,
                         available_replays, locate_replay, read_replay)
 
 
-def _meta() -> MetaV1:
-    return MetaV1(task="t", task_hash="h", n=2, engine="outlines", arms=["unconstrained"],
-                  model=ModelInfo(name="m", file="m.gguf", sha256="0" * 64, source="x"),
-                  versions={"vbw": "0.2.0"}, hardware={"cpu": "c"}, decoding={"temperature": 0},
-                  max_tokens={"free": 8}, kv_reuse=True, canary_seconds={"outlines": 0.1},
-                  started="2026-01-01T00:00:00+00:00")
+def _meta() -> CompleteHeader:
+    return CompleteHeader(format="vbw-replay/1", task="t", task_hash="h", n=2,
+                          engine="outlines", arms=["unconstrained"],
+                          model={"name": "m", "file": "m.gguf", "sha256": "0" * 64,
+                                 "source": "x"},
+                          versions={"vbw": "0.2.0"}, hardware={"cpu": "c"},
+                          decoding={"temperature": 0}, max_tokens={"free": 8}, kv_reuse=True,
+                          canary_seconds={"outlines": 0.1}, started="2026-01-01T00:00:00+00:00",
+                          load_seconds=0.5)
 
 
 def _rec(i: str) -> ItemRecord:
@@ -28,8 +31,14 @@ def _rec(i: str) -> ItemRecord:
 
 def test_reads_bundled_legacy_replays() -> None:
     r = read_replay(REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl")
-    assert r.version == 0 and len(r.records) == 200 and r.task == "gsm8k"
+    assert r.header.version == 0 and len(r.records) == 200 and r.header.task == "gsm8k"
     assert r.records[0].arms["reason_then_constrain[answer]"].reuses == "unconstrained"
+
+
+def test_legacy_end_of_run_becomes_the_end_marker() -> None:
+    r = read_replay(REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl")
+    assert r.end is not None and (r.end.wall_seconds, r.end.items) == (2775.6, 200)
+    assert r.end.ended == "2026-10-10T19:52:20-0400"
 
 
 def test_locate_lists_what_exists(tmp_path: Path) -> None:
@@ -45,7 +54,9 @@ def test_writer_roundtrip_and_end(tmp_path: Path) -> None:
     w.append(_rec("b"))
     w.finish(EndV1(ended="2026-01-01T00:01:00+00:00", wall_seconds=60.0, items=2))
     r = read_replay(tmp_path / "r.jsonl")
-    assert r.version == 1 and [x.id for x in r.records] == ["a", "b"] and r.end["items"] == 2
+    assert r.header.version == 1 and [x.id for x in r.records] == ["a", "b"]
+    assert r.end is not None and r.end.items == 2
+    assert r.header.as_written() == r.meta_as_written == _meta().as_written()
 
 
 def test_torn_tail_ignored_and_cut_on_resume(tmp_path: Path) -> None:
@@ -74,23 +85,6 @@ def test_resume_drops_end_marker(tmp_path: Path) -> None:
     assert read_replay(p).end is None
 
 
-def test_describe_sums_item_seconds_not_last_run_wall(tmp_path: Path) -> None:
-    """A resumed replay's end marker times only its last run; the source line must not
-    present that as the whole generation."""
-    p = tmp_path / "r.jsonl"
-    w = ReplayWriter(p)
-    w.start(_meta())
-    w.append(_rec("a").model_copy(update={"item_seconds": 40.0}))
-    assert "still incomplete" in read_replay(p).describe()
-    w.resume()                                   # a later session continues the run
-    w.append(_rec("b").model_copy(update={"item_seconds": 2.5}))
-    w.finish(EndV1(ended="2026-01-02T00:00:00+00:00", wall_seconds=3.0, items=2))
-    line = read_replay(p).describe()
-    assert line.startswith("generated 2026-01-01T00:00:00+00:00 to 2026-01-02T00:00:00+00:00, "
-                           "42 s summed over 2 items on c (outlines, m.gguf)")
-    assert "3.0" not in line
-
-
 @pytest.mark.parametrize("lines,match", [
     (['{"nometa": 1}'], r":1: first line must be"),
     (['{"meta": {"format": "vbw-replay/9"}}'], r"meta.format 'vbw-replay/9' is not supported"),
@@ -99,6 +93,19 @@ def test_describe_sums_item_seconds_not_last_run_wall(tmp_path: Path) -> None:
     (['{"meta": {"task": "t"}}', 'not json'], r":2: not valid JSON"),
     (['{"meta": {"task": "t"}}', '{"id": "a", "arms": {}}', '{"id": "a", "arms": {}}'],
      r":3: item id 'a' appears twice"),
+    (['{"meta": {"task": "t"}, "arms": []}'], r":1: first line must be"),
+    (['{"meta": {"n": 3}}'], r":1: meta.task: required key is missing"),
+    (['{"meta": {"format": "vbw-replay/1", "task": "t"}}'],
+     r":1: meta.arms: required key is missing"),
+    (['{"meta": {"format": "vbw-replay/1", "task": "t", "arms": null}}'],
+     r":1: meta.arms: required in a vbw-replay/1 header, not null"),
+    (['{"meta": {"task": "t", "arms": ["unconstrained"]}}'],
+     r":1: meta.format: required key is missing"),
+    (['{"meta": {"format": "vbw-replay/1", "task": "t", "arms": [], "version": 1}}'],
+     r":1: meta.version: unknown key; did you mean 'versions'\? valid: format, task,"),
+    (['{"meta": {"format": "vbw-replay/1", "task": "t", "arms": ["unconstrained"]}}',
+      '{"id": "a", "arms": {"unconstrained": {"text": "x"}, "constrained[s]": {"text": "{}"}}}'],
+     r":2: arms.constrained\[s\]: not an arm the header lists \(meta.arms: unconstrained\)"),
 ])
 def test_malformed_replays(tmp_path: Path, lines: list[str], match: str) -> None:
     p = tmp_path / "bad.jsonl"

@@ -15,6 +15,7 @@ from tests.conftest import REPLAYS, TASK_CONF
 from vbw.replay import read_replay
 from vbw.report import ledger_csv, render_markdown, render_svg, write_reports
 from vbw.report.markdown import coverage
+from vbw.report.provenance import provenance
 from vbw.score.metrics import build_report
 from vbw.score.model import Excluded, Missing, Report
 from vbw.score.states import score_items
@@ -34,9 +35,10 @@ def report() -> Report:
     states = score_items(task, items, replay,
                          task_arms(task.schema_names, task.spec.answer_schema, KINDS))
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
-                        meta=replay.meta, source=str(replay.path),
-                        provenance=replay.describe(), seed=0, resamples=200, n_task=200,
-                        missing=[])
+                        meta=replay.meta_as_written, source=str(replay.path),
+                        provenance=provenance(replay.header, replay.records, replay.end),
+                        seed=0, resamples=200,
+                        n_task=200, missing=[])
 
 
 def test_write_reports_writes_four_files_that_round_trip(report: Report, tmp_path: Path) -> None:

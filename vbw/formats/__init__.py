@@ -12,9 +12,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
+from vbw.formats.replay import replay_schema
 from vbw.formats.task import task_schema
 
-FORMATS: dict[str, Callable[[], dict[str, Any]]] = {"task.schema.json": task_schema}
+FORMATS: dict[str, Callable[[], dict[str, Any]]] = {"task.schema.json": task_schema,
+                                                    "replay.schema.json": replay_schema}
 HERE = Path(__file__).resolve().parent
 
 

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import BaseModel
+
 from vbw.config import ModelConfig, RunConfig
 from vbw.errors import EngineError, ReplayError, UnsupportedSchema, one_line
 from vbw.generate.canary import run_canary
@@ -22,8 +24,8 @@ from vbw.generate.model import ModelFile, resolve_model
 from vbw.generate.progress import Progress
 from vbw.generate.provenance import hardware, now, versions
 from vbw.generate.runtime import DEFAULT_SEED, LIVE_EXTRA_HINT, SAMPLING, Generation, Runtime
-from vbw.replay import (ArmRecord, EndV1, ItemRecord, MetaV1, ModelInfo, ReplayWriter,
-                        read_replay)
+from vbw.replay import (FORMAT, ArmRecord, CompleteHeader, EndV1, ItemRecord, ModelInfo,
+                        ReplayHeader, ReplayWriter, read_replay)
 from vbw.task.arms import Arm, task_arms
 from vbw.task.runner import Item, Task
 
@@ -100,17 +102,22 @@ def generate_item(task: Task, item: Item, arms: list[Arm], engine: Engine,
                       prompt_hash=prompt_hash(task, item, arms))
 
 
-def _check_resume(path: Path, fields: dict[str, Any], task: Task, items: list[Item],
+def _shown(value: Any) -> str:
+    return repr(value.model_dump(mode="json") if isinstance(value, BaseModel) else value)
+
+
+def _check_resume(path: Path, planned: ReplayHeader, task: Task, items: list[Item],
                   arms: list[Arm], allow_mismatch: bool) -> set[str]:
     """Ids already done in a compatible replay; anything else about it is refused."""
     old = read_replay(path)
-    if old.version < 1:
+    if old.header.version < 1:
         raise ReplayError(f"{path}: a validbutwrong 0.1 replay cannot be resumed")
     for key in _RESUME_KEYS:
-        if old.meta.get(key) != fields[key]:
-            raise ReplayError(f"{path}: cannot resume: meta.{key} is {old.meta.get(key)!r}, "
-                              f"this run has {fields[key]!r}")
-    if old.meta["task_hash"] != fields["task_hash"] and not allow_mismatch:
+        was, wanted = getattr(old.header, key), getattr(planned, key)
+        if was != wanted:
+            raise ReplayError(f"{path}: cannot resume: meta.{key} is {_shown(was)}, "
+                              f"this run has {_shown(wanted)}")
+    if old.header.task_hash != planned.task_hash and not allow_mismatch:
         raise ReplayError(f"{path}: cannot resume: the task definition changed since this "
                           "replay was started (meta.task_hash differs); pass "
                           "allow_task_mismatch=true to continue anyway")
@@ -133,6 +140,20 @@ def prepare(model: ModelConfig) -> ModelFile:
     return resolve_model(model)
 
 
+def _planned(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
+             mf: ModelFile) -> ReplayHeader:
+    """The header fields this run's configuration fixes before anything is loaded."""
+    return ReplayHeader(
+        format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
+        engine=cfg.engine.name, arms=[a.key for a in arms],
+        model=ModelInfo(name=cfg.model.name, file=mf.file, sha256=mf.sha256,
+                        source=_source(cfg, mf)),
+        decoding={"strategy": "greedy", "seed": DEFAULT_SEED, **SAMPLING,
+                  "n_ctx": cfg.engine.n_ctx},
+        max_tokens=cfg.arms.max_tokens.model_dump(by_alias=True),
+        kv_reuse=cfg.engine.kv_reuse)
+
+
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path, mf: ModelFile,
              err: TextIO) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` with the model file
@@ -146,18 +167,10 @@ def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path, mf: M
     if not cfg.resume and path.exists():
         raise ReplayError(f"{path} exists; pass resume=true to continue it, or another replay=")
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    fields: dict[str, Any] = {
-        "task": task.name, "task_hash": task.generation_hash(), "n": len(items),
-        "engine": cfg.engine.name, "arms": [a.key for a in arms],
-        "model": ModelInfo(name=cfg.model.name, file=mf.file, sha256=mf.sha256,
-                           source=_source(cfg, mf)).model_dump(),
-        "decoding": {"strategy": "greedy", "seed": DEFAULT_SEED, **SAMPLING,
-                     "n_ctx": cfg.engine.n_ctx},
-        "max_tokens": cfg.arms.max_tokens.model_dump(by_alias=True),
-        "kv_reuse": cfg.engine.kv_reuse}
+    planned = _planned(task, cfg, len(items), arms, mf)
     done: set[str] = set()
     if cfg.resume:  # refuse an incompatible replay before paying for model load and canary
-        done = _check_resume(path, fields, task, items, arms, cfg.allow_task_mismatch)
+        done = _check_resume(path, planned, task, items, arms, cfg.allow_task_mismatch)
     load_start = time.perf_counter()
     runtime = Runtime(mf.path, n_ctx=cfg.engine.n_ctx, n_threads=cfg.threads,
                       seed=DEFAULT_SEED, reuse_kv=cfg.engine.kv_reuse)
@@ -165,14 +178,16 @@ def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path, mf: M
     engine = make_engine(cfg.engine.name, runtime)
     canary = run_canary(engine)  # raises EngineError: the run refuses
     runtime.clear_kv()
-    meta = MetaV1(**fields, versions=versions(), hardware=hardware(runtime.n_threads),
-                  canary_seconds={cfg.engine.name: round(canary, 3)}, started=now(),
-                  load_seconds=round(load_seconds, 3))
+    header = CompleteHeader.model_validate({
+        **planned.model_dump(mode="json"), "versions": versions(),
+        "hardware": hardware(runtime.n_threads),
+        "canary_seconds": {cfg.engine.name: round(canary, 3)}, "started": now(),
+        "load_seconds": round(load_seconds, 3)})
     writer = ReplayWriter(path)
     if cfg.resume:
         writer.resume()
     else:
-        writer.start(meta)
+        writer.start(header)
     todo = [it for it in items if it.id not in done]
     print(f"vbw: live {task.name}: {len(todo)} item(s) to generate ({len(done)} already in "
           f"{path}), engine {cfg.engine.name}, canary passed in {canary:.2f} s", file=err)

@@ -15,7 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from vbw.errors import ReplayError
-from vbw.replay.format import FORMAT, EndV1, ItemRecord, MetaV1, Replay
+from vbw.replay.format import EndV1, ItemRecord, Replay
+from vbw.replay.header import FORMAT, CompleteHeader, ReplayHeader
+from vbw.replay.legacy import LegacyHeader
 from vbw.validation import describe
 
 
@@ -38,32 +40,55 @@ def read_replay(path: Path) -> Replay:
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         raise ReplayError(f"{path}: empty replay file")
-    head = _json_line(path, 1, lines[0])
-    if not isinstance(head, dict) or not isinstance(head.get("meta"), dict):
-        raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}}")
-    meta = head["meta"]
-    version = 0
-    if "format" in meta:
-        if meta["format"] != FORMAT:
-            raise ReplayError(f"{path}:1: meta.format {meta['format']!r} is not supported "
-                              f"(this vbw reads {FORMAT!r} and validbutwrong 0.1 replays)")
-        _model(MetaV1, meta, path, 1, "meta.")
-        version = 1
+    meta = _meta_line(path, lines[0])
+    header: ReplayHeader = _model(ReplayHeader, meta, path, 1, "meta.")
+    records, end = _items(path, lines[1:], header)
+    if header.version == 0 and end is None:
+        end = _legacy_end(meta, len(records))
+    return Replay(path=str(path), header=header, meta_as_written=meta, records=records,
+                  end=end, torn_tail=torn)
+
+
+def _items(path: Path, lines: list[bytes],
+           header: ReplayHeader) -> tuple[list[ItemRecord], EndV1 | None]:
+    """Item lines (each id once, each arm one the header lists) and the end marker."""
     records: list[ItemRecord] = []
     end = None
     seen: set[str] = set()
-    for lineno, line in enumerate(lines[1:], 2):
+    for lineno, line in enumerate(lines, 2):
         obj = _json_line(path, lineno, line)
         if isinstance(obj, dict) and set(obj) == {"end"}:
-            end = _model(EndV1, obj["end"], path, lineno, "end.").model_dump()
+            end = _model(EndV1, obj["end"], path, lineno, "end.")
             continue
         rec = _model(ItemRecord, obj, path, lineno, "")
         if rec.id in seen:
             raise ReplayError(f"{path}:{lineno}: item id {rec.id!r} appears twice")
+        unlisted = [k for k in rec.arms if header.arms is not None and k not in header.arms]
+        if unlisted:
+            raise ReplayError(f"{path}:{lineno}: arms.{unlisted[0]}: not an arm the header "
+                              f"lists (meta.arms: {', '.join(header.arms or [])})")
         seen.add(rec.id)
         records.append(rec)
-    return Replay(path=str(path), version=version, meta=meta, records=records, end=end,
-                  torn_tail=torn)
+    return records, end
+
+
+def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
+    head = _json_line(path, 1, line)
+    if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
+        raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
+    meta: dict[str, Any] = head["meta"]
+    if "format" in meta and meta["format"] != FORMAT:
+        raise ReplayError(f"{path}:1: meta.format {meta['format']!r} is not supported "
+                          f"(this vbw reads {FORMAT!r} and validbutwrong 0.1 replays)")
+    return meta
+
+
+def _legacy_end(meta: dict[str, Any], items: int) -> EndV1 | None:
+    """validbutwrong 0.1 recorded the end of its (single) run in the header."""
+    legacy = LegacyHeader.model_validate(meta)
+    if legacy.ended is None or legacy.wall_seconds is None:
+        return None
+    return EndV1(ended=legacy.ended, wall_seconds=legacy.wall_seconds, items=items)
 
 
 def _json_line(path: Path, lineno: int, line: bytes) -> Any:
@@ -115,9 +140,9 @@ class ReplayWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def start(self, meta: MetaV1) -> None:
+    def start(self, header: CompleteHeader) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._write({"meta": meta.model_dump(mode="json")}, mode="w")
+        self._write({"meta": header.as_written()}, mode="w")
 
     def resume(self) -> Replay:
         """Read what exists, cut a torn tail and any end marker, and keep appending."""

@@ -1,0 +1,104 @@
+"""Resume checks on the typed header, without a model: a replay continues only the same
+experiment (task, engine, arms, model, decoding, caps, KV reuse), a changed task or changed
+prompts need allow_task_mismatch=true, and 0.1 or hand-written replays are refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPLAYS, TASK_CONF
+from vbw.config import RunConfig
+from vbw.errors import ReplayError
+from vbw.generate.live import _check_resume, _planned, prompt_hash
+from vbw.generate.model import ModelFile
+from vbw.replay import ArmRecord, CompleteHeader, ItemRecord, ReplayHeader, ReplayWriter
+from vbw.task.arms import task_arms
+from vbw.task.runner import load_task
+
+TASK = load_task(TASK_CONF / "gsm8k.yaml")
+ITEMS = TASK.items(2)
+ARMS = task_arms(TASK.schema_names, TASK.spec.answer_schema, ["unconstrained", "constrained"])
+MODEL = ModelFile(path="/m/model.gguf", sha256="0" * 64, source="path", file="model.gguf")
+
+
+def _cfg(**engine: object) -> RunConfig:
+    return RunConfig.model_validate({
+        "model": {"name": "mine", "path": "/m/model.gguf"},
+        "engine": {"name": "outlines", **engine},
+        "arms": {"name": "x", "kinds": ["unconstrained", "constrained"],
+                 "max_tokens": {"free": 8, "json": 8, "package": 8}}})
+
+
+def _planned_header(**engine: object) -> ReplayHeader:
+    return _planned(TASK, _cfg(**engine), len(ITEMS), ARMS, MODEL)
+
+
+def _started(path: Path, planned: ReplayHeader, first_prompt_hash: str | None = None) -> Path:
+    """A replay started by a run with `planned`'s configuration, one item done."""
+    w = ReplayWriter(path)
+    w.start(CompleteHeader.model_validate({
+        **planned.model_dump(mode="json"), "versions": {"vbw": "0"}, "hardware": {},
+        "canary_seconds": {}, "started": "now", "load_seconds": 0.1}))
+    item = ITEMS[0]
+    w.append(ItemRecord(id=item.id, arms={a.key: ArmRecord(text="x") for a in ARMS},
+                        prompt_hash=first_prompt_hash or prompt_hash(TASK, item, ARMS)))
+    return path
+
+
+def _check(path: Path, planned: ReplayHeader, allow: bool = False) -> set[str]:
+    return _check_resume(path, planned, TASK, ITEMS, ARMS, allow)
+
+
+def test_same_configuration_resumes(tmp_path: Path) -> None:
+    planned = _planned_header()
+    assert _check(_started(tmp_path / "r.jsonl", planned), planned) == {"gsm8k_test_0"}
+
+
+@pytest.mark.parametrize("change,match", [
+    ({"name": "llamacpp"}, "meta.engine is 'outlines', this run has 'llamacpp'"),
+    ({"kv_reuse": False}, "meta.kv_reuse is True, this run has False"),
+    ({"n_ctx": 1024}, r"meta.decoding is \{.*'n_ctx': 4096\}, this run has \{.*'n_ctx': 1024\}"),
+])
+def test_another_configuration_is_refused(tmp_path: Path, change: dict, match: str) -> None:
+    path = _started(tmp_path / "r.jsonl", _planned_header())
+    with pytest.raises(ReplayError, match=f"cannot resume: {match}"):
+        _check(path, _planned_header(**change), allow=True)
+
+
+def test_another_model_is_refused(tmp_path: Path) -> None:
+    path = _started(tmp_path / "r.jsonl", _planned_header())
+    other = ReplayHeader.model_validate({**_planned_header().model_dump(mode="json"),
+                                         "model": {"name": "mine", "file": "other.gguf",
+                                                   "sha256": "1" * 64, "source": "path:/o"}})
+    with pytest.raises(ReplayError, match=r"meta.model is \{'name': 'mine', 'file': "
+                                          r"'model.gguf'"):
+        _check(path, other, allow=True)
+
+
+def test_changed_task_needs_allow_task_mismatch(tmp_path: Path) -> None:
+    planned = _planned_header()
+    stale = planned.model_copy(update={"task_hash": "0" * 64})
+    path = _started(tmp_path / "r.jsonl", stale)
+    with pytest.raises(ReplayError, match="meta.task_hash differs"):
+        _check(path, planned)
+    assert _check(path, planned, allow=True) == {"gsm8k_test_0"}
+
+
+def test_changed_prompts_need_allow_task_mismatch(tmp_path: Path) -> None:
+    planned = _planned_header()
+    path = _started(tmp_path / "r.jsonl", planned, first_prompt_hash="f" * 64)
+    with pytest.raises(ReplayError, match="item gsm8k_test_0's prompts differ"):
+        _check(path, planned)
+
+
+def test_legacy_and_hand_written_replays_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match="a validbutwrong 0.1 replay cannot be resumed"):
+        _check(REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl", _planned_header())
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text(json.dumps({"meta": {"format": "vbw-replay/1", "task": "gsm8k",
+                                         "arms": [a.key for a in ARMS]}}) + "\n")
+    with pytest.raises(ReplayError, match="meta.engine is None, this run has 'outlines'"):
+        _check(mine, _planned_header())

@@ -1,0 +1,56 @@
+"""The README's "Scoring outputs made elsewhere" example, run exactly as printed: the
+snippet writes a minimal replay with the standard library, and the README's command scores
+it through the real entry point."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_json, run_vbw
+from tests.readme_blocks import README
+
+
+def _block(marker: str, lang: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    m = re.search(rf"<!-- {marker} -->\n```{lang}\n(.*?)\n```", text, re.DOTALL)
+    assert m, f"README.md has no ```{lang} block after <!-- {marker} -->"
+    return m.group(1)
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("elsewhere")
+    (tmp / "snippet.py").write_text(_block("elsewhere-example", "python") + "\n", "utf-8")
+    subprocess.run([sys.executable, "snippet.py"], cwd=tmp, check=True, timeout=60)
+    argv = shlex.split(_block("elsewhere-command", "bash"))
+    assert argv[0] == "vbw"
+    proc = run_vbw(*argv[1:], f"hydra.run.dir={tmp / 'out'}", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    return tmp
+
+
+def test_readme_replay_scores_as_written(scored: Path) -> None:
+    rep = load_json(scored / "out/report.json")
+    assert rep["n"] == 3 and rep["excluded"]["n"] == 0
+    assert len(rep["arms"]) == 6
+    for key, arm in rep["arms"].items():
+        assert arm["answer_accuracy"]["rate"] == 1.0, key
+        if key != "unconstrained":
+            assert arm["schema_validity"]["rate"] == 1.0, key
+    assert rep["meta"] == {"format": "vbw-replay/1", "task": "gsm8k", "arms": list(rep["arms"])}
+
+
+def test_report_names_what_was_not_recorded(scored: Path) -> None:
+    rep = load_json(scored / "out/report.json")
+    md = (scored / "out/report.md").read_text(encoding="utf-8")
+    assert "?" not in md
+    assert rep["provenance"] in md and "not recorded" in rep["provenance"]
+    assert "task hash not recorded" in rep["provenance"]
+    prose = " ".join(README.read_text(encoding="utf-8").split())
+    assert f'"{rep["provenance"]}"' in prose, "the README quotes another source line"

@@ -1,0 +1,69 @@
+"""One line on where a replay's texts came from, for report.md and report.json.
+
+The line states what the header records and names what it does not ("hardware not
+recorded") instead of printing "?": a replay written by another stack may record no more
+than its task and arms, and a report must say so in words. The replays vbw writes (and
+validbutwrong 0.1's) record everything, and their line reads as it always has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vbw.replay import EndV1, ItemRecord, ReplayHeader
+
+NO_TASK_HASH = ("task hash not recorded, so it could not be verified that the texts were "
+                "generated for this version of the task")
+
+
+def provenance(header: ReplayHeader, records: Sequence[ItemRecord], end: EndV1 | None) -> str:
+    """When, on what, with what and by what the texts were generated, as far as recorded."""
+    when = _when(header, records, end)
+    cpu = header.hardware.cpu if header.hardware else None
+    model = (header.model.file or header.model.name) if header.model else None
+    who = _generator(header)
+    recorded = {"generation time": when, "hardware": cpu, "engine": header.engine,
+                "model": model, "generator": who}
+    missing = [name for name, value in recorded.items() if value is None]
+    engine_model = ", ".join(x for x in (header.engine, model) if x is not None)
+    known = [when or "generated", f"on {cpu}" if cpu else "",
+             f"({engine_model})" if engine_model else "", who or ""]
+    clauses = [" ".join(k for k in known if k)] if len(missing) < len(recorded) else []
+    if missing:
+        clauses.append(f"{_listed(missing)} not recorded")
+    if header.version >= 1 and header.task_hash is None:
+        clauses.append(NO_TASK_HASH)
+    return "; ".join(clauses)
+
+
+def _when(h: ReplayHeader, records: Sequence[ItemRecord], end: EndV1 | None) -> str | None:
+    if h.version == 0:  # 0.1 recorded one run's start and wall time in the header
+        if h.started is None:
+            return None
+        return f"generated {h.started}" + (f" in {end.wall_seconds} s" if end else "")
+    # Summed item seconds, not the end marker's wall time: a resumed replay's wall time
+    # covers only its last run.
+    timed = [r.item_seconds for r in records if r.item_seconds is not None]
+    busy = f"{sum(timed):.0f} s summed over {len(timed)} items" if timed else None
+    if h.started and end:
+        return f"generated {h.started} to {end.ended}" + (f", {busy}" if busy else "")
+    if h.started:
+        return f"generation started {h.started}, no end line (unfinished, or not recorded)"
+    if end:
+        return f"generation ended {end.ended}" + (f", {busy}" if busy else "")
+    return f"generation took {busy}" if busy else None
+
+
+def _generator(h: ReplayHeader) -> str | None:
+    versions = h.versions or {}
+    if h.version == 0:
+        return f"by validbutwrong {versions.get('validbutwrong') or '0.1'}"
+    if "vbw" in versions:
+        return f"by vbw {versions['vbw'] or '(version not recorded)'}"
+    if versions:
+        return "with " + ", ".join(f"{k} {v}" if v else k for k, v in versions.items())
+    return None
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -36,6 +36,14 @@ def _bomb(levels: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bfcl_file(tmp: Path, mutate: Callable[[dict], None]) -> str:
+    data = portable_task("bfcl_simple")
+    mutate(data)
+    path = tmp / "b.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return f"task.files=[{path}]"
+
+
 def _missing_data(d: dict) -> None:
     d["dataset"]["path"] = "/nonexistent/test.jsonl"
 
@@ -73,6 +81,15 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
     "replay holding only its header": (
         lambda t: (t / "h.jsonl").write_text(SMOL_GSM8K.read_text().splitlines()[0] + "\n")
         and ["task=gsm8k", f"replay={t / 'h.jsonl'}"], ["no item of task gsm8k"]),
+    "per-item schema path that yields nothing": (
+        lambda t: [_bfcl_file(t, lambda d: d["schemas"]["arguments"].__setitem__(
+            "path", "function.parametres"))],
+        ["schemas.arguments", "simple_0", "'function.parametres' gave nothing",
+         "question, function, name"]),
+    "membership normaliser as a bare list": (
+        lambda t: [_task_file(t, lambda d: d.__setitem__(
+            "check", {"kind": "membership", "string": ["strip", "lower"]}))],
+        ["check.membership.string", "expected a string normaliser like {normalize:"]),
     "replay that is not JSON": (
         lambda t: (t / "x.jsonl").write_text("{not json\n")
         and ["task=gsm8k", f"replay={t / 'x.jsonl'}"], ["x.jsonl:1", "not valid JSON"]),

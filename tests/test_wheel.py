@@ -86,3 +86,19 @@ def test_installed_vbw_runs_a_user_task_folder_by_name(venv: Path, tmp_path: Pat
     assert sweep.returncode == 0, sweep.stderr
     tasks = sorted(json.loads(p.read_text())["task"] for p in (tmp_path / "s").glob("*/report.json"))
     assert tasks == ["bfcl_simple", "capitals"]
+
+
+@pytest.mark.live
+def test_installed_vbw_runs_a_user_task_live(venv: Path, tmp_path: Path) -> None:
+    """The same folder, live on SmolLM2 for 3 items, from the installed wheel (the live
+    extra comes from the system site-packages the venv sees)."""
+    pytest.importorskip("llama_cpp")
+    from tests.generate.conftest import THREADS
+
+    threads = [f"threads={THREADS}"] if THREADS else []
+    proc = _vbw(venv, "--config-dir", str(ROOT / "examples/qa"), "task=capitals",
+                "model=smollm2_135m", "mode=live", "n=3", *threads,
+                f"hydra.run.dir={tmp_path}/live", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((tmp_path / "live/report.json").read_text())
+    assert rep["mode"] == "live" and rep["n"] == 3 and rep["task"] == "capitals"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+from vbw.report.escape import code, text
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.audit import SHOWN, Audit, summary_line
 from vbw.task.runner import Item, Task
@@ -24,7 +25,7 @@ def _fence(text: str) -> list[str]:
 
 def _first_item(task: Task, item: Item) -> list[str]:
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-    out = [f"## First item: `{item.id}`", ""]
+    out = [f"## First item: {code(item.id)}", ""]
     shown: set[str] = set()
     for arm in arms:
         which = {"unconstrained": "free", "prompt_json": "json", "constrained": "json",
@@ -33,24 +34,24 @@ def _first_item(task: Task, item: Item) -> list[str]:
             continue
         shown.add(which)
         messages = task.messages(item, arm, free_text="<the unconstrained arm's text>")
-        out += [f"### `{which}` prompt (as in `{arm.key}`)", "", *_fence(messages[-1]["content"]),
-                ""]
+        out += [f"### `{which}` prompt (as in {code(arm.key)})", "",
+                *_fence(messages[-1]["content"]), ""]
     schema = item.schemas[task.spec.answer_schema]
-    out += [f"### Schema `{task.spec.answer_schema}`", "",
+    out += [f"### Schema {code(task.spec.answer_schema)}", "",
             *_fence(json.dumps(schema, indent=1, ensure_ascii=False)), "",
             "### Gold", "", *_fence(json.dumps(item.gold, ensure_ascii=False)), ""]
     return out
 
 
 def render_check(task: Task, first: Item | None, audit: Audit) -> str:
-    out = [f"# vbw check: {task.name} (`{task.path}`)", ""]
+    out = [f"# vbw check: {text(task.name)} ({code(str(task.path))})", ""]
     if first is not None and not audit.problems:
         out += _first_item(task, first)
-    out += ["## Summary", "", summary_line(audit), ""]
+    out += ["## Summary", "", text(summary_line(audit)), ""]
     for title, found in (("Problems", audit.problems), ("Warnings", audit.warnings)):
         if found:
             out += [f"## {title}", ""]
-            out += [f"- {p}" for p in found[:SHOWN]]
+            out += [f"- {text(p)}" for p in found[:SHOWN]]
             if len(found) > SHOWN:
                 out.append(f"- ... and {len(found) - SHOWN} more")
             out.append("")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vbw.report.escape import code, text
 from vbw.score.model import Comparison, Rate, Report
 
 _NAMES = {"schema_validity": "schema validity", "wrong_but_valid": "wrong but valid"}
@@ -10,7 +11,7 @@ _NAMES = {"schema_validity": "schema validity", "wrong_but_valid": "wrong but va
 def metric_name(metric: str, label: str) -> str:
     """A metric's name in prose; accuracy is called by the task's label (e.g. "AST-match
     accuracy"), as in the table header, so the two never disagree."""
-    return label if metric == "answer_accuracy" else _NAMES[metric]
+    return text(label) if metric == "answer_accuracy" else _NAMES[metric]
 
 
 def pct(x: float) -> str:
@@ -29,7 +30,7 @@ def rate_cell(r: Rate | None) -> str:
 
 
 def _comparison(c: Comparison, n: int, label: str) -> list[str]:
-    lines = [f"**`{c.from_}` → `{c.to}`** ({c.role})"]
+    lines = [f"**{code(c.from_)} → {code(c.to)}** ({c.role})"]
     for metric, d in c.deltas.items():
         name = metric_name(metric, label)
         interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts"
@@ -44,7 +45,7 @@ def _comparison(c: Comparison, n: int, label: str) -> list[str]:
 
 def _first_ids(ids: list[str], shown: int = 5) -> str:
     more = f", +{len(ids) - shown} more" if len(ids) > shown else ""
-    return ", ".join(ids[:shown]) + more
+    return ", ".join(text(i) for i in ids[:shown]) + more
 
 
 def coverage(r: Report) -> str:
@@ -59,25 +60,25 @@ def coverage(r: Report) -> str:
 
 
 def render_markdown(r: Report) -> str:
-    out = [f"# vbw report: {r.task} (N={r.n}, {r.mode})", ""]
+    out = [f"# vbw report: {text(r.task)} (N={r.n}, {r.mode})", ""]
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
            else "Generated in this run.")
-    out.append(f"Scored from `{r.source}`, {r.provenance}. {how}")
+    out.append(f"Scored from {code(r.source)}, {text(r.provenance)}. {how}")
     out.append(coverage(r))
     if r.excluded.n:
         out.append(f"Excluded items are left out of every arm ({r.excluded.reason}).")
     out += ["", "## Metrics per arm (rate over all N items, 95% bootstrap CI)", "",
-            f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
+            f"| arm | schema validity | {text(r.correctness_label)} | wrong-but-valid |",
             "|---|---|---|---|"]
     for key, m in r.arms.items():
-        out.append(f"| `{key}` | {rate_cell(m.schema_validity)} | "
+        out.append(f"| {code(key, in_table=True)} | {rate_cell(m.schema_validity)} | "
                    f"{rate_cell(m.answer_accuracy)} | {rate_cell(m.wrong_but_valid)} |")
     out += ["", "Executable accuracy: not computed (the task has no execution check).", ""]
     if r.comparisons:
         out += ["## Paired comparisons (same items)", ""]
         for c in r.comparisons:
             out += _comparison(c, r.n, r.correctness_label) + [""]
-    widths = ", ".join(f"`{k}` ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
+    widths = ", ".join(f"{code(k)} ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
                        for k, m in r.arms.items())
-    out.append(f"CI widths ({r.correctness_label}): {widths}")
+    out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
     return "\n".join(out) + "\n"

@@ -25,7 +25,7 @@ from vbw.validation import load_yaml
 
 CONF = bundled("conf")
 CONFIG_NAME = "config"
-GROUPS = ("model", "engine", "arms", "task")
+GROUPS = ("model", "backend", "engine", "arms", "task")
 MAX_USER_FILES = 1000  # YAML files read from the user's config folders
 
 

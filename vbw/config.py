@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator
 
@@ -24,6 +24,7 @@ class ModelConfig(StrictModel):
     sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     package: str | None = None
     path: str | None = None
+    gpu_layers: int = Field(default=0, ge=-1)  # layers offloaded to a GPU: 0 none, -1 all
 
 
 def bundled_model(name: str) -> ModelConfig:
@@ -31,6 +32,40 @@ def bundled_model(name: str) -> ModelConfig:
     benchmarks use this so their model is the one the replays name, sha256 included)."""
     path = bundled("conf") / "model" / f"{name}.yaml"
     return validate(ModelConfig, load_yaml(path), source=str(path))
+
+
+DIALECTS = ("openai", "vllm", "llama_server", "llama_cpp_python", "ollama")
+
+
+class LocalBackendConfig(StrictModel):
+    """The model in this process: llama-cpp-python, with the `engine` group's engine."""
+
+    name: Literal["local"]
+
+
+class OpenAIBackendConfig(StrictModel):
+    """Any OpenAI-compatible chat server. The schema goes out in the server's own
+    structured-output dialect, which is then the run's engine (`server-<dialect>`). The
+    API key is read from the environment variable named here, never from the config, so
+    it cannot reach a replay, a report or `--cfg`."""
+
+    name: Literal["openai"]
+    base_url: str = Field(pattern=r"^https?://")
+    model: str = Field(min_length=1)  # the served model id
+    dialect: Literal["openai", "vllm", "llama_server", "llama_cpp_python", "ollama"]
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    concurrency: int = Field(default=1, ge=1, le=64)
+    timeout: float = Field(default=120.0, gt=0, le=3600)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    stream: bool = True  # stream responses to measure time to first token
+
+    @property
+    def engine(self) -> str:
+        return f"server-{self.dialect}"
+
+
+BackendConfig = Annotated[Union[LocalBackendConfig, OpenAIBackendConfig],
+                          Field(discriminator="name")]
 
 
 class EngineConfig(StrictModel):
@@ -80,6 +115,7 @@ class RunConfig(StrictModel):
     relative data paths need the file it came from, which only the Hydra sources know."""
 
     model: ModelConfig
+    backend: BackendConfig = LocalBackendConfig(name="local")
     engine: EngineConfig
     arms: ArmsConfig
     mode: Mode = "auto"

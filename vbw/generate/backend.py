@@ -1,0 +1,71 @@
+"""Where completions come from: one interface for every backend.
+
+A `Backend` takes chat messages and a `GenerateConfig` (the token cap and, for the arms
+that enforce one, the JSON Schema) and returns a `Generation`. Generation logic
+(`vbw.generate.live`) talks only to this interface, so the in-process llama.cpp runtime,
+an OpenAI-compatible server and the scripted fake of the tests are interchangeable, and a
+new backend is one module, one conf file and its tests.
+
+A backend enforces a schema through its *engine*: for the in-process runtime an engine
+compiles the schema into a token mask (outlines, llama.cpp's GBNF); for a server the
+server's own structured-output mode is the engine, named by the dialect it is sent in.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Message = Mapping[str, str]
+
+
+class Generation(BaseModel):
+    """One completion plus the timings the report needs (ttft includes prompt eval)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    n_tokens: int  # generated tokens, excluding the end-of-generation token
+    seconds: float
+    ttft_seconds: float | None
+    finish_reason: Literal["stop", "length"]
+    compile_seconds: float = 0.0
+
+
+class GenerateConfig(BaseModel):
+    """What one request needs: the token cap, and the schema when the arm enforces one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    max_tokens: int = Field(ge=1)
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class Backend(ABC):
+    """A model somewhere, decoded greedily; see the module docstring."""
+
+    engine: str  # the engine name the replay header records ("outlines", "server-vllm")
+
+    @abstractmethod
+    def compile(self, schema: Mapping[str, Any]) -> float:
+        """Prepare `schema` for constrained decoding; seconds spent now (0 when cached).
+        Raises UnsupportedSchema when the engine cannot enforce it."""
+
+    @abstractmethod
+    def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
+        """Chat-complete `messages` under `config`; raises EngineError on a failure that
+        must not be recorded as an output."""
+
+    def clear_cache(self) -> None:
+        """Forget cached prompt state (after the canary); a no-op where there is none."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the replay header records about this backend beyond the model file: e.g.
+        a server's base URL, served model id, dialect and software. Never a credential."""
+        return {}
+
+    def close(self) -> None:
+        """Release connections or threads; the backend is not used afterwards."""

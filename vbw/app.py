@@ -7,11 +7,14 @@ when there is one and generates otherwise, saying which in one line.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from vbw.config import RunConfig
+from typing import TYPE_CHECKING
+
+from vbw.config import OpenAIBackendConfig, RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay import Replay, read_replay
 from vbw.replay.io import bundled_key, no_replay_message
@@ -22,9 +25,12 @@ from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.states import score_items
-from vbw.task.arms import task_arms
+from vbw.task.arms import Arm, task_arms
 from vbw.task.audit import Audit, audit, first_error, summary_line
 from vbw.task.runner import Item, Task
+
+if TYPE_CHECKING:
+    from vbw.generate.backend import Backend
 
 SHOWN_IDS = 5
 
@@ -107,11 +113,15 @@ def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) ->
                         n_task=n_task, missing=missing)
 
 
-def tripped_arms(report: Report, threshold: float) -> list[str]:
-    """constrained[*] arms whose wrong-but-valid rate exceeds the threshold."""
-    return [f"{k} ({100 * m.wrong_but_valid.rate:.1f}%)" for k, m in report.arms.items()
-            if k.startswith("constrained[") and m.wrong_but_valid is not None
-            and m.wrong_but_valid.rate > threshold]
+def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
+    """constrained[*] arms whose wrong-but-valid rate exceeds the threshold
+    (reason_then_constrain is not gated: its packaging turn is a different contract)."""
+    out = []
+    for arm in arms:
+        rate = report.arms[arm.key].wrong_but_valid
+        if arm.kind == "constrained" and rate is not None and rate.rate > threshold:
+            out.append(f"{arm.key} ({100 * rate.rate:.1f}%)")
+    return out
 
 
 def check_tasks(tasks: list[Task], n: int | None, out: TextIO, err: TextIO) -> int:
@@ -128,10 +138,23 @@ def check_tasks(tasks: list[Task], n: int | None, out: TextIO, err: TextIO) -> i
     return 0
 
 
+def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
+    """What keys a recorded replay: the model's name and the engine. For a server, the
+    served model id (made safe as a folder name) and `server-<dialect>`."""
+    if isinstance(cfg.backend, OpenAIBackendConfig):
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", cfg.backend.model), cfg.backend.engine
+    return cfg.model.name, cfg.engine.name
+
+
+def recorded_key(cfg: RunConfig, task: Task) -> str:
+    model, engine = model_and_engine(cfg)
+    return f"{task.name} x {model} x {engine}"
+
+
 def _recorded(task: Task, cfg: RunConfig, cwd: Path) -> Path | None:
     """The recorded replay for task x model x engine: under `replays_dir` first (the
     user's), then among the bundled ones, so one sweep can mix both kinds of task."""
-    key = bundled_key(task.name, cfg.model.name, cfg.engine.name)
+    key = bundled_key(task.name, *model_and_engine(cfg))
     for root in _replay_roots(cfg, cwd):
         if (root / key).is_file():
             return root / key
@@ -147,16 +170,19 @@ def _replay_roots(cfg: RunConfig, cwd: Path) -> list[Path]:
 
 
 def _live(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
-          unrecorded: str | None = None) -> Path:
+          unrecorded: str | None = None, backend: Backend | None = None) -> Path:
     """Check the task, find the model, then generate. `unrecorded` (auto mode) names the
     task x model x engine without a replay: announced once the run can start, and put
-    in front of any error that stops it from starting."""
-    from vbw.generate.live import generate, prepare  # the live stack, only when asked for
+    in front of any error that stops it from starting. `backend` replaces the configured
+    one (the tests' scripted backend)."""
+    from vbw.generate.live import generate  # the live stack, only when asked for
+    from vbw.generate.providers import prepare
+    from vbw.generate.scripted import SCRIPTED_MODEL
 
     items = task.items(cfg.n)
     audit_or_fail(task, items, err)
     try:
-        model = prepare(cfg.model)
+        model = prepare(cfg.backend, cfg.model) if backend is None else SCRIPTED_MODEL
     except VbwError as e:
         if unrecorded is None:
             raise
@@ -165,14 +191,14 @@ def _live(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
     if unrecorded is not None:
         print(f"vbw: no recorded replay for {unrecorded}: generating live; mode=replay only "
               "re-scores", file=err)
-    return generate(task, items, cfg, task_dir, model, err=err)
+    return generate(task, items, cfg, task_dir, model, err=err, backend=backend)
 
 
 def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: TextIO,
-                  err: TextIO) -> tuple[Path, str]:
+                  err: TextIO, backend: Backend | None = None) -> tuple[Path, str]:
     """(replay path, "replay" or "live") per the mode: see the module docstring."""
     if cfg.mode == "live":
-        return _live(task, cfg, task_dir, err), "live"
+        return _live(task, cfg, task_dir, err, backend=backend), "live"
     if cfg.replay is not None:
         p = Path(cfg.replay).expanduser()
         return (p if p.is_absolute() else cwd / p), "replay"
@@ -184,13 +210,13 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
         return found, "replay"
     if cfg.mode == "replay":
         raise ReplayError(no_replay_message(_replay_roots(cfg, cwd), task.name,
-                                            cfg.model.name, cfg.engine.name))
-    combo = f"{task.name} x {cfg.model.name} x {cfg.engine.name}"
-    return _live(task, cfg, task_dir, err, combo), "live"
+                                            *model_and_engine(cfg)))
+    return _live(task, cfg, task_dir, err, recorded_key(cfg, task), backend), "live"
 
 
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
-        out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+        out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+        backend: Backend | None = None) -> int:
     """Check, score (and first generate where needed) every task; return the exit code."""
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
@@ -201,7 +227,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     dirs = []
     for task in tasks:
         task_dir = out_dir / task.name if len(tasks) > 1 else out_dir
-        replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err)
+        replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err, backend)
         replay = read_replay(replay_path)
         check_replay_matches(replay, task, cfg.allow_task_mismatch)
         report = score(task, replay, cfg, mode, err)
@@ -209,8 +235,9 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         print(md, file=out)
         dirs.append(task_dir)
         if cfg.gate.wrong_valid_above is not None:
+            arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
             tripped += [f"{task.name}: {a}" for a in
-                        tripped_arms(report, cfg.gate.wrong_valid_above)]
+                        tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
     if tripped:
         print(f"vbw: gate tripped (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
               + "; ".join(tripped), file=err)

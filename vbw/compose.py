@@ -82,8 +82,24 @@ def check_command_line(argv: list[str]) -> None:
     cfg = None
     for job in _jobs(parsed, args.overrides, bool(args.multirun)):
         cfg = _compose(loader, name, job)
+        if args.cfg is None:
+            _check_required(cfg, job)
     if cfg is not None and args.cfg is None:
         _check_writable(cfg, bool(args.multirun))
+
+
+def _check_required(cfg: Any, overrides: list[str]) -> None:
+    """A `???` left unset (e.g. backend=openai without backend.base_url) is one line naming
+    every key still needed, not an OmegaConf error in the middle of a run."""
+    from omegaconf import OmegaConf
+
+    mine = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    missing = sorted(OmegaConf.missing_keys(mine))
+    if missing:
+        given = " ".join(o for o in overrides if "=" in o and o.split("=")[0] in GROUPS)
+        need = " ".join(f"{k}=..." for k in missing)
+        raise ConfigError(f"{', '.join(missing)}: required"
+                          f"{' by ' + given if given else ''}; set {need}")
 
 
 def _scan_user_yaml(config_dir: str | None, parsed: list[Any]) -> None:

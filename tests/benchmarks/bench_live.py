@@ -44,7 +44,8 @@ def _pct(xs: list[float], q: float) -> float:
 
 def main() -> None:
     from vbw.generate.engines import make_engine
-    from vbw.generate.live import generate_item
+    from vbw.generate.items import generate_item
+    from vbw.generate.local import LocalBackend
     from vbw.config import bundled_model
     from vbw.generate.model import resolve_model
     from vbw.generate.provenance import cpu_name, versions
@@ -86,7 +87,8 @@ def main() -> None:
                 arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
                 secs, free_tps, con_tps, pj_tps = [], [], [], []
                 for item in task.items(ITEMS[tname]):
-                    rec = generate_item(task, item, arms, engine, _cfg(name))
+                    rec = generate_item(task, item, arms, LocalBackend(runtime, engine),
+                                        _cfg(name).arms.max_tokens)
                     if rec.unsupported:
                         continue
                     secs.append(rec.item_seconds)

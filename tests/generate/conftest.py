@@ -51,3 +51,19 @@ def engines(runtime):
     from vbw.generate.engines import make_engine
 
     return {name: make_engine(name, runtime) for name in ("outlines", "llamacpp")}
+
+
+@pytest.fixture(scope="session")
+def backends(runtime, engines):
+    """The in-process backend per engine, on the one shared runtime."""
+    from vbw.generate.local import LocalBackend
+
+    return {name: LocalBackend(runtime, engine) for name, engine in engines.items()}
+
+
+def complete(backend, prompt: str, schema, max_tokens: int):
+    """One user message through a backend, as the arms send it."""
+    from vbw.generate.backend import GenerateConfig
+
+    return backend.generate([{"role": "user", "content": prompt}],
+                            GenerateConfig(max_tokens=max_tokens, schema=schema))

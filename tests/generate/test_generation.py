@@ -124,10 +124,10 @@ def _cfg(engine: str, cap: int = 32):
                  "max_tokens": {"free": cap, "json": cap, "package": cap}}})
 
 
-def test_kv_reuse_leaves_item_generations_unchanged(runtime, engines) -> None:
+def test_kv_reuse_leaves_item_generations_unchanged(runtime, backends) -> None:
     """Same items, all four arms (reason_then_constrain extends the unconstrained chat,
     constrained shares prompt_json's prompt), with the KV cache reused and cleared."""
-    from vbw.generate.live import generate_item
+    from vbw.generate.items import generate_item
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
@@ -140,18 +140,18 @@ def test_kv_reuse_leaves_item_generations_unchanged(runtime, engines) -> None:
         for reuse in (True, False):
             runtime.reuse_kv = reuse
             texts[reuse] = [{k: a.text for k, a in generate_item(
-                task, it, arms, engines[name], _cfg(name)).arms.items()}
+                task, it, arms, backends[name], _cfg(name).arms.max_tokens).arms.items()}
                 for name in ("outlines", "llamacpp") for it in items]
     finally:
         runtime.reuse_kv = old
     assert texts[True] == texts[False]
 
 
-def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path) -> None:
+def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_path) -> None:
     """An item whose schema the GBNF engine cannot compile (an optional property before a
     required one) is recorded with the reason, generated around, and excluded at scoring."""
     from vbw.config import RunConfig
-    from vbw.generate.live import generate_item
+    from vbw.generate.items import generate_item
     from vbw.replay import ReplayWriter, read_replay
     from vbw.replay import CompleteHeader
     from vbw.score.metrics import build_report
@@ -163,10 +163,10 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, engines, tmp_path
     items = {it.id: it for it in task.items(50)}
     bad, good = items["simple_29"], items["simple_0"]
     arms = task_arms(task.schema_names, "arguments", list(ARM_KINDS))
-    rec_bad = generate_item(task, bad, arms, engines["llamacpp"], _cfg("llamacpp"))
+    rec_bad = generate_item(task, bad, arms, backends["llamacpp"], _cfg("llamacpp").arms.max_tokens)
     assert "required property" in rec_bad.arms["constrained[arguments]"].unsupported_schema
     assert rec_bad.arms["unconstrained"].text is None
-    rec_good = generate_item(task, good, arms, engines["llamacpp"], _cfg("llamacpp"))
+    rec_good = generate_item(task, good, arms, backends["llamacpp"], _cfg("llamacpp").arms.max_tokens)
     assert rec_good.unsupported is None
     path = tmp_path / "r.jsonl"
     w = ReplayWriter(path)

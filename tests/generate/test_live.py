@@ -13,6 +13,8 @@ import pytest
 from vbw.errors import EngineError, UnsupportedSchema
 from vbw.generate.canary import CANARY_SCHEMA, run_canary
 from vbw.generate.engines import Constraint, LlamaCppEngine, OutlinesEngine
+from vbw.generate.local import LocalBackend
+from tests.generate.conftest import complete
 
 pytestmark = pytest.mark.live
 
@@ -45,8 +47,8 @@ PROMPTS = ["What is 2 + 2?", "Name a colour.", "Say hello in French."]
 
 
 @pytest.mark.parametrize("name", ENGINE_NAMES)
-def test_canary_passes(engines, name) -> None:
-    assert run_canary(engines[name]) > 0
+def test_canary_passes(backends, name) -> None:
+    assert run_canary(backends[name]) > 0
 
 
 @pytest.mark.parametrize("base", [OutlinesEngine, LlamaCppEngine])
@@ -56,13 +58,13 @@ def test_canary_fails_when_constraint_is_ignored(runtime, base) -> None:
             return Constraint()
 
     with pytest.raises(EngineError, match=f"canary failed on engine {base.name}: got "):
-        run_canary(Ignoring(runtime))
+        run_canary(LocalBackend(runtime, Ignoring(runtime)))
 
 
 @pytest.mark.parametrize("name", ENGINE_NAMES)
 @pytest.mark.parametrize("schema,prompt", CASES, ids=["ordered", "city"])
-def test_constrained_output_validates(engines, name, schema, prompt) -> None:
-    gen = engines[name].generate(prompt, schema, 80)
+def test_constrained_output_validates(backends, name, schema, prompt) -> None:
+    gen = complete(backends[name], prompt, schema, 80)
     assert gen.finish_reason == "stop", gen.text
     value = json.loads(gen.text)
     jsonschema.validate(value, schema)
@@ -70,11 +72,11 @@ def test_constrained_output_validates(engines, name, schema, prompt) -> None:
 
 
 @pytest.mark.parametrize("name", [None, *ENGINE_NAMES])
-def test_two_runs_identical(engines, name) -> None:
-    engine = engines[name or "outlines"]
+def test_two_runs_identical(backends, name) -> None:
+    backend = backends[name or "outlines"]
     schema = None if name is None else ORDERED
-    first = [engine.generate(p, schema, 24) for p in PROMPTS[:2]]
-    second = [engine.generate(p, schema, 24) for p in PROMPTS[:2]]
+    first = [complete(backend, p, schema, 24) for p in PROMPTS[:2]]
+    second = [complete(backend, p, schema, 24) for p in PROMPTS[:2]]
     assert [g.text for g in first] == [g.text for g in second]
     assert [g.n_tokens for g in first] == [g.n_tokens for g in second]
 
@@ -87,11 +89,11 @@ def test_compile_is_cached_per_schema_and_order(engines) -> None:
         flipped = dict(ORDERED, properties=dict(reversed(list(ORDERED["properties"].items()))))
         c3, _ = engine.compile(flipped)
         assert c3 is not c1
-        gen = engine.generate("What is 1 + 1?", ORDERED, 48)
+        gen = complete(LocalBackend(engine.runtime, engine), "What is 1 + 1?", ORDERED, 48)
         assert gen.compile_seconds == 0.0
 
 
-def test_processor_exception_fails_the_generation(runtime, engines) -> None:
+def test_processor_exception_fails_the_generation(runtime, engines, backends) -> None:
     class Exploding(OutlinesEngine):
         def _compile(self, schema, key):
             real = engines["outlines"].compile(schema)[0]
@@ -112,9 +114,9 @@ def test_processor_exception_fails_the_generation(runtime, engines) -> None:
             return Wrapped()
 
     with pytest.raises(EngineError, match="logits processor failed after 3 tokens: RuntimeError: boom"):
-        Exploding(runtime).generate("Name a colour.", ORDERED, 32)
+        complete(LocalBackend(runtime, Exploding(runtime)), "Name a colour.", ORDERED, 32)
     # the runtime is still usable afterwards
-    assert engines["outlines"].generate("Name a colour.", ORDERED, 48).finish_reason == "stop"
+    assert complete(backends["outlines"], "Name a colour.", ORDERED, 48).finish_reason == "stop"
 
 
 def test_processor_bad_shape_fails_the_generation(runtime) -> None:
@@ -147,10 +149,10 @@ def test_unsupported_schema(engines, name, schema, why) -> None:
             engine.compile(schema)
 
 
-def test_reuse_kv_on_off_identical(runtime, engines) -> None:
+def test_reuse_kv_on_off_identical(runtime, backends) -> None:
     def run_all() -> list[str]:
         out = [runtime.complete(runtime.chat_tokens(p), max_tokens=24).text for p in PROMPTS]
-        out += [engines[n].generate(PROMPTS[0], ORDERED, 48).text for n in ENGINE_NAMES]
+        out += [complete(backends[n], PROMPTS[0], ORDERED, 48).text for n in ENGINE_NAMES]
         return out
 
     old = runtime.reuse_kv

@@ -12,7 +12,9 @@ import pytest
 from tests.conftest import REPLAYS, TASK_CONF
 from vbw.config import RunConfig
 from vbw.errors import ReplayError
-from vbw.generate.live import _check_resume, _planned, prompt_hash
+from vbw.generate.items import prompt_hash
+from vbw.generate.live import _check_resume
+from vbw.generate.live import _planned_header as planned_header
 from vbw.generate.model import ModelFile
 from vbw.replay import ArmRecord, CompleteHeader, ItemRecord, ReplayHeader, ReplayWriter
 from vbw.task.arms import task_arms
@@ -33,14 +35,15 @@ def _cfg(**engine: object) -> RunConfig:
 
 
 def _planned_header(**engine: object) -> ReplayHeader:
-    return _planned(TASK, _cfg(**engine), len(ITEMS), ARMS, MODEL)
+    return planned_header(TASK, _cfg(**engine), len(ITEMS), ARMS, MODEL)
 
 
 def _started(path: Path, planned: ReplayHeader, first_prompt_hash: str | None = None) -> Path:
     """A replay started by a run with `planned`'s configuration, one item done."""
     w = ReplayWriter(path)
     w.start(CompleteHeader.model_validate({
-        **planned.model_dump(mode="json"), "versions": {"vbw": "0"}, "hardware": {},
+        **planned.model_dump(mode="json", exclude_none=True), "versions": {"vbw": "0"},
+        "hardware": {},
         "canary_seconds": {}, "started": "now", "load_seconds": 0.1}))
     item = ITEMS[0]
     w.append(ItemRecord(id=item.id, arms={a.key: ArmRecord(text="x") for a in ARMS},

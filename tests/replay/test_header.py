@@ -61,9 +61,31 @@ def test_complete_header_requires_every_field() -> None:
     with pytest.raises(ValidationError) as e:
         CompleteHeader.model_validate({**MINIMAL, "model": {"name": "m"}})
     missing = {".".join(map(str, x["loc"])) for x in e.value.errors() if x["type"] == "missing"}
-    assert missing == {"task_hash", "n", "engine", "model.file", "model.sha256",
-                       "model.source", "versions", "hardware", "decoding", "max_tokens",
-                       "kv_reuse", "canary_seconds", "started", "load_seconds"}
+    assert missing == {"task_hash", "n", "engine", "versions", "hardware", "decoding",
+                       "max_tokens", "canary_seconds", "started", "load_seconds"}
+
+
+COMPLETE = {**MINIMAL, "task_hash": "h", "n": 1, "engine": "outlines", "versions": {},
+            "hardware": {}, "decoding": {}, "max_tokens": {}, "canary_seconds": {},
+            "started": "now", "load_seconds": 0.1}
+
+
+def test_an_in_process_run_records_its_weights_and_reuse() -> None:
+    with pytest.raises(ValidationError, match="sha256"):
+        CompleteHeader.model_validate({**COMPLETE, "model": {"name": "m"}, "kv_reuse": True})
+    with pytest.raises(ValidationError, match="kv_reuse"):
+        CompleteHeader.model_validate({**COMPLETE, "model": {
+            "name": "m", "file": "f", "sha256": "0" * 64, "source": "s"}})
+
+
+def test_a_server_run_records_its_server_instead() -> None:
+    server = {"name": "openai", "base_url": "http://127.0.0.1:8000/v1", "model": "m",
+              "dialect": "llama_cpp_python"}
+    h = CompleteHeader.model_validate({**COMPLETE, "engine": "server-llama_cpp_python",
+                                       "model": {"name": "m", "source": server["base_url"]},
+                                       "backend": server})
+    assert h.backend is not None and h.backend.identity()[2] == "llama_cpp_python"
+    assert h.kv_reuse is None
 
 
 def test_complete_header_writes_the_v1_key_order() -> None:

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import REPLAYS, load_json, run_vbw
 from vbw.score.metrics import build_report
 from vbw.score.states import ItemStates
+from vbw.task.arms import Arm
 
 GSM8K = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
 DROPPED = [1, 4, 9]  # gsm8k_test_<k> left out of the replay
@@ -64,7 +65,7 @@ def test_first_null_selects_the_whole_dataset(tmp_path: Path) -> None:
 
 
 def test_counts_must_add_up() -> None:
-    st = ItemStates(ids=["a"], arms=["unconstrained"], valid=np.array([[-1]], np.int8),
+    st = ItemStates(ids=["a"], arms=[Arm("unconstrained", None)], valid=np.array([[-1]], np.int8),
                     right=np.array([[True]]), excluded=["b"], excluded_reasons={"b": "x"})
     kw = dict(task="t", label="acc", mode="replay", meta={}, source="x", provenance="p",
               seed=0, resamples=100)

@@ -6,8 +6,10 @@ import numpy as np
 
 from vbw.score.metrics import build_report, comparison_pairs
 from vbw.score.states import ItemStates
+from vbw.task.arms import Arm, parse_arm
 
-ARMS = ["unconstrained", "prompt_json[s]", "constrained[s]", "reason_then_constrain[s]"]
+KEYS = ["unconstrained", "prompt_json[s]", "constrained[s]", "reason_then_constrain[s]"]
+ARMS = [parse_arm(k) for k in KEYS]
 
 
 def _states() -> ItemStates:
@@ -19,12 +21,13 @@ def _states() -> ItemStates:
 
 
 def test_pairs_in_contract_order() -> None:
-    assert comparison_pairs(ARMS) == [
+    keys = [(a.key, b.key, k) for a, b, k in comparison_pairs(ARMS)]
+    assert keys == [
         ("prompt_json[s]", "constrained[s]", "headline"),
         ("unconstrained", "constrained[s]", "secondary"),
         ("unconstrained", "reason_then_constrain[s]", "secondary")]
-    assert comparison_pairs(["prompt_json[s]", "constrained[s]"]) == [
-        ("prompt_json[s]", "constrained[s]", "headline")]
+    assert comparison_pairs([Arm("prompt_json", "s"), Arm("constrained", "s")]) == [
+        (Arm("prompt_json", "s"), Arm("constrained", "s"), "headline")]
 
 
 def test_report_numbers() -> None:

@@ -13,6 +13,7 @@ from tests.conftest import ROOT
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.states import ItemStates
+from vbw.task.arms import parse_arm
 
 ARMS = ["unconstrained", "prompt_json[s]", "constrained[s]", "reason_then_constrain[s]"]
 HEAD = ("prompt_json[s]", "constrained[s]")
@@ -25,7 +26,8 @@ def _states(arms: list[str]) -> ItemStates:
     valid[:, 0] = -1
     right = rng.random((200, 4)) < [0.45, 0.3, 0.6, 0.7]
     cols = [ARMS.index(a) for a in arms]
-    return ItemStates(ids=[f"i{k}" for k in range(200)], arms=arms, valid=valid[:, cols],
+    return ItemStates(ids=[f"i{k}" for k in range(200)], arms=[parse_arm(a) for a in arms],
+                      valid=valid[:, cols],
                       right=right[:, cols], excluded=[], excluded_reasons={})
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from vbw.errors import EngineError, UnsupportedSchema
 
 if TYPE_CHECKING:
-    from vbw.generate.engines import Engine
+    from vbw.generate.backend import Backend
 
 CANARY_VALUE = "vbw-canary-7f3q"
 CANARY_EXPECTED: dict[str, str] = {"canary": CANARY_VALUE}
@@ -29,13 +29,17 @@ CANARY_PROMPT = "Write a haiku about autumn."
 CANARY_MAX_TOKENS = 48
 
 
-def run_canary(engine: Engine) -> float:
-    """Run the canary on `engine`; returns its wall seconds or raises EngineError."""
+def run_canary(backend: Backend) -> float:
+    """Run the canary through `backend` (its engine, or a server's dialect); returns its
+    wall seconds or raises EngineError: a run whose constraint does not bind refuses."""
+    from vbw.generate.backend import GenerateConfig
+
     start = time.perf_counter()
+    config = GenerateConfig(max_tokens=CANARY_MAX_TOKENS, schema=CANARY_SCHEMA)
     try:
-        gen = engine.generate(CANARY_PROMPT, CANARY_SCHEMA, CANARY_MAX_TOKENS)
+        gen = backend.generate([{"role": "user", "content": CANARY_PROMPT}], config)
     except UnsupportedSchema as exc:
-        raise EngineError(f"canary failed on engine {engine.name}: {exc}") from None
+        raise EngineError(f"canary failed on engine {backend.engine}: {exc}") from None
     seconds = time.perf_counter() - start
     try:
         parsed = json.loads(gen.text)
@@ -44,7 +48,7 @@ def run_canary(engine: Engine) -> float:
     if parsed != CANARY_EXPECTED:
         shown = json.dumps(gen.text[:120], ensure_ascii=False)
         raise EngineError(
-            f"canary failed on engine {engine.name}: got {shown}, "
+            f"canary failed on engine {backend.engine}: got {shown}, "
             f"expected {json.dumps(CANARY_EXPECTED)}; its constraint is not binding"
         )
     return seconds

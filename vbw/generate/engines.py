@@ -1,4 +1,4 @@
-"""Constraint engines: turn a JSON Schema into a token mask on one shared `Runtime`.
+"""Constraint engines: turn a JSON Schema into a token mask for the in-process `Runtime`.
 
 `outlines` compiles the schema to a regex and an outlines-core token index, applied as
 a logits processor; `llamacpp` converts it to a GBNF grammar run by llama.cpp's own
@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from vbw.errors import ConfigError, EngineError, UnsupportedSchema, one_line
-from vbw.generate.runtime import LIVE_EXTRA_HINT, Generation, Runtime
+from vbw.generate.runtime import LIVE_EXTRA_HINT, Runtime
 from vbw.task.schemas import schema_key
 
-Prompt = str | Sequence[Mapping[str, str]]
 
 
 class Constraint:
@@ -30,7 +29,8 @@ class Constraint:
 
 
 class Engine:
-    """Base: per-schema compile cache and the generate() entry point."""
+    """Base: a per-schema compile cache; the in-process backend (vbw.generate.local)
+    decodes with the constraint's `decode_kwargs()`."""
 
     name: ClassVar[str] = "none"
 
@@ -64,20 +64,6 @@ class Engine:
 
     def unsupported(self, reason: str) -> UnsupportedSchema:
         return UnsupportedSchema(f"engine {self.name} cannot compile the schema: {reason}")
-
-    def generate(self, prompt: Prompt, schema: Mapping[str, Any] | None, max_tokens: int) -> Generation:
-        """Chat-render `prompt` (a str is one user message) and decode under `schema`.
-
-        `schema=None` decodes unconstrained; compile_seconds is 0 when cached/unconstrained.
-        """
-        kwargs: dict[str, Any] = {}
-        compile_seconds = 0.0
-        if schema is not None:
-            constraint, compile_seconds = self.compile(schema)
-            kwargs = constraint.decode_kwargs()
-        tokens = self.runtime.chat_tokens(prompt)
-        gen = self.runtime.complete(tokens, max_tokens=max_tokens, **kwargs)
-        return gen.model_copy(update={"compile_seconds": compile_seconds})
 
 
 # -- outlines ---------------------------------------------------------------------
@@ -243,11 +229,8 @@ class LlamaCppEngine(Engine):
 
     def _check_parses(self, gbnf: str) -> None:
         """Parse the grammar in llama.cpp now; a bad grammar at decode time is a NULL sampler."""
-        lib = self.runtime._lib
-        sampler = lib.llama_sampler_init_grammar(self.runtime.vocab, gbnf.encode("utf-8"), b"root")
-        if not sampler:
+        if not self.runtime.grammar_parses(gbnf):
             raise self.unsupported("llama.cpp rejected the generated GBNF grammar")
-        lib.llama_sampler_free(sampler)
 
 
 ENGINES: dict[str, type[Engine]] = {"outlines": OutlinesEngine, "llamacpp": LlamaCppEngine}

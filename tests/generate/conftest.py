@@ -1,11 +1,21 @@
 """Shared live fixtures: one SmolLM2 runtime for the whole session (loading costs ~1 s,
-but two engines and many tests must see the very same Llama object)."""
+but two engines and many tests must see the very same Llama object), and one real
+llama-cpp-python server on the same GGUF for the server backend's tests."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 
 import pytest
+
+from tests.generate.standin import free_port
 
 LIVE_REASON = "llama_cpp is not importable (install the live extra: pip install 'validbutwrong[live]')"
 
@@ -67,3 +77,88 @@ def complete(backend, prompt: str, schema, max_tokens: int):
 
     return backend.generate([{"role": "user", "content": prompt}],
                             GenerateConfig(max_tokens=max_tokens, schema=schema))
+
+
+# llama-cpp-python's OpenAI-compatible server needs the [server] extra of llama-cpp-python
+SERVER_DEPS = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+SERVER_START_TIMEOUT = 60.0
+
+
+class LlamaServer:
+    """`python -m llama_cpp.server` on SmolLM2, bound to 127.0.0.1 on a fixed port, so
+    `kill()` then `start()` (or `restart()`) brings it back at the same `base_url` for
+    tests of a server that dies mid-run. One thread for generation and one for batches
+    (others share the cores); `--interrupt_requests False` so concurrent requests queue
+    instead of cutting each other's streams short."""
+
+    def __init__(self, model_path: Path, log_path: Path) -> None:
+        self.model_path = model_path
+        self.log_path = log_path
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.model = ""  # the served model id, read from GET /v1/models
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = SERVER_START_TIMEOUT) -> None:
+        """Start the server and wait (bounded) until GET /v1/models answers."""
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048",
+               "--n_threads", "1", "--n_threads_batch", "1",
+               "--interrupt_requests", "False", "--verbose", "False"]
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}: "
+                                   f"{self._log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=1) as resp:
+                    self.model = json.load(resp)["data"][0]["id"]
+                return
+            except (OSError, ValueError, KeyError, IndexError):
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"llama_cpp.server did not answer within {timeout:.0f} s: "
+                           f"{self._log_tail()}")
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: no graceful shutdown."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+
+    def _log_tail(self) -> str:
+        lines = self.log_path.read_text(errors="replace").strip().splitlines()
+        return " | ".join(lines[-5:]) or "(no output)"
+
+
+@pytest.fixture(scope="session")
+def llama_server(smollm2_file, tmp_path_factory):
+    """The real llama-cpp-python server on SmolLM2 for the session (see LlamaServer)."""
+    missing = [m for m in SERVER_DEPS if importlib.util.find_spec(m) is None]
+    if missing:
+        reason = (f"llama_cpp.server needs {', '.join(missing)} "
+                  "(pip install 'llama-cpp-python[server]')")
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {reason}")
+        pytest.skip(reason)
+    server = LlamaServer(smollm2_file.path, tmp_path_factory.mktemp("llama_server") / "server.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -10,15 +10,14 @@ line); `planned` gives the header fields that decide resumption, known before lo
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from vbw.config import EngineConfig, LocalBackendConfig, ModelConfig, OpenAIBackendConfig
 from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Backend
+from vbw.generate.dialects import GREEDY_EXTRAS
 from vbw.generate.model import ModelFile, resolve_model
 from vbw.generate.runtime import DEFAULT_SEED, LIVE_EXTRA_HINT, SAMPLING
 from vbw.replay import ModelInfo
@@ -50,16 +49,10 @@ def prepare(backend: BackendConfig, model: ModelConfig) -> ModelFile | None:
 
 
 def public_url(url: str) -> str:
-    """A base URL as it may be recorded: no user:password, no key- or token-like query
-    parameter (the API key itself is only ever sent as a header)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if not re.search(r"key|token|secret|auth|sig|password", k, re.IGNORECASE)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), ""))
+    """A base URL as it may be recorded: no credentials (see vbw.generate.wire)."""
+    from vbw.generate.wire import parse_base_url
+
+    return parse_base_url(url).shown()
 
 
 def _source(model: ModelConfig, mf: ModelFile) -> str:
@@ -76,7 +69,8 @@ def planned(backend: BackendConfig, model: ModelConfig, engine: EngineConfig,
     if isinstance(backend, OpenAIBackendConfig):
         return {"engine": backend.engine,
                 "model": ModelInfo(name=backend.model, source=public_url(backend.base_url)),
-                "decoding": {"strategy": "greedy", "temperature": 0.0, "seed": DEFAULT_SEED},
+                "decoding": {"strategy": "greedy", "temperature": 0, "seed": DEFAULT_SEED,
+                             **GREEDY_EXTRAS[backend.dialect], "stream": backend.stream},
                 "backend": {"name": "openai", "base_url": public_url(backend.base_url),
                             "model": backend.model, "dialect": backend.dialect}}
     assert mf is not None

@@ -1,0 +1,125 @@
+"""Whole live runs through a real OpenAI-compatible server (llama-cpp-python's, on
+SmolLM2, started by the `llama_server` fixture): the canary per dialect, replays that
+re-score to the same report, concurrency, a server dying mid-run, and the API key."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_json, run_vbw
+
+pytestmark = pytest.mark.live
+
+CAPS = ["arms.max_tokens.free=40", "arms.max_tokens.json=40", "arms.max_tokens.package=40"]
+
+
+def _server(srv, dialect: str = "llama_cpp_python", *extra: str) -> list[str]:
+    return ["backend=openai", f"backend.base_url={srv.base_url}", f"backend.model={srv.model}",
+            f"backend.dialect={dialect}", "backend.max_retries=1", *CAPS, *extra]
+
+
+def _texts(replay: Path) -> dict[str, dict[str, str]]:
+    lines = [json.loads(x) for x in replay.read_text(encoding="utf-8").splitlines()]
+    return {r["id"]: {k: a["text"] for k, a in r["arms"].items()} for r in lines
+            if "id" in r}
+
+
+def _one_line(proc) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.startswith("vbw: error:")]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_canary_refuses_a_dialect_the_server_ignores(llama_server, tmp_path: Path) -> None:
+    line = _one_line(run_vbw("task=gsm8k", "mode=live", "n=1",
+                             *_server(llama_server, "vllm"),
+                             f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, timeout=300))
+    assert "canary failed on engine server-vllm" in line and "not binding" in line
+
+
+@pytest.mark.parametrize("task", ["bfcl_simple", "gsm8k"])
+def test_three_items_through_the_server_rescore_to_the_same_report(
+        llama_server, tmp_path: Path, task: str) -> None:
+    live = run_vbw(f"task={task}", "mode=live", "n=3", *_server(llama_server),
+                   f"hydra.run.dir={tmp_path}/live", cwd=tmp_path, timeout=600)
+    assert live.returncode == 0, live.stderr
+    replay = tmp_path / "live/replay.jsonl"
+    head = json.loads(replay.read_text().splitlines()[0])["meta"]
+    assert head["engine"] == "server-llama_cpp_python"
+    assert head["backend"]["dialect"] == "llama_cpp_python"
+    assert head["backend"]["base_url"] == llama_server.base_url
+    again = run_vbw(f"task={task}", f"replay={replay}", "n=3", f"hydra.run.dir={tmp_path}/re",
+                    cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    a, b = load_json(tmp_path / "live/report.json"), load_json(tmp_path / "re/report.json")
+    assert a["arms"] == b["arms"] and a["ledger"] == b["ledger"] and a["n"] == 3
+
+
+def test_concurrency_one_and_three_give_identical_texts(llama_server, tmp_path: Path) -> None:
+    texts = {}
+    for c in (1, 3):
+        proc = run_vbw("task=bfcl_simple", "mode=live", "n=4",
+                       *_server(llama_server, "llama_cpp_python", f"backend.concurrency={c}"),
+                       f"hydra.run.dir={tmp_path}/c{c}", cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        texts[c] = _texts(tmp_path / f"c{c}/replay.jsonl")
+    assert texts[1] == texts[3] and len(texts[1]) == 4
+
+
+def test_server_killed_mid_run_then_resumed(llama_server, tmp_path: Path) -> None:
+    replay = tmp_path / "r.jsonl"
+    args = ["task=gsm8k", "mode=live", "n=4", *_server(llama_server), f"replay={replay}"]
+    proc = subprocess.Popen([sys.executable, "-m", "vbw", *args, f"hydra.run.dir={tmp_path}/a"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if replay.exists() and len(replay.read_text().splitlines()) >= 2:  # one item in
+                break
+            time.sleep(0.05)
+        llama_server.kill()
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, err
+    errors = [ln for ln in err.splitlines() if ln.startswith("vbw: error:")]
+    assert len(errors) == 1 and "Traceback" not in err and "resume=true" in errors[0]
+    done = _texts(replay)
+    assert 1 <= len(done) < 4
+    assert all(all(t is not None for t in arms.values()) for arms in done.values())
+    llama_server.start()
+    resumed = run_vbw(*args, "resume=true", f"hydra.run.dir={tmp_path}/b", cwd=tmp_path,
+                      timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    full = _texts(replay)
+    assert list(full) == [f"gsm8k_test_{i}" for i in range(4)]
+    assert all(full[i] == done[i] for i in done)  # the finished items were kept as they were
+
+
+def test_api_key_appears_in_no_file_the_run_writes(llama_server, tmp_path: Path) -> None:
+    secret = "sk-vbw-test-7d1e0c9b5a"
+    env = {"VBW_TEST_KEY": secret}
+    proc = run_vbw("task=bfcl_simple", "mode=live", "n=1",
+                   *_server(llama_server, "llama_cpp_python", "backend.api_key_env=VBW_TEST_KEY"),
+                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    written = [p for p in (tmp_path / "o").rglob("*") if p.is_file()]
+    assert any(p.name == "replay.jsonl" for p in written)
+    for p in written:
+        assert secret.encode() not in p.read_bytes(), p
+    cfg = run_vbw("--cfg", "job", *_server(llama_server, "llama_cpp_python",
+                                            "backend.api_key_env=VBW_TEST_KEY"),
+                  cwd=tmp_path, env=env)
+    assert secret not in cfg.stdout and "VBW_TEST_KEY" in cfg.stdout
+    assert os.environ.get("VBW_TEST_KEY") is None  # the test set it only for the child

@@ -125,7 +125,28 @@ def blocks() -> dict[str, Callable[[], str]]:
                     lambda: f"#### {t}, {e} engine\n\n" + demo_table(t, "smollm2_135m", e)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     out["example-task"] = _example_task
+    out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     return out
+
+
+def _server() -> str:
+    """The server benchmark and the agreement between backends, from server.json."""
+    r = json.loads((BENCH / "server.json").read_text(encoding="utf-8"))
+    s, a, c = r["s_per_item"], r["agreement_in_process_vs_server"], r["agreement_server_c1_vs_c3"]
+    n = a["items"]
+    arms = [k for k in a if k != "items"]
+    rows = "\n".join(f"| `{k}` | {a[k]} of {n} | {c[k]} of {c['items']} |" for k in arms)
+    return (f"SmolLM2-135M-Instruct Q4_1 on {r['cpu']} ({r['threads']} threads), first "
+            f"{r['items']} BFCL simple items, all four arms, caps 384, greedy; measured "
+            f"{r['measured']} by `python -m tests.benchmarks.bench_server`:\n\n"
+            "| backend | s/item |\n|---|---|\n"
+            f"| in-process (`llamacpp` engine) | {s['in_process']} |\n"
+            f"| llama-cpp-python server, concurrency 1 | {s['server_c1']} |\n"
+            f"| llama-cpp-python server, concurrency 3 | {s['server_c3']} |\n\n"
+            "| arm | identical texts, in-process vs server | server, concurrency 1 vs 3 |\n"
+            f"|---|---|---|\n{rows}\n\n"
+            f"Excluded (schema not enforceable): in-process {r['excluded_in_process'] or 'none'}, "
+            f"server {r['excluded_server'] or 'none'}.")
 
 
 def _example_task() -> str:

@@ -91,8 +91,10 @@ class LlamaServer:
     (others share the cores); `--interrupt_requests False` so concurrent requests queue
     instead of cutting each other's streams short."""
 
-    def __init__(self, model_path: Path, log_path: Path) -> None:
+    def __init__(self, model_path: Path, log_path: Path, threads: int = 1,
+                 n_ctx: int = 2048) -> None:
         self.model_path = model_path
+        self.threads, self.n_ctx = threads, n_ctx
         self.log_path = log_path
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -102,8 +104,8 @@ class LlamaServer:
     def start(self, timeout: float = SERVER_START_TIMEOUT) -> None:
         """Start the server and wait (bounded) until GET /v1/models answers."""
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048",
-               "--n_threads", "1", "--n_threads_batch", "1",
+               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+               "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
                "--interrupt_requests", "False", "--verbose", "False"]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,

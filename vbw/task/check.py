@@ -16,6 +16,7 @@ from pydantic import field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.jsonvalues import as_float, is_number
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker")
@@ -24,15 +25,16 @@ _NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
 
 @CHECKERS.register
 class NumericChecker(StrictModel):
-    """Both are (non-boolean) numbers and |answer - gold| < tolerance."""
+    """Both are (non-boolean) numbers and |answer - gold| < tolerance, compared as floats (a
+    number too large for a float is +-inf: never within tolerance of a finite gold)."""
 
     kind: Literal["numeric"]
     tolerance: float = 1e-6
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        if not (_is_number(answer) and _is_number(gold)):
+        if not (is_number(answer) and is_number(gold)):
             return False
-        return abs(float(answer) - float(gold)) < self.tolerance
+        return abs(as_float(answer) - as_float(gold)) < self.tolerance
 
 
 class StringNormaliser(StrictModel):
@@ -145,8 +147,8 @@ class CallArgsChecker(StrictModel):
             return isinstance(allowed, bool) and isinstance(value, bool) and value is allowed
         if isinstance(allowed, str):
             return isinstance(value, str) and self._norm(value) == self._norm(allowed)
-        if _is_number(allowed):
-            return _is_number(value) and float(value) == float(allowed)
+        if is_number(allowed):
+            return is_number(value) and as_float(value) == as_float(allowed)
         if isinstance(allowed, list):
             return (isinstance(value, list) and len(value) == len(allowed)
                     and all(self._match(v, a) for v, a in zip(value, allowed)))
@@ -160,10 +162,6 @@ class CallArgsChecker(StrictModel):
 
 Checker = CHECKERS.union()
 CHECKER_KINDS = CHECKERS.classes
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -11,6 +11,7 @@ import re
 from typing import Any, Literal
 
 from vbw.task.base import StrictModel
+from vbw.task.jsonvalues import JsonBigInt, is_number
 from vbw.task.registry import Registry
 
 COERCIONS: Registry[StrictModel] = Registry("coercion")
@@ -49,14 +50,13 @@ class IdentityCoercion(StrictModel):
 
 @COERCIONS.register
 class NumberCoercion(StrictModel):
-    """A JSON number as is (never a boolean); a string through `number_from_text`."""
+    """A JSON number as is (never a boolean, any length); a string through
+    `number_from_text`."""
 
     kind: Literal["number"]
 
     def apply(self, value: Any) -> Any:
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, (int, float)):
+        if is_number(value):
             return value
         if isinstance(value, str):
             return number_from_text(value)
@@ -73,6 +73,8 @@ class StringCoercion(StrictModel):
     def apply(self, value: Any) -> Any:
         if isinstance(value, bool):
             value = "true" if value else "false"
+        elif isinstance(value, JsonBigInt):
+            value = str(value)
         elif isinstance(value, (int, float)):
             value = repr(value)
         if not isinstance(value, str):

@@ -3,23 +3,22 @@
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate
 coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
-take a JMESPath into it. The step vocabulary is the STEPS registry: a class registers
-itself, and `FreeStep` is built from it.
+take a JMESPath into it (vbw.task.jsonscan finds that object in linear time). The step
+vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is built from it.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from functools import lru_cache
 from typing import Any, Literal
 
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
+from vbw.task.jsonscan import first_json_object
 from vbw.task.registry import Registry
 
-_DECODER = json.JSONDecoder()
 STEPS: Registry[StrictModel] = Registry("extract step")
 
 
@@ -119,20 +118,6 @@ class JsonExtract(StrictModel):
         if obj is None:
             return None
         return search(self.path, obj)
-
-
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in `text`: try to decode a value at each `{`, left to right."""
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
 
 
 _BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1)

@@ -20,6 +20,7 @@ from vbw.task.jsonscan import first_json_object
 from vbw.task.registry import Registry
 
 STEPS: Registry[StrictModel] = Registry("extract step")
+MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 
 
 @STEPS.register
@@ -78,18 +79,18 @@ class PythonCallStep(StrictModel):
     Positional arguments map to the parameter names found at `params` (a JMESPath into the
     item's fields giving the parameters object, whose keys are in declared order); extra
     positionals are dropped; keyword arguments are added on top; values must be literals.
+    A call longer than MAX_CALL_CHARS is not parsed (no answer): parsing is not linear.
     """
 
     kind: Literal["python_call"]
     params: JMESPathExpr
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        flat = text.replace("\n", " ")
-        m = _CALL.search(flat)
-        if m is None:
+        source = call_source(text)
+        if source is None:
             return None
         try:
-            node = ast.parse(m.group(0), mode="eval").body
+            node = ast.parse(source, mode="eval").body
             if not isinstance(node, ast.Call):
                 return None
             names = list(search(self.params, fields) or {})
@@ -120,8 +121,24 @@ class JsonExtract(StrictModel):
         return search(self.path, obj)
 
 
+def call_source(text: str) -> str | None:
+    """What `[\\w.]+\\s*\\(.*\\)` (greedy) first matches in the text with newlines made
+    spaces, found in linear time: from the first name run followed by `(` to the last `)`
+    after it. None if there is none, or if it is longer than MAX_CALL_CHARS."""
+    flat = text.replace("\n", " ")
+    m = _CALL_START.search(flat)
+    if m is None:
+        return None
+    close = flat.rfind(")")
+    if close < m.end() or close + 1 - m.start() > MAX_CALL_CHARS:
+        return None
+    return flat[m.start():close + 1]
+
+
 _BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1)
-_CALL = re.compile(r"[\w.]+\s*\(.*\)")
+# A name run starts where the previous character cannot belong to it, so no start inside a
+# run is tried again (the old pattern retried every one: quadratic on long runs).
+_CALL_START = re.compile(r"(?<![\w.])[\w.]++\s*+\(")
 
 
 @lru_cache(maxsize=256)

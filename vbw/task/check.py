@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
 from vbw.task.jsonvalues import as_float, is_number
+from vbw.task.regexguard import check_pattern, refusal
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker")
@@ -70,16 +71,31 @@ class StringChecker(StringNormaliser):
 
 @CHECKERS.register
 class RegexChecker(StrictModel):
-    """The answer string matches a pattern: `pattern` if set, else the gold is the pattern."""
+    """The answer string matches a pattern: `pattern` if set, else the gold is the pattern.
+    Patterns pass the catastrophic-backtracking screen (a gold one when its item is built);
+    an answer longer than `max_chars` does not match (`null`: no limit)."""
 
     kind: Literal["regex"]
     pattern: RegexPattern | None = None
     fullmatch: bool = True
     ignore_case: bool = False
+    max_chars: int | None = Field(default=100_000, ge=1)
+
+    def gold_problem(self, gold: Any) -> str | None:
+        """Why an item's gold cannot be its pattern (None when it can, or is not used)."""
+        if self.pattern is not None or not isinstance(gold, str):
+            return None
+        try:
+            problem = check_pattern(gold, re.IGNORECASE if self.ignore_case else 0)
+        except re.error as e:
+            return f"gold {gold!r} is not a valid regex: {e}"
+        return None if problem is None else f"gold {gold!r}: {refusal(problem)}"
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         pattern = self.pattern if self.pattern is not None else gold
         if not (isinstance(answer, str) and isinstance(pattern, str)):
+            return False
+        if self.max_chars is not None and len(answer) > self.max_chars:
             return False
         try:
             rx = re.compile(pattern, re.IGNORECASE if self.ignore_case else 0)

@@ -8,6 +8,7 @@ is the COERCIONS registry: a class registers itself, and `Coercion` is built fro
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any, Literal
 
 from vbw.task.base import StrictModel
@@ -16,15 +17,13 @@ from vbw.task.registry import Registry
 
 COERCIONS: Registry[StrictModel] = Registry("coercion")
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")  # no backtracking beyond one match: linear
 
 
 def last_number(text: str) -> str | None:
     """The LAST number-looking run in `text` once `$` signs are deleted, as written."""
-    m = None
-    for m in _NUMBER.finditer(text.replace("$", "")):
-        pass
-    return m.group(0) if m else None
+    last = deque(_NUMBER.finditer(text.replace("$", "")), maxlen=1)
+    return last[0].group(0) if last else None
 
 
 def number_from_text(text: str) -> float | None:

@@ -5,45 +5,73 @@ None), the task's coercion turns it into an answer, and the first step whose can
 coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
 take a JMESPath into it (vbw.task.jsonscan finds that object in linear time). The step
 vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is built from it.
+
+Model text is untrusted and can be megabytes long, so every step runs in time linear in
+it or reads a bounded part of it: the built-in steps use non-backtracking patterns, a
+task's own regex is screened for catastrophic shapes when the task loads
+(vbw.task.regexguard) and reads at most `max_chars` characters, and `python_call` parses at
+most MAX_CALL_CHARS.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from functools import lru_cache
 from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
 from vbw.task.jsonscan import first_json_object
+from vbw.task.regexguard import check_pattern, refusal
 from vbw.task.registry import Registry
 
 STEPS: Registry[StrictModel] = Registry("extract step")
+MAX_CHARS = 100_000       # default text a regex step reads (its head or tail)
 MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 
 
 @STEPS.register
 class RegexStep(StrictModel):
-    """A regex match; `match` picks the first or last occurrence, `group` the capture."""
+    """A regex match; `match` picks the first or last occurrence, `group` the capture.
+
+    The step reads the first `max_chars` characters of the text (match: first) or the last
+    (match: last), as if the text were cut there; `max_chars: null` reads all of it, for a
+    pattern known to run in linear time."""
 
     kind: Literal["regex"]
     pattern: RegexPattern
     group: int = 0
     match: Literal["first", "last"] = "last"
     flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = []
+    # How much text is read, not what is generated: kept out of the canonical dump, so a
+    # gold extraction step leaves the replay hash as it was before this field existed.
+    max_chars: int | None = Field(default=MAX_CHARS, ge=1, exclude=True)
 
-    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+    @model_validator(mode="after")
+    def _screen_with_flags(self) -> "RegexStep":
+        problem = check_pattern(self.pattern, self._flags()) if self.flags else None
+        if problem is not None:
+            raise ValueError(refusal(problem))
+        return self
+
+    def _flags(self) -> int:
         flags = 0
         for f in self.flags:
             flags |= getattr(re, f)
-        rx = _compiled(self.pattern, flags)
+        return flags
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        rx = _compiled(self.pattern, self._flags())
+        if self.max_chars is not None and len(text) > self.max_chars:
+            text = text[:self.max_chars] if self.match == "first" else text[-self.max_chars:]
         if self.match == "first":
             m = rx.search(text)
         else:
-            m = None
-            for m in rx.finditer(text):
-                pass
+            m = next(iter(deque(rx.finditer(text), maxlen=1)), None)
         if m is None:
             return None
         try:
@@ -135,7 +163,7 @@ def call_source(text: str) -> str | None:
     return flat[m.start():close + 1]
 
 
-_BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1)
+_BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1, max_chars=None)
 # A name run starts where the previous character cannot belong to it, so no start inside a
 # run is tried again (the old pattern retried every one: quadratic on long runs).
 _CALL_START = re.compile(r"(?<![\w.])[\w.]++\s*+\(")

@@ -45,19 +45,27 @@ class ItemStates(BaseModel):
 
 
 class _Validators:
-    """jsonschema validators compiled once per distinct schema (keyed without sorting)."""
+    """jsonschema validators compiled once per distinct schema. A schema object is looked up
+    by its id (an item's schema is one object shared by its arms, a static schema one object
+    for all items), so no check serialises it; the first time an object is seen, its key
+    (which keeps property order) finds a validator already compiled for an equal schema.
+    Each schema object is kept referenced, so its id cannot be reused by another."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, Any] = {}
+        self._by_id: dict[int, tuple[dict[str, Any], Any]] = {}
+        self._by_key: dict[str, Any] = {}
 
     def is_valid(self, schema: dict[str, Any], obj: Any) -> bool:
-        key = schema_key(schema)
-        v = self._cache.get(key)
-        if v is None:
-            cls = validator_for(schema)
-            v = self._cache[key] = _json_integers(cls)(schema)
+        hit = self._by_id.get(id(schema))
+        if hit is None:
+            key = schema_key(schema)
+            validator = self._by_key.get(key)
+            if validator is None:
+                cls = validator_for(schema)
+                validator = self._by_key[key] = _json_integers(cls)(schema)
+            hit = self._by_id[id(schema)] = (schema, validator)
         try:
-            return bool(v.is_valid(obj))
+            return bool(hit[1].is_valid(obj))
         except RecursionError:
             return False
 

@@ -20,7 +20,11 @@ STR = r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
 NUM = r"-?+(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
 SCALAR = rf"(?:{STR}|{NUM}|true|false|null|NaN|Infinity|-Infinity)"
 KEY = rf"{STR}{WS}:{WS}"
-_OPEN = r"(?P<o>\{)|(?P<a>\[)"
+
+
+def _open(tag: str = "") -> str:
+    """An object opener (group o), or a run of array openers (group a), named with `tag`."""
+    return rf"(?P<o{tag}>\{{)|(?P<a{tag}>\[(?:{WS}\[)*+)"
 
 
 def flat_value(levels: int) -> str:
@@ -35,13 +39,22 @@ def flat_value(levels: int) -> str:
 
 def steps(value: str) -> tuple[re.Pattern[str], ...]:
     """The four step regexes for flat values `value`, indexed by state: just after `{`,
-    after an object member, just after `[`, after an array element. Named groups: c = the
-    container closes, f = a flat value was read, o / a = an object / array opens."""
+    after an object member, just after `[`, after an array element. A step reads every flat
+    member or element up to where the container closes (group c) or a deeper object or run
+    of arrays opens (o / a); c_, o_, a_ are the same after a first flat value."""
+
+    def obj_rest(tag: str) -> str:
+        return (rf"(?:{WS},{WS}{KEY}{value})*+{WS}"
+                rf"(?:(?P<c{tag}>\}})|,{WS}{KEY}(?:{_open(tag)}))")
+
+    def arr_rest(tag: str) -> str:
+        return rf"(?:{WS},{WS}{value})*+{WS}(?:(?P<c{tag}>\])|,{WS}(?:{_open(tag)}))"
+
     return (
-        re.compile(rf"{WS}(?:(?P<c>\}})|{KEY}(?:{value}(?P<f>)|{_OPEN}))"),
-        re.compile(rf"(?:{WS},{WS}{KEY}{value})*+{WS}(?:(?P<c>\}})|,{WS}{KEY}(?:{_OPEN}))"),
-        re.compile(rf"{WS}(?:(?P<c>\])|{value}(?P<f>)|{_OPEN})"),
-        re.compile(rf"(?:{WS},{WS}{value})*+{WS}(?:(?P<c>\])|,{WS}(?:{_OPEN}))"),
+        re.compile(rf"{WS}(?:(?P<c>\}})|{KEY}(?:{value}{obj_rest('_')}|{_open()}))"),
+        re.compile(obj_rest("")),
+        re.compile(rf"{WS}(?:(?P<c>\])|{value}{arr_rest('_')}|{_open()})"),
+        re.compile(arr_rest("")),
     )
 
 

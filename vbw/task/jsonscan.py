@@ -113,22 +113,25 @@ class _Search:
             m = steps[state].match(text, pos)
             if m is None:
                 return self._stop(pos)
-            end, how = m.end(), m.lastgroup
-            if how == "f" or how == "c":
+            end, how = m.end(), m.lastgroup[0]  # type: ignore[index]
+            if how == "c":
                 enqueue(pos, end)
-                if how == "c":
-                    closed = self._close(stack, start)
-                    if closed is not None:
-                        return closed or self._stop(end)
+                closed = self._close(stack, start)
+                if closed is not None:
+                    return closed or self._stop(end)
                 state = g.OBJ_NEXT if stack[-1][1] else g.ARR_NEXT
+            elif how == "a":
+                run = m.start(m.lastgroup)  # type: ignore[arg-type]
+                enqueue(pos, run)
+                self._push_arrays(stack, 1 if end - run == 1 else text.count("[", run, end))
+                state = g.ARR_START
             else:
                 enqueue(pos, end - 1)
                 height = stack[-1][2] + 1
-                stack.append([end - 1, how == "o", height, height])
+                stack.append([end - 1, True, height, height])
                 if len(stack) > room:
                     del stack[0]  # too deep to be an object within max_depth
-                if how == "o":
-                    self.decided[end - 1] = 1
+                self.decided[end - 1] = 1
                 unit = g.OPENER.match(text, end)
                 if unit is not None:
                     end = self._openers(stack, unit)
@@ -182,19 +185,24 @@ class _Search:
         """_openers for a run of one unit, without the bookkeeping of a long run."""
         if m.start(g.OPENER_KEY) >= 0:
             self._enqueue(*m.span(g.OPENER_KEY))
-        height = stack[-1][2]
         s, e = m.span(g.OPENER_ARRAYS)
         if s >= 0:
-            n = 1 if e - s == 1 else self.text.count("[", s, e)
-            for h in range(height + max(1, n - self.max_depth), height + n + 1):
-                stack.append([-1, False, h, h])
-            height += n
+            self._push_arrays(stack, 1 if e - s == 1 else self.text.count("[", s, e))
         if m.lastindex == g.OPENER_OBJECT:
             self.decided[m.end() - 1] = 1
-            stack.append([m.end() - 1, True, height + 1, height + 1])
+            height = stack[-1][2] + 1
+            stack.append([m.end() - 1, True, height, height])
+            if len(stack) > self.max_depth + 1:
+                del stack[0]
+        return m.end()
+
+    def _push_arrays(self, stack: list[list[Any]], n: int) -> None:
+        """Push `n` array frames; only the top max_depth + 1 frames are kept."""
+        height = stack[-1][2]
+        for h in range(height + max(1, n - self.max_depth), height + n + 1):
+            stack.append([-1, False, h, h])
         if len(stack) > self.max_depth + 1:
             del stack[:len(stack) - self.max_depth - 1]
-        return m.end()
 
     def _push(self, stack: list[list[Any]], units: list[int], count: int) -> None:
         """Push the `count` frames of `units`, bottom to top; only the top max_depth + 1

@@ -122,6 +122,7 @@ def blocks() -> dict[str, Callable[[], str]]:
                     ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
                     lambda: f"#### {t}, {e} engine\n\n" + demo_table(t, "smollm2_135m", e)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
+    out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
     return out
 
 
@@ -129,6 +130,12 @@ def _live() -> str:
     from tests.benchmarks.live_table import live_table
 
     return live_table()
+
+
+def _hostile() -> str:
+    from tests.benchmarks.hostile_table import hostile_table
+
+    return hostile_table()
 
 
 def _if_exists(path: Path, make: Callable[[], str]) -> str:

@@ -126,6 +126,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
+    out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
     return out
 
 
@@ -159,6 +160,12 @@ def _live() -> str:
     from tests.benchmarks.live_table import live_table
 
     return live_table()
+
+
+def _hostile() -> str:
+    from tests.benchmarks.hostile_table import hostile_table
+
+    return hostile_table()
 
 
 def _if_exists(path: Path, make: Callable[[], str]) -> str:

@@ -1,14 +1,19 @@
-"""Each free-text step, the GSM8K chain in the spec's order, and first-JSON-object rules."""
+"""Each free-text step, the GSM8K chain in the spec's order, first-JSON-object rules, and
+the guards on task-written regexes (load-time screen, max_chars)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.conftest import TASK_CONF
-from vbw.task.extract import (BoxedStep, JsonExtract, LastNumberStep, PythonCallStep,
-                              RegexStep, first_json_object)
+from tests.conftest import TASK_CONF, portable_task
+from vbw.errors import ConfigError, DataError
+from vbw.task.check import RegexChecker
+from vbw.task.extract import (MAX_CALL_CHARS, BoxedStep, JsonExtract, LastNumberStep,
+                              PythonCallStep, RegexStep, first_json_object)
 from vbw.task.runner import load_task
 
 
@@ -119,3 +124,87 @@ def test_json_extract_path() -> None:
     assert JsonExtract().apply({"a": 1}) == {"a": 1}
     with pytest.raises(ValueError, match="JMESPath"):
         JsonExtract(path="a[")
+
+
+def test_python_call_longer_than_the_bound_is_not_parsed() -> None:
+    step = PythonCallStep(kind="python_call", params="p")
+    fields = {"p": {"s": {}}}
+    pad = MAX_CALL_CHARS - len("f('')")
+    assert step.apply(f"f('{'x' * pad}')", fields) == {"s": "x" * pad}
+    assert step.apply(f"f('{'x' * (pad + 1)}')", fields) is None
+
+
+def test_first_json_object_depth_and_strings() -> None:
+    assert first_json_object('{"a": "{\\"b\\": 1}"} tail') == {"a": '{"b": 1}'}
+    assert first_json_object('{"a": "{}" junk') == {}          # the `{}` inside the string
+    assert first_json_object('{"a": [1, {"b": 2}, x]}') == {"b": 2}
+
+
+# -- regex steps: a bounded read, and a load-time screen ------------------------------------
+def test_regex_reads_only_max_chars_of_head_or_tail() -> None:
+    text = "a=1 " + "x" * 200 + " a=2"
+    last = RegexStep(kind="regex", pattern=r"a=(\d)", group=1, max_chars=100)
+    first = RegexStep(kind="regex", pattern=r"a=(\d)", group=1, match="first", max_chars=100)
+    assert last.apply(text, {}) == "2" and first.apply(text, {}) == "1"
+    assert last.apply(text[:-4], {}) is None                      # the match is in the head
+    assert last.model_copy(update={"max_chars": None}).apply(text[:-4], {}) == "1"
+    cut = RegexStep(kind="regex", pattern="^a", max_chars=2)
+    assert cut.apply("bbbbab", {}) == "a"  # "^" matches where the text was cut
+
+
+OLD_GSM8K = r"[Aa]nswer\s*[:=]\s*\**\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?)"
+
+
+@pytest.mark.parametrize("pattern", [
+    OLD_GSM8K,                 # unbounded quantifiers over the same characters, side by side
+    r"\d+\s*\d+x", r".*.*=x",
+    r"(a+)+$", r"(a*)*b", r"(\w+\s?)*$", r"(\d{1,3},?)+x", r"^(\s*\w+)*$",  # nested
+])
+def test_regex_screen_refuses_catastrophic_shapes(pattern: str) -> None:
+    with pytest.raises(ValueError, match="backtrack catastrophically"):
+        RegexStep(kind="regex", pattern=pattern)
+    with pytest.raises(ValueError, match="backtrack catastrophically"):
+        RegexChecker(kind="regex", pattern=pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"Answer:\s*(.+)", r"[Aa]nswer:[ \t]*([^\n]+)", r"\bis ([A-Z][^\s.,!]*)", r"####(.*)$",
+    r"(\d+,)+\d+", r"(?:[^,]*,)*x", r"(a+)+", r"-?\d[\d,]*(?:\.\d+)?", r"(?:\w+\s)*x",
+    r"(?>\s*\**\s*)x", r"\s*+\**+\s*+x", r'"(?:[^"\\]|\\.)*"', r"(\d+)\s*(?:apples|pears)",
+])
+def test_regex_screen_passes_linear_and_harmless_shapes(pattern: str) -> None:
+    RegexStep(kind="regex", pattern=pattern)
+
+
+def test_regex_screen_honours_flags() -> None:
+    RegexStep(kind="regex", pattern="a*A*x")
+    with pytest.raises(ValueError, match="backtrack catastrophically"):
+        RegexStep(kind="regex", pattern="a*A*x", flags=["IGNORECASE"])
+
+
+def test_task_with_a_catastrophic_regex_fails_to_load_on_one_line(tmp_path: Path) -> None:
+    data = portable_task("gsm8k")
+    data["extract"]["free"][0]["pattern"] = OLD_GSM8K
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(ConfigError) as e:
+        load_task(path)
+    msg = str(e.value)
+    assert "\n" not in msg and "t.yaml" in msg and "extract.free.0.regex.pattern" in msg
+    assert "possessive" in msg and "[Aa]nswer" in msg
+
+
+def test_regex_checker_bounds_the_answer_and_screens_gold_patterns(tmp_path: Path) -> None:
+    check = RegexChecker(kind="regex", max_chars=5)
+    assert check.check("abcde", "a.*") and not check.check("abcdef", "a.*")
+    assert check.gold_problem("a.*") is None and "backtrack" in check.gold_problem("(a+)+$")
+    (tmp_path / "d.jsonl").write_text(json.dumps({"q": "?", "a": "(x+)+y"}) + "\n")
+    task = {"name": "t", "dataset": {"path": "d.jsonl", "id": {"kind": "row_index"},
+                                     "fields": {"q": "q"}, "gold": {"path": "a"}},
+            "prompts": {"free": "{{ q }}", "json": "{{ q }}"},
+            "schemas": {"s": {"kind": "static", "schema": {"type": "object"}}},
+            "answer_schema": "s", "extract": {"free": [{"kind": "last_number"}]},
+            "check": {"kind": "regex"}}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(task))
+    with pytest.raises(DataError, match=r"d.jsonl: row 0 .*gold '\(x\+\)\+y'.*backtrack"):
+        load_task(tmp_path / "t.yaml").items()

@@ -4,7 +4,9 @@ Every task-file model is strict: an unknown key is an error (a typo fails at loa
 instead of being ignored), a loaded task is frozen (it cannot drift between generating and
 scoring), and aliased fields accept their Python name too. Regexes, JMESPath expressions
 and Jinja templates are checked once, at load time, by the annotated types below, so a
-model declares `pattern: RegexPattern` instead of repeating a validator.
+model declares `pattern: RegexPattern` instead of repeating a validator. A regex must also
+pass vbw.task.regexguard's screen for catastrophic backtracking, since it runs on
+untrusted model output.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from vbw.errors import one_line
 from vbw.task.prompts import compile_template
+from vbw.task.regexguard import check_pattern, refusal
 
 
 class StrictModel(BaseModel):
@@ -54,6 +57,9 @@ def _regex(v: str) -> str:
         re.compile(v)
     except re.error as e:
         raise ValueError(f"not a valid regex: {one_line(e, typed=False)}") from None
+    problem = check_pattern(v)
+    if problem is not None:
+        raise ValueError(refusal(problem))
     return v
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.jsonvalues import as_float, is_number
+from vbw.task.regexguard import check_pattern, refusal
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker")
@@ -24,15 +26,16 @@ _NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
 
 @CHECKERS.register
 class NumericChecker(StrictModel):
-    """Both are (non-boolean) numbers and |answer - gold| < tolerance."""
+    """Both are (non-boolean) numbers and |answer - gold| < tolerance, compared as floats (a
+    number too large for a float is +-inf: never within tolerance of a finite gold)."""
 
     kind: Literal["numeric"]
     tolerance: float = 1e-6
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        if not (_is_number(answer) and _is_number(gold)):
+        if not (is_number(answer) and is_number(gold)):
             return False
-        return abs(float(answer) - float(gold)) < self.tolerance
+        return abs(as_float(answer) - as_float(gold)) < self.tolerance
 
 
 class StringNormaliser(StrictModel):
@@ -68,16 +71,31 @@ class StringChecker(StringNormaliser):
 
 @CHECKERS.register
 class RegexChecker(StrictModel):
-    """The answer string matches a pattern: `pattern` if set, else the gold is the pattern."""
+    """The answer string matches a pattern: `pattern` if set, else the gold is the pattern.
+    Patterns pass the catastrophic-backtracking screen (a gold one when its item is built);
+    an answer longer than `max_chars` does not match (`null`: no limit)."""
 
     kind: Literal["regex"]
     pattern: RegexPattern | None = None
     fullmatch: bool = True
     ignore_case: bool = False
+    max_chars: int | None = Field(default=100_000, ge=1)
+
+    def gold_problem(self, gold: Any) -> str | None:
+        """Why an item's gold cannot be its pattern (None when it can, or is not used)."""
+        if self.pattern is not None or not isinstance(gold, str):
+            return None
+        try:
+            problem = check_pattern(gold, re.IGNORECASE if self.ignore_case else 0)
+        except re.error as e:
+            return f"gold {gold!r} is not a valid regex: {e}"
+        return None if problem is None else f"gold {gold!r}: {refusal(problem)}"
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         pattern = self.pattern if self.pattern is not None else gold
         if not (isinstance(answer, str) and isinstance(pattern, str)):
+            return False
+        if self.max_chars is not None and len(answer) > self.max_chars:
             return False
         try:
             rx = re.compile(pattern, re.IGNORECASE if self.ignore_case else 0)
@@ -145,8 +163,8 @@ class CallArgsChecker(StrictModel):
             return isinstance(allowed, bool) and isinstance(value, bool) and value is allowed
         if isinstance(allowed, str):
             return isinstance(value, str) and self._norm(value) == self._norm(allowed)
-        if _is_number(allowed):
-            return _is_number(value) and float(value) == float(allowed)
+        if is_number(allowed):
+            return is_number(value) and as_float(value) == as_float(allowed)
         if isinstance(allowed, list):
             return (isinstance(value, list) and len(value) == len(allowed)
                     and all(self._match(v, a) for v, a in zip(value, allowed)))
@@ -160,10 +178,6 @@ class CallArgsChecker(StrictModel):
 
 Checker = CHECKERS.union()
 CHECKER_KINDS = CHECKERS.classes
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _same(a: Any, b: Any) -> bool:

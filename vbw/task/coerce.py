@@ -8,22 +8,22 @@ is the COERCIONS registry: a class registers itself, and `Coercion` is built fro
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any, Literal
 
 from vbw.task.base import StrictModel
+from vbw.task.jsonvalues import JsonBigInt, is_number
 from vbw.task.registry import Registry
 
 COERCIONS: Registry[StrictModel] = Registry("coercion")
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")  # no backtracking beyond one match: linear
 
 
 def last_number(text: str) -> str | None:
     """The LAST number-looking run in `text` once `$` signs are deleted, as written."""
-    m = None
-    for m in _NUMBER.finditer(text.replace("$", "")):
-        pass
-    return m.group(0) if m else None
+    last = deque(_NUMBER.finditer(text.replace("$", "")), maxlen=1)
+    return last[0].group(0) if last else None
 
 
 def number_from_text(text: str) -> float | None:
@@ -49,14 +49,13 @@ class IdentityCoercion(StrictModel):
 
 @COERCIONS.register
 class NumberCoercion(StrictModel):
-    """A JSON number as is (never a boolean); a string through `number_from_text`."""
+    """A JSON number as is (never a boolean, any length); a string through
+    `number_from_text`."""
 
     kind: Literal["number"]
 
     def apply(self, value: Any) -> Any:
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, (int, float)):
+        if is_number(value):
             return value
         if isinstance(value, str):
             return number_from_text(value)
@@ -73,6 +72,8 @@ class StringCoercion(StrictModel):
     def apply(self, value: Any) -> Any:
         if isinstance(value, bool):
             value = "true" if value else "false"
+        elif isinstance(value, JsonBigInt):
+            value = str(value)
         elif isinstance(value, (int, float)):
             value = repr(value)
         if not isinstance(value, str):

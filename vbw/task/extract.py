@@ -3,47 +3,75 @@
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate
 coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
-take a JMESPath into it. The step vocabulary is the STEPS registry: a class registers
-itself, and `FreeStep` is built from it.
+take a JMESPath into it (vbw.task.jsonscan finds that object in linear time). The step
+vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is built from it.
+
+Model text is untrusted and can be megabytes long, so every step runs in time linear in
+it or reads a bounded part of it: the built-in steps use non-backtracking patterns, a
+task's own regex is screened for catastrophic shapes when the task loads
+(vbw.task.regexguard) and reads at most `max_chars` characters, and `python_call` parses at
+most MAX_CALL_CHARS.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
+from collections import deque
 from functools import lru_cache
 from typing import Any, Literal
 
+from pydantic import Field, model_validator
+
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
+from vbw.task.jsonscan import first_json_object
+from vbw.task.regexguard import check_pattern, refusal
 from vbw.task.registry import Registry
 
-_DECODER = json.JSONDecoder()
 STEPS: Registry[StrictModel] = Registry("extract step")
+MAX_CHARS = 100_000       # default text a regex step reads (its head or tail)
+MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 
 
 @STEPS.register
 class RegexStep(StrictModel):
-    """A regex match; `match` picks the first or last occurrence, `group` the capture."""
+    """A regex match; `match` picks the first or last occurrence, `group` the capture.
+
+    The step reads the first `max_chars` characters of the text (match: first) or the last
+    (match: last), as if the text were cut there; `max_chars: null` reads all of it, for a
+    pattern known to run in linear time."""
 
     kind: Literal["regex"]
     pattern: RegexPattern
     group: int = 0
     match: Literal["first", "last"] = "last"
     flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = []
+    # How much text is read, not what is generated: kept out of the canonical dump, so a
+    # gold extraction step leaves the replay hash as it was before this field existed.
+    max_chars: int | None = Field(default=MAX_CHARS, ge=1, exclude=True)
 
-    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+    @model_validator(mode="after")
+    def _screen_with_flags(self) -> "RegexStep":
+        problem = check_pattern(self.pattern, self._flags()) if self.flags else None
+        if problem is not None:
+            raise ValueError(refusal(problem))
+        return self
+
+    def _flags(self) -> int:
         flags = 0
         for f in self.flags:
             flags |= getattr(re, f)
-        rx = _compiled(self.pattern, flags)
+        return flags
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        rx = _compiled(self.pattern, self._flags())
+        if self.max_chars is not None and len(text) > self.max_chars:
+            text = text[:self.max_chars] if self.match == "first" else text[-self.max_chars:]
         if self.match == "first":
             m = rx.search(text)
         else:
-            m = None
-            for m in rx.finditer(text):
-                pass
+            m = next(iter(deque(rx.finditer(text), maxlen=1)), None)
         if m is None:
             return None
         try:
@@ -79,18 +107,18 @@ class PythonCallStep(StrictModel):
     Positional arguments map to the parameter names found at `params` (a JMESPath into the
     item's fields giving the parameters object, whose keys are in declared order); extra
     positionals are dropped; keyword arguments are added on top; values must be literals.
+    A call longer than MAX_CALL_CHARS is not parsed (no answer): parsing is not linear.
     """
 
     kind: Literal["python_call"]
     params: JMESPathExpr
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        flat = text.replace("\n", " ")
-        m = _CALL.search(flat)
-        if m is None:
+        source = call_source(text)
+        if source is None:
             return None
         try:
-            node = ast.parse(m.group(0), mode="eval").body
+            node = ast.parse(source, mode="eval").body
             if not isinstance(node, ast.Call):
                 return None
             names = list(search(self.params, fields) or {})
@@ -121,22 +149,24 @@ class JsonExtract(StrictModel):
         return search(self.path, obj)
 
 
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in `text`: try to decode a value at each `{`, left to right."""
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
+def call_source(text: str) -> str | None:
+    """What `[\\w.]+\\s*\\(.*\\)` (greedy) first matches in the text with newlines made
+    spaces, found in linear time: from the first name run followed by `(` to the last `)`
+    after it. None if there is none, or if it is longer than MAX_CALL_CHARS."""
+    flat = text.replace("\n", " ")
+    m = _CALL_START.search(flat)
+    if m is None:
+        return None
+    close = flat.rfind(")")
+    if close < m.end() or close + 1 - m.start() > MAX_CALL_CHARS:
+        return None
+    return flat[m.start():close + 1]
 
 
-_BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1)
-_CALL = re.compile(r"[\w.]+\s*\(.*\)")
+_BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1, max_chars=None)
+# A name run starts where the previous character cannot belong to it, so no start inside a
+# run is tried again (the old pattern retried every one: quadratic on long runs).
+_CALL_START = re.compile(r"(?<![\w.])[\w.]++\s*+\(")
 
 
 @lru_cache(maxsize=256)

@@ -121,6 +121,11 @@ class Task:
         if gold is None:
             raise DataError(f"{self._data_label}: row {index} ({item_id}): no gold answer "
                             f"from {d.gold.path!r}")
+        gold_problem = getattr(self.spec.check, "gold_problem", None)
+        problem = gold_problem(gold) if gold_problem is not None else None
+        if problem is not None:
+            raise DataError(f"{self._data_label}: row {index} ({item_id}): check "
+                            f"{self.spec.check.kind} uses the gold as its pattern: {problem}")
         schemas = {}
         for name, source in self.spec.schemas.items():
             try:

@@ -1,0 +1,36 @@
+"""The README's hostile-output block, from tests/benchmarks/hostile.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HOSTILE = Path(__file__).resolve().parent / "hostile.json"
+
+
+def hostile_table() -> str:
+    d = json.loads(HOSTILE.read_text())
+    m = d["machine"]
+    small, large = (str(s) for s in (d["sizes_mb"][0], d["sizes_mb"][-1]))
+    before, after = d["load_average_1min"]
+    lines = [f"Measured {d['measured']} on {m['cores']} cores ({m['cpu']}, Python {m['python']}; "
+             f"1-minute load average {before} before, {after} after) by "
+             f"`python -m tests.benchmarks.bench_hostile` (best of {d['runs']}, in process):", "",
+             f"| step | hostile output | {small} MB (s) | {large} MB (s) | s per MB | "
+             f"{large} MB / {small} MB |", "|---|---|---|---|---|---|"]
+    for row in d["steps"]:
+        a, b = row["seconds"][small], row["seconds"][large]
+        growth = f"{b / a:.1f}x" if a >= 0.001 else "-"
+        lines.append(f"| {row['step']} | {row['shape']} | {_s(a)} | {_s(b)} | "
+                     f"{_s(b / int(large))} | {growth} |")
+    runs = ", ".join(f"`{e['task']}` {e['wall_s']:.1f} s ({e['hostile_outputs']} outputs of "
+                     f"{e['mb_each']} MB)" for e in d["end_to_end"])
+    lines += ["", f"A time growing about {int(large) // int(small)}x from {small} to {large} MB is "
+              "linear. End to end, `python -m vbw task=<task> replay=<file>` (a fresh process) on "
+              "the bundled 200-item replay with one hostile output per arm, each in its own "
+              f"item: {runs}."]
+    return "\n".join(lines)
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:.3f}" if seconds >= 0.001 else "< 0.001"

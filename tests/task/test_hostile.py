@@ -1,0 +1,174 @@
+"""Hostile model outputs: every extraction step on megabytes of adversarial text, with a
+time bound and the result it must give; huge integers; a hostile replay end to end. (That
+the linear-time rewrites answer exactly as the original code did is test_differential.py.)
+
+The time bounds are generous (this suite shares the machine with other work) but each is
+far below what the original code took on the same input: seconds at 1 MB became minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tests.benchmarks.bench_hostile import E2E_TEXTS, hostile_replay
+from tests.conftest import ROOT, TASK_CONF, load_json, run_vbw
+from vbw.score.states import _Validators
+from vbw.task.check import NumericChecker
+from vbw.task.coerce import NumberCoercion, last_number, number_from_text
+from vbw.task.extract import BoxedStep, LastNumberStep, RegexStep
+from vbw.task.jsonscan import MAX_DEPTH, first_json_object
+from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.runner import load_task
+
+MB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def gsm8k():
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    return task, task.items(1)[0]
+
+
+@pytest.fixture(scope="module")
+def bfcl():
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
+    return task, task.items(1)[0]
+
+
+def timed(fn: Callable[[], Any], bound: float) -> Any:
+    t = time.perf_counter()
+    out = fn()
+    took = time.perf_counter() - t
+    assert took < bound, f"took {took:.2f} s (bound {bound} s)"
+    return out
+
+
+# -- adversarial inputs, each step ----------------------------------------------------------
+FREE_TEXT = {  # gsm8k free chain: text -> answer
+    "spaces after Answer:": ("Answer:" + " " * MB + "x", None),
+    "spaces, then a number": ("Answer:" + " " * MB + "7", 7.0),
+    "stars and spaces": ("Answer:" + " *" * (MB // 2) + "5", 5.0),  # regex fails; last number
+    "Answer: x many": ("Answer: " * (MB // 8) + "3", 3.0),
+    "boxed unclosed": ("\\boxed{" * (MB // 7) + "12", 12.0),
+    "one huge number": ("1," * (MB // 2), float("inf")),  # its float overflows: inf, no error
+}
+
+
+@pytest.mark.parametrize("name", list(FREE_TEXT))
+def test_gsm8k_free_chain_on_hostile_text(gsm8k, name: str) -> None:
+    task, item = gsm8k
+    text, expected = FREE_TEXT[name]
+    assert timed(lambda: task.free_answer(text, item), 3.0) == expected
+
+
+JSON_TEXT = {  # text -> the first JSON object
+    "{ x N": ("{" * MB, None),
+    '{"a":" x N': ('{"a":"' * (MB // 6), None),
+    '{"a": x N unclosed': ('{"a":' * (MB // 5), None),
+    "[ x 1e5 in an object": ('{"a":' + "[" * 100_000, None),
+    "{ x N then an object": ("{" * MB + '{"b": 2}', {"b": 2}),
+    '{"a":1, x N': ('{"a":1,' * (MB // 7), None),
+    '{"a":[ x N': ('{"a":[' * (MB // 6), None),
+    "[1], x N unclosed": ('{"a":[' + "[1]," * (MB // 4), None),
+    "flat members unclosed": ("{" + '"k": "v", ' * (MB // 10), None),
+    "a string of {": ('{"a":"' + "{" * MB + '"}', {"a": "{" * MB}),
+    "an empty object far away": ('{"a":' * (MB // 10) + "{}", {}),
+}
+
+
+@pytest.mark.parametrize("name", list(JSON_TEXT))
+def test_first_json_object_on_hostile_text(name: str) -> None:
+    text, expected = JSON_TEXT[name]
+    assert timed(lambda: first_json_object(text), 3.0) == expected
+
+
+def test_deep_nesting_is_decided_by_the_depth_limit() -> None:
+    """1e5 closed levels: the outer objects are too deep, so the first `{` whose own object
+    is within MAX_DEPTH wins: the one MAX_DEPTH levels above the innermost."""
+    n = 100_000
+    text = '{"a":' * n + "1" + "}" * n
+    got = timed(lambda: first_json_object(text), 3.0)
+    depth = 0
+    while isinstance(got, dict):
+        got, depth = got["a"], depth + 1
+    assert depth == MAX_DEPTH and got == 1
+    assert timed(lambda: first_json_object("[" * n + "]" * n), 1.0) is None
+
+
+CALLS = {  # bfcl python_call: text -> arguments
+    "unclosed calls": ("calculate_triangle_area(" * (MB // 24), None),
+    "closed at the end": ("calculate_triangle_area(" * (MB // 24) + ")", None),  # too long
+    "a long name run": ("a" * MB + "(1)", None),  # a valid call, but longer than the bound
+    "a call, then junk": ("calculate_triangle_area(3, 4)" + " x" * (MB // 2),
+                          {"base": 3, "height": 4}),
+    "no closing parenthesis": ("x(" + " y" * (MB // 2), None),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_python_call_on_hostile_text(bfcl, name: str) -> None:
+    task, item = bfcl
+    text, expected = CALLS[name]
+    assert timed(lambda: task.free_answer(text, item), 3.0) == expected
+
+
+TEN_MB = {
+    "last_number": lambda: last_number("1 " * (5 * MB)) == "1",
+    "number_from_text": lambda: number_from_text("x" * (10 * MB) + "42") == 42.0,
+    "number_from_text, one huge number":
+        lambda: number_from_text("9" * (10 * MB)) == float("inf"),
+    "last_number step":
+        lambda: LastNumberStep(kind="last_number").apply("$1 " * (3 * MB), {}) == "1",
+    "boxed": lambda: BoxedStep(kind="boxed").apply("\\boxed{" * (MB + MB // 2), {}) is None,
+    "regex step, default bound": lambda: RegexStep(kind="regex", pattern=r"a(\d+)", group=1).apply(
+        "a1 " * (3 * MB), {}) == "1",
+    "first_json_object, broken objects then one": lambda: first_json_object(
+        '{"k": [1, 2], ' * (MB // 2) + '"z": 0}') == {"k": [1, 2], "z": 0},
+}
+
+
+@pytest.mark.parametrize("name", list(TEN_MB))
+def test_simple_steps_stay_linear_at_10_mb(name: str) -> None:
+    assert timed(TEN_MB[name], 10.0)
+
+
+def test_a_replay_with_hostile_outputs_scores_end_to_end(tmp_path: Path) -> None:
+    """The bundled GSM8K replay with a 1 MB hostile output in each arm (item j, arm j),
+    scored by `vbw` in a fresh process: it finishes, and each hostile output gets a state."""
+    replay = hostile_replay("gsm8k", tmp_path / "r.jsonl", MB, E2E_TEXTS["gsm8k"])
+    proc = timed(lambda: run_vbw("task=gsm8k", f"replay={replay}", f"hydra.run.dir={tmp_path}/o",
+                                 cwd=ROOT), 60.0)
+    assert proc.returncode == 0, proc.stderr
+    ledger = {row["id"]: row for row in load_json(tmp_path / "o" / "report.json")["ledger"]}
+    assert ledger["gsm8k_test_0"]["unconstrained"] == "n/a/wrong"       # Answer: + spaces
+    assert ledger["gsm8k_test_1"]["prompt_json[answer]"] == "invalid/wrong"  # { x N
+    assert ledger["gsm8k_test_2"]["constrained[answer]"] == "invalid/wrong"  # {"a":" x N
+    assert ledger["gsm8k_test_5"]["reason_then_constrain[answer]"] == "valid/wrong"  # digits
+
+
+# -- huge integers -----------------------------------------------------------------------
+def test_a_100000_digit_integer_is_a_valid_wrong_answer(gsm8k) -> None:
+    """{"answer": <100,000 digits>} decodes (Python's int() would refuse: 4,300-digit limit),
+    is a JSON Schema integer (valid), and compares unequal to the gold without crashing."""
+    task, item = gsm8k
+    text = '{"answer": ' + "7" * 100_000 + "}"
+    obj = timed(lambda: first_json_object(text), 2.0)
+    assert isinstance(obj["answer"], JsonBigInt) and str(obj["answer"]) == "7" * 100_000
+    assert _Validators().is_valid(item.schemas["answer"], obj)
+    answer = task.json_answer(obj)
+    assert answer == obj["answer"] and not task.is_correct(answer, item)
+    assert not _Validators().is_valid({"type": "integer", "multipleOf": 2}, obj["answer"])
+    assert _Validators().is_valid({"type": "integer", "multipleOf": 7}, obj["answer"])
+
+
+def test_huge_numbers_never_crash_a_checker() -> None:
+    numeric = NumericChecker(kind="numeric")
+    assert not numeric.check(10 ** 400, 5) and not numeric.check(-(10 ** 400), 5)
+    assert not numeric.check(JsonBigInt("1" * 5000), 1.0)
+    assert NumberCoercion(kind="number").apply(JsonBigInt("9" * 5000)) is not None
+    text = '{"a": ' + "1" * (5 * MB) + "}"
+    assert isinstance(timed(lambda: first_json_object(text), 10.0)["a"], JsonBigInt)

@@ -1,0 +1,58 @@
+"""JSON values as vbw decodes them: Python's json, except that integers too long for `int()`
+stay exact instead of failing the whole object.
+
+Python refuses to convert a decimal string of more than 4,300 digits to `int` (the
+`sys.set_int_max_str_digits` guard against its quadratic conversion), so the standard
+decoder raises on `{"answer": <100,000 digits>}` and the object would count as missing.
+JSON and JSON Schema put no bound on an integer, so such a literal decodes to a
+`JsonBigInt`: a `Decimal` (exact, built in linear time) marked as integral. The number
+helpers here treat it as a number everywhere an answer is compared; converting it to a
+float gives +-inf, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+INT_DIGITS = 4300  # CPython's default int<->str limit; longer integers become JsonBigInt
+
+
+class JsonBigInt(Decimal):
+    """A JSON integer literal with more than INT_DIGITS digits, kept exactly."""
+
+    __slots__ = ()
+
+
+def _parse_int(literal: str) -> int | JsonBigInt:
+    """`int(literal)`, or a JsonBigInt when it is too long for int() (under any limit)."""
+    if len(literal) - literal.startswith("-") > INT_DIGITS:
+        return JsonBigInt(literal)
+    try:
+        return int(literal)
+    except ValueError:  # a process that lowered sys.set_int_max_str_digits
+        return JsonBigInt(literal)
+
+
+_DECODER = json.JSONDecoder(parse_int=_parse_int)
+
+
+def decode_at(text: str, start: int) -> Any:
+    """The JSON value that starts exactly at `text[start]` (no whitespace skipped)."""
+    value, _ = _DECODER.raw_decode(text, start)
+    return value
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number as decoded: int, float or JsonBigInt, never a boolean."""
+    return isinstance(value, (int, float, JsonBigInt)) and not isinstance(value, bool)
+
+
+def as_float(value: int | float | Decimal) -> float:
+    """float(value), saturating to +-inf where Python would raise OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf

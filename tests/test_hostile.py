@@ -90,6 +90,9 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
         lambda t: [_task_file(t, lambda d: d.__setitem__(
             "check", {"kind": "membership", "string": ["strip", "lower"]}))],
         ["check.membership.string", "expected a string normaliser like {normalize:"]),
+    "regex group beyond the pattern's groups": (
+        lambda t: [_task_file(t, lambda d: d["extract"]["free"][0].__setitem__("group", 2))],
+        ["extract.free.0.regex", "group 2 does not exist", "has 1 group(s)"]),
     "replay that is not JSON": (
         lambda t: (t / "x.jsonl").write_text("{not json\n")
         and ["task=gsm8k", f"replay={t / 'x.jsonl'}"], ["x.jsonl:1", "not valid JSON"]),

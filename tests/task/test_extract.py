@@ -34,7 +34,8 @@ def test_regex_first_and_last_match() -> None:
     assert RegexStep(kind="regex", pattern=r"a=(\d)", group=1, match="first").apply(text, {}) == "1"
     assert RegexStep(kind="regex", pattern=r"a=(\d)", group=1, match="last").apply(text, {}) == "2"
     assert RegexStep(kind="regex", pattern=r"zzz").apply(text, {}) is None
-    assert RegexStep(kind="regex", pattern=r"a=(\d)", group=3).apply(text, {}) is None
+    with pytest.raises(ValueError, match="group 3 does not exist"):  # not a silent miss
+        RegexStep(kind="regex", pattern=r"a=(\d)", group=3)
 
 
 def test_regex_rejects_bad_pattern() -> None:

@@ -44,7 +44,7 @@ class RegexStep(StrictModel):
 
     kind: Literal["regex"]
     pattern: RegexPattern
-    group: int = 0
+    group: int = Field(default=0, ge=0)
     match: Literal["first", "last"] = "last"
     flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = []
     # How much text is read, not what is generated: kept out of the canonical dump, so a
@@ -56,6 +56,10 @@ class RegexStep(StrictModel):
         problem = check_pattern(self.pattern, self._flags()) if self.flags else None
         if problem is not None:
             raise ValueError(refusal(problem))
+        groups = re.compile(self.pattern).groups
+        if self.group > groups:  # would silently read as "no match" on every text
+            raise ValueError(f"group {self.group} does not exist: the pattern "
+                             f"{self.pattern!r} has {groups} group(s)")
         return self
 
     def _flags(self) -> int:

@@ -23,6 +23,7 @@ def test_user_task_live_by_name_then_rescored(smollm2_file, tmp_path: Path) -> N
     replay = tmp_path / "live/replay.jsonl"
     lines = [json.loads(x) for x in replay.read_text(encoding="utf-8").splitlines()]
     assert lines[0]["meta"]["task"] == "capitals" and "end" in lines[-1]
+    assert lines[0]["meta"]["hardware"]["gpu_layers"] == 0  # model.gpu_layers, recorded
     assert [r["id"] for r in lines[1:-1]] == ["cap_france", "cap_japan", "cap_italy"]
     rep = load_json(tmp_path / "live/report.json")
     assert rep["mode"] == "live" and rep["n"] == 3 and rep["n_task"] == 3

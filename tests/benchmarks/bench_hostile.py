@@ -50,7 +50,7 @@ SHAPES: list[tuple[str, str, Callable[[int], str]]] = [
     ("first JSON object", '`{"a":1,` x N', lambda n: _fill('{"a":1,', n)),
     ("first JSON object", '`{"answer":` + N digits + `}`',
      lambda n: _fill("7", n, '{"answer": ', "}")),
-    ("first JSON object", '`{"k":[[[1 x` x N (slowest found)', lambda n: _fill('{"k":[[[1 x', n)),
+    ("first JSON object", '`{"k":[[[1 x` x N (deep array members)', lambda n: _fill('{"k":[[[1 x', n)),
     ("BFCL python_call", "`calculate_triangle_area(` x N",
      lambda n: _fill("calculate_triangle_area(", n)),
     ("BFCL python_call", "the same, closed by `)`",
@@ -96,7 +96,7 @@ def bench_steps(sizes: list[int], runs: int) -> list[dict]:
 
 # Per arm of the end-to-end replays, the hostile 10 MB text it gets (one item each).
 E2E_TEXTS = {"gsm8k": ["`Answer:` + spaces + `x`", "`{` x N", '`{"a":"` x N',
-                       '`{"a":` x N (nesting N/5 deep)', '`{"k":[[[1 x` x N (slowest found)',
+                       '`{"a":` x N (nesting N/5 deep)', '`{"k":[[[1 x` x N (deep array members)',
                        '`{"answer":` + N digits + `}`'],
              "bfcl_simple": ["`calculate_triangle_area(` x N", "`{` x N", '`{"a":"` x N',
                              '`{"a":` x N (nesting N/5 deep)']}

@@ -186,3 +186,30 @@ def test_python_call_span_is_what_the_original_regex_matched() -> None:
         text = "".join(rng.choice(CALL_PIECES) for _ in range(rng.randint(0, 20)))
         m = old.search(text.replace("\n", " "))
         assert call_source(text) == (m.group(0) if m else None), text
+
+
+ARRAY_PIECES = ["[", "[", "[", "]", "]", ",", " ", "1", "-2.5", '"s"', "{}", '{"a":1}', "{",
+                "}", '"b":', "x", "\n", "null", "[[[1", "[]", '{"c":[[[',
+                '{"c":[[[1]]]}', '[[[{"d":[[[2]]]}]]]', '{"e":{"f":{"g":[]}}}']
+
+
+def _array_runs(seed: int, n: int) -> list[str]:
+    """Object members whose values open runs of arrays three and more deep, valid or not:
+    the shape the scanner's cheap pre-filter decides without a full parse."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        body = "".join(rng.choice(ARRAY_PIECES) for _ in range(rng.randint(1, 14)))
+        lead = rng.choice(['{"k":', '{"a": 1, "k":', '{ "k" : ', 'x{"k":', '{"k":[[', ''])
+        tail = "".join(rng.choice(["]", "}", ",", " ", "x"]) for _ in range(rng.randint(0, 6)))
+        out.append(lead + body + tail)
+    return out
+
+
+def test_first_json_object_on_deep_array_members_answers_as_the_original_did() -> None:
+    found = 0
+    for text in _array_runs(2, 30_000):
+        expected = _old_first_json_object(text)
+        found += expected is not None
+        assert repr(first_json_object(text)) == repr(expected), text
+    assert found > 1_000

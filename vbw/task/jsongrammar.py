@@ -69,8 +69,13 @@ OPENER = re.compile(rf"(?:(?<=\{{){WS}(?P<k>{STR}){WS}:{WS}|(?<=\[){WS})(?=[\[{{
                     rf"(?P<a>\[(?:{WS}\[)*+)?+(?:{WS}(?P<o>\{{))?+")
 OPENER_KEY, OPENER_ARRAYS, OPENER_OBJECT = 1, 2, 3  # the groups k, a and o
 
+# A member value that is not flat opens a deeper object, or a run of arrays whose first
+# element is `]`, a deeper object, or a flat value followed by `,` or `]`: anything else
+# after a run of `[` cannot be JSON. (Without this, `{"k":[[[1 x` x N sent every `{` to
+# the Python-level parse.)
+DEEP = rf"(?:\{{|\[(?:{WS}\[)*+{WS}(?:\]|\{{|{FLAT}{WS}[,\]]))"
 # A `{` can open an object only if its first members parse up to `}` or a deeper opener.
 CANDIDATE = re.compile(rf'\{{{WS}["}}]')
 PLAUSIBLE = re.compile(rf"\{{{WS}(?:\}}|{KEY}(?:{FLAT}(?:{WS},{WS}{KEY}{FLAT})*+{WS}"
-                       rf"(?:\}}|,{WS}{KEY}[\[{{])|(?!{FLAT})[\[{{]))")
+                       rf"(?:\}}|,{WS}{KEY}{DEEP})|(?!{FLAT}){DEEP}))")
 EMPTY_OBJECT = re.compile(rf"\{{{WS}\}}")

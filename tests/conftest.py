@@ -44,5 +44,14 @@ def portable_task(name: str) -> dict:
     return data
 
 
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    """A usage error as the contract wants it: exit 2, one stderr line, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
 def load_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))

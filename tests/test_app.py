@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPLAYS, ROOT, load_json, run_vbw
+from tests.conftest import REPLAYS, ROOT, load_json, one_line_error, run_vbw
 from vbw.errors import ConfigError
 from vbw.rundir import LOCK, claim, claimed
 
@@ -26,13 +26,6 @@ def _write(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def _error_line(proc) -> str:
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    return lines[0]
-
-
 def test_replay_id_not_in_the_task_is_an_error(tmp_path: Path) -> None:
     lines = _lines(GSM8K)
     for i in (3, 7):  # rename two item ids, as a typo or another data version would
@@ -40,7 +33,7 @@ def test_replay_id_not_in_the_task_is_an_error(tmp_path: Path) -> None:
         rec["id"] = rec["id"].replace("gsm8k_test_", "gsm8k_tset_")
         lines[i] = json.dumps(rec)
     replay = _write(tmp_path / "r.jsonl", lines)
-    line = _error_line(run_vbw("task=gsm8k", f"replay={replay}", f"hydra.run.dir={tmp_path}/o",
+    line = one_line_error(run_vbw("task=gsm8k", f"replay={replay}", f"hydra.run.dir={tmp_path}/o",
                                cwd=tmp_path))
     assert "2 item id(s) are not in task gsm8k" in line
     assert "'gsm8k_tset_2', 'gsm8k_tset_6'" in line
@@ -73,7 +66,7 @@ def test_task_items_absent_from_the_replay_warn_and_are_reported(tmp_path: Path)
 
 def test_header_only_replay_is_exit_2_not_an_empty_table(tmp_path: Path) -> None:
     replay = _write(tmp_path / "r.jsonl", _lines(GSM8K)[:1])
-    line = _error_line(run_vbw("task=gsm8k", f"replay={replay}", f"hydra.run.dir={tmp_path}/o",
+    line = one_line_error(run_vbw("task=gsm8k", f"replay={replay}", f"hydra.run.dir={tmp_path}/o",
                                cwd=tmp_path))
     assert "no item of task gsm8k can be scored" in line
     assert not (tmp_path / "o/report.json").exists()

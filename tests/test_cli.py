@@ -8,15 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import ROOT, load_json, portable_task, run_vbw
-
-
-def _one_line_error(proc) -> str:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return lines[0]
+from tests.conftest import ROOT, load_json, one_line_error, portable_task, run_vbw
 
 
 def test_gate_trips_with_exit_1(tmp_path: Path) -> None:
@@ -36,18 +28,18 @@ def test_gate_not_tripped_exits_0(tmp_path: Path) -> None:
 
 
 def test_unknown_task_exit_2(tmp_path: Path) -> None:
-    line = _one_line_error(run_vbw("task=nope", cwd=tmp_path))
+    line = one_line_error(run_vbw("task=nope", cwd=tmp_path))
     assert "task=nope" in line and "bfcl_simple" in line and "gsm8k" in line
 
 
 def test_unknown_key_exit_2(tmp_path: Path) -> None:
-    line = _one_line_error(run_vbw("task=gsm8k", "+gate.wrong_valid_abov=0.2",
+    line = one_line_error(run_vbw("task=gsm8k", "+gate.wrong_valid_abov=0.2",
                                    f"hydra.run.dir={tmp_path}", cwd=tmp_path))
     assert "gate.wrong_valid_abov" in line
 
 
 def test_bad_value_exit_2(tmp_path: Path) -> None:
-    line = _one_line_error(run_vbw("task=gsm8k", "n=-3", f"hydra.run.dir={tmp_path}",
+    line = one_line_error(run_vbw("task=gsm8k", "n=-3", f"hydra.run.dir={tmp_path}",
                                    cwd=tmp_path))
     assert "config: n:" in line and "-3" in line
 
@@ -56,13 +48,13 @@ def test_misspelled_key_in_task_file_exit_2(tmp_path: Path) -> None:
     data = portable_task("gsm8k")
     data["chek"] = data.pop("check")
     (tmp_path / "mytask.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    line = _one_line_error(run_vbw("task.files=[mytask.yaml]", f"hydra.run.dir={tmp_path}/o",
+    line = one_line_error(run_vbw("task.files=[mytask.yaml]", f"hydra.run.dir={tmp_path}/o",
                                    cwd=tmp_path))
     assert "mytask.yaml" in line and "chek: unknown key" in line and "did you mean 'check'" in line
 
 
 def test_missing_replay_combination_lists_available(tmp_path: Path) -> None:
-    line = _one_line_error(run_vbw("task=gsm8k", "engine=llamacpp", "mode=replay",
+    line = one_line_error(run_vbw("task=gsm8k", "engine=llamacpp", "mode=replay",
                                    f"hydra.run.dir={tmp_path}", cwd=tmp_path))
     assert "no replay for task=gsm8k model=qwen2_5_0_5b engine=llamacpp" in line
     assert "gsm8k/qwen2_5_0_5b/outlines" in line
@@ -84,7 +76,7 @@ def test_card_command_without_replay_or_model_is_one_actionable_line(tmp_path: P
     env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     proc = run_vbw("task=gsm8k", "engine=llamacpp", f"hydra.run.dir={tmp_path}/o",
                    cwd=tmp_path, env=env, timeout=60)
-    line = _one_line_error(proc)
+    line = one_line_error(proc)
     assert "no recorded replay for gsm8k x qwen2_5_0_5b x llamacpp" in line
     assert "model=smollm2_135m" in line and "model.path=" in line
 
@@ -95,7 +87,7 @@ def test_card_command_without_the_live_extra(tmp_path: Path) -> None:
     shadow.mkdir()
     (shadow / "llama_cpp.py").write_text("raise ImportError('No module named llama_cpp')\n")
     env = {"PYTHONPATH": f"{shadow}:{ROOT}"}
-    line = _one_line_error(run_vbw("task=gsm8k", "engine=llamacpp",
+    line = one_line_error(run_vbw("task=gsm8k", "engine=llamacpp",
                                    f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, env=env))
     assert "no recorded replay for gsm8k x qwen2_5_0_5b x llamacpp" in line
     assert "pip install 'validbutwrong[live]'" in line and "model=smollm2_135m" in line
@@ -120,7 +112,7 @@ def test_arms_headline_scores_only_the_pair(tmp_path: Path) -> None:
 
 
 def test_replay_for_other_task_refused(tmp_path: Path) -> None:
-    line = _one_line_error(run_vbw(
+    line = one_line_error(run_vbw(
         "task=gsm8k", f"replay={ROOT / 'replays/bfcl_simple/qwen2_5_0_5b/outlines.jsonl'}",
         f"hydra.run.dir={tmp_path}", cwd=tmp_path))
     assert "meta.task is 'bfcl-simple', not 'gsm8k'" in line

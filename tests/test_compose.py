@@ -9,15 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE, TASK_CONF, load_json, portable_task, run_vbw
-
-
-def one_line_error(proc) -> str:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return lines[0]
+from tests.conftest import EXAMPLE, TASK_CONF, load_json, one_line_error, portable_task, run_vbw
 
 
 def test_unknown_task_lists_bundled_and_user_options(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPLAYS, TASK_CONF, portable_task, run_vbw
+from tests.conftest import REPLAYS, TASK_CONF, one_line_error, portable_task, run_vbw
 from vbw.task.audit import audit, check_schema
 from vbw.task.runner import Task, load_task
 from vbw.task.spec import TaskSpec
@@ -20,13 +20,6 @@ def _task(tmp_path: Path, mutate, name: str = "gsm8k") -> Path:
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
-
-
-def _error_line(proc) -> str:
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("name", ["gsm8k", "bfcl_simple"])
@@ -52,7 +45,7 @@ def test_check_mode_prints_first_item_and_summary(tmp_path: Path) -> None:
 def test_undefined_variable_names_item_and_variable(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d["prompts"].__setitem__(
         "json", d["prompts"]["json"].replace("{{ question }}", "{{ questoin }}")))
-    line = _error_line(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert "t.yaml: prompts.json: item gsm8k_test_0: 'questoin' is undefined" in line
     assert "(+199 more" in line  # every item has the same problem, counted
 
@@ -61,7 +54,7 @@ def test_live_mode_checks_before_loading_a_model(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d["prompts"].__setitem__("free", "{{ questoin }}"))
     proc = run_vbw(f"task.files=[{path}]", "mode=live", "model=smollm2_135m", "n=2",
                    f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, timeout=60)
-    line = _error_line(proc)
+    line = one_line_error(proc)
     assert "prompts.free: item gsm8k_test_0: 'questoin' is undefined" in line
     assert not (tmp_path / "o/replay.jsonl").exists()
 
@@ -70,7 +63,7 @@ def test_replay_mode_checks_the_items_it_scores(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d["prompts"].__setitem__(
         "package", "{{ schema | json }} {{ nope }}"))
     replay = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
-    line = _error_line(run_vbw(f"task.files=[{path}]", f"replay={replay}",
+    line = one_line_error(run_vbw(f"task.files=[{path}]", f"replay={replay}",
                                f"hydra.run.dir={tmp_path}/o", cwd=tmp_path))
     assert "prompts.package" in line and "'nope' is undefined" in line
 
@@ -78,19 +71,19 @@ def test_replay_mode_checks_the_items_it_scores(tmp_path: Path) -> None:
 def test_invalid_schema_is_a_problem(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d["schemas"]["answer"]["schema"]["properties"][
         "answer"].__setitem__("type", "integerr"))
-    line = _error_line(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert "schemas.answer" in line and "not a valid JSON Schema" in line and "integerr" in line
 
 
 def test_checker_that_can_never_say_right_is_flagged(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d.__setitem__("coerce", {"kind": "boolean"}))
-    line = _error_line(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert "is never scored right (200 items)" in line
 
 
 def test_json_path_the_schema_cannot_hold_is_flagged(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d["extract"].__setitem__("json", {"path": "answr"}))
-    line = _error_line(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert "does not validate on 200 of 200 items" in line and "'answr'" in line
 
 

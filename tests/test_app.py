@@ -62,6 +62,7 @@ def test_task_items_absent_from_the_replay_warn_and_are_reported(tmp_path: Path)
     assert rep["n"] == 198 and rep["n_task"] == 200
     assert rep["missing"] == {"n": 2, "ids": ["gsm8k_test_3", "gsm8k_test_4"]}
     assert "198 scored of 200 in the task" in (tmp_path / "o/report.md").read_text()
+    assert rep["coverage"].startswith("198 scored of 200 in the task (none excluded; 2 missing")
 
 
 def test_header_only_replay_is_exit_2_not_an_empty_table(tmp_path: Path) -> None:

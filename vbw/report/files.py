@@ -14,7 +14,7 @@ import io
 import os
 from pathlib import Path
 
-from vbw.report.markdown import render_markdown
+from vbw.report.markdown import coverage, render_markdown
 from vbw.report.svg import render_svg
 from vbw.score.model import Report
 
@@ -53,6 +53,7 @@ def write_atomic(path: Path, text: str) -> None:
 def write_reports(r: Report, out_dir: Path) -> str:
     """Write the four files into out_dir; return the markdown (also printed by the CLI)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    r = r.model_copy(update={"coverage": coverage(r)})  # the sentence report.md says too
     md = render_markdown(r)
     contents = {"report.md": md, "quadrants.svg": render_svg(r), "ledger.csv": ledger_csv(r),
                 MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"}  # all rendered first

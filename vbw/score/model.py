@@ -78,6 +78,7 @@ class Report(_M):
     mode: Literal["replay", "live"]
     excluded: Excluded
     missing: Missing
+    coverage: str = ""  # "N scored of M in the task (...)": written by vbw.report
     meta: dict[str, Any]
     source: str
     provenance: str

@@ -92,9 +92,10 @@ class LlamaServer:
     instead of cutting each other's streams short."""
 
     def __init__(self, model_path: Path, log_path: Path, threads: int = 1,
-                 n_ctx: int = 2048) -> None:
+                 n_ctx: int = 2048, interrupt_requests: bool = False) -> None:
         self.model_path = model_path
         self.threads, self.n_ctx = threads, n_ctx
+        self.interrupt_requests = interrupt_requests  # True: the server's own default
         self.log_path = log_path
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -106,7 +107,9 @@ class LlamaServer:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
-               "--interrupt_requests", "False", "--verbose", "False"]
+               "--verbose", "False"]
+        if not self.interrupt_requests:
+            cmd += ["--interrupt_requests", "False"]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL)

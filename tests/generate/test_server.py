@@ -305,12 +305,23 @@ def test_stream_without_finish_reason_is_never_an_output(fast_backoff) -> None:
     broken = stream([chunk("partial")], done=False)  # the connection closes mid-reply
     with StandIn([cut] * 3 + [broken] * 3) as srv:
         with pytest.raises(EngineError, match=r"ended the stream without a finish_reason "
-                           r"\(llama-cpp-python's .*--interrupt_requests False"):
+                           r"\(llama-cpp-python's .*asked again without streaming"):
             ask(backend(srv.base_url), "hi")
         with pytest.raises(EngineError, match=r"3 attempts: the stream broke off before a "
                            r"finish_reason$"):
             ask(backend(srv.base_url), "hi")
     assert len(srv.posts) == 6
+    # after a stream cut short the same request goes again without streaming
+    assert [p["body"]["stream"] for p in srv.posts[:3]] == [True, False, False]
+
+
+def test_a_stream_cut_short_is_asked_again_unstreamed(fast_backoff) -> None:
+    cut = stream([chunk("par")])  # [DONE] but no finish_reason: another request arrived
+    with StandIn([cut, completion("partial done", tokens=3)]) as srv:
+        gen = ask(backend(srv.base_url), "hi")
+    assert (gen.text, gen.n_tokens, gen.finish_reason, gen.ttft_seconds) == \
+        ("partial done", 3, "stop", None)
+    assert [p["body"]["stream"] for p in srv.posts] == [True, False]
 
 
 def test_error_event_inside_a_stream() -> None:

@@ -74,6 +74,29 @@ def test_concurrency_one_and_three_give_identical_texts(llama_server, tmp_path: 
     assert texts[1] == texts[3] and len(texts[1]) == 4
 
 
+def test_concurrency_on_a_server_started_with_its_defaults(smollm2_file, tmp_path: Path) -> None:
+    """`python -m llama_cpp.server --model M` as is: it cuts a stream short when another
+    request arrives; vbw asks such a request again unstreamed, so concurrency 3 works
+    there too and gives the texts of concurrency 1."""
+    from tests.generate.conftest import LlamaServer
+
+    server = LlamaServer(Path(smollm2_file.path), tmp_path / "server.log",
+                         interrupt_requests=True)
+    server.start()
+    try:
+        server.model = server.model or "smollm2"
+        texts = {}
+        for c in (1, 3):
+            proc = run_vbw("task=bfcl_simple", "mode=live", "n=3",
+                           *_server(server, "llama_cpp_python", f"backend.concurrency={c}"),
+                           f"hydra.run.dir={tmp_path}/c{c}", cwd=tmp_path, timeout=600)
+            assert proc.returncode == 0, proc.stderr
+            texts[c] = _texts(tmp_path / f"c{c}/replay.jsonl")
+    finally:
+        server.stop()
+    assert texts[1] == texts[3] and len(texts[1]) == 3
+
+
 def test_server_killed_mid_run_then_resumed(llama_server, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     args = ["task=gsm8k", "mode=live", "n=4", *_server(llama_server), f"replay={replay}"]

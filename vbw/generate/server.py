@@ -56,7 +56,8 @@ from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_mess
 log = logging.getLogger(__name__)
 
 _CUT_HINT = ("llama-cpp-python's server ends a stream this way when another request "
-             "arrives: start it with --interrupt_requests False, or use backend.concurrency=1")
+             "arrives; vbw asked again without streaming, and the server cut that reply "
+             "short too")
 _ERROR_BODY_BYTES = 65536
 
 
@@ -67,6 +68,10 @@ class _Retry(Exception):
         self.cause = cause
         self.retry_after = retry_after
         super().__init__(cause)
+
+
+class _CutShort(_Retry):
+    """The server ended a stream with [DONE] but no finish_reason: ask again unstreamed."""
 
 
 class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
@@ -141,13 +146,20 @@ class OpenAIServerBackend(Backend):
         return 0.0
 
     def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
-        """One chat completion, retried on transient failures (module docstring)."""
-        data = self._body(messages, config)
+        """One chat completion, retried on transient failures (module docstring). A stream
+        the server ends without a finish_reason (llama-cpp-python's server does so when
+        another request arrives, unless started with --interrupt_requests False) is sent
+        again at once without streaming, which such a server does not interrupt."""
+        stream = self.settings.stream
         attempts = 1 + self.settings.max_retries
         cause = ""
         for attempt in range(attempts):
             try:
-                return self._attempt(data, has_schema=config.schema_ is not None)
+                return self._attempt(self._body(messages, config, stream),
+                                     has_schema=config.schema_ is not None, stream=stream)
+            except _CutShort as exc:
+                cause, stream = exc.cause, False
+                log.debug("stream cut short; asking again without streaming: %s", cause)
             except _Retry as exc:
                 cause = exc.cause
                 if attempt + 1 < attempts:
@@ -155,11 +167,12 @@ class OpenAIServerBackend(Backend):
         raise EngineError(f"POST {self._endpoint.shown('/chat/completions')} failed after "
                           f"{attempts} attempt{'s' if attempts > 1 else ''}: {cause}")
 
-    def _body(self, messages: Sequence[Message], config: GenerateConfig) -> bytes:
+    def _body(self, messages: Sequence[Message], config: GenerateConfig,
+              stream: bool) -> bytes:
         body: dict[str, Any] = {"model": self.settings.model,
                                 "messages": [dict(m) for m in messages],
                                 "max_tokens": config.max_tokens, **self.sampling}
-        if self.settings.stream:
+        if stream:
             body.update(stream=True, stream_options={"include_usage": True})
         else:
             body["stream"] = False
@@ -188,8 +201,8 @@ class OpenAIServerBackend(Backend):
             request.add_unredirected_header("Authorization", self._auth.reveal())
         return request
 
-    def _attempt(self, data: bytes, has_schema: bool) -> Generation:
-        accept = "text/event-stream" if self.settings.stream else "application/json"
+    def _attempt(self, data: bytes, has_schema: bool, stream: bool) -> Generation:
+        accept = "text/event-stream" if stream else "application/json"
         request = self._request(self._endpoint.url("/chat/completions"), data, accept)
         start = time.perf_counter()
         try:
@@ -200,7 +213,9 @@ class OpenAIServerBackend(Backend):
         except StreamError as exc:
             raise self._stream_error(exc, has_schema) from None
         except StreamCut as exc:
-            raise _Retry(f"{exc} ({_CUT_HINT})" if exc.ended else str(exc)) from None
+            if exc.ended:
+                raise _CutShort(f"{exc} ({_CUT_HINT})") from None
+            raise _Retry(str(exc)) from None
         except (OSError, http.client.HTTPException) as exc:
             raise _Retry(self._redact(self._cause(exc))) from None
         except ValueError as exc:

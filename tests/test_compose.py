@@ -37,6 +37,12 @@ def test_unknown_option_in_a_sweep_fails_before_any_job(tmp_path: Path) -> None:
     (["model=nope"], ["model=nope: no such model config", "smollm2_135m"]),
     (["--config-dir", "/nonexistent/dir"], ["--config-dir /nonexistent/dir: not a directory"]),
     (["n=="], ["n==", "cannot parse"]),
+    (["--bogus-flag"], ["command line: unrecognized arguments: --bogus-flag"]),
+    (["--info", "badarg"], ["command line: argument --info", "invalid choice"]),
+    (["-m", "task=range(1,3)"], ["task=1", "must be a string"]),
+    (["hydra/launcher=nope"], ["hydra/launcher=nope: no such hydra/launcher config",
+                               "valid: basic"]),
+    (["--config-name", "nope"], ["--config-name nope: no such primary config"]),
 ])
 def test_command_line_errors_are_one_line_exit_2(tmp_path: Path, args: list[str],
                                                  expect: list[str]) -> None:

@@ -15,7 +15,7 @@ import difflib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -30,10 +30,17 @@ MAX_USER_FILES = 1000  # YAML files read from the user's config folders
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    """Hydra's own argument parser (the one `@hydra.main` uses)."""
+    """Hydra's own argument parser (the one `@hydra.main` uses); a usage error is one
+    line, not argparse's usage block."""
     from hydra._internal.utils import get_args_parser
 
-    return get_args_parser().parse_args(argv)
+    parser = get_args_parser()
+
+    def error(message: str) -> NoReturn:
+        raise ConfigError(f"command line: {message} (see vbw --help)")
+
+    parser.error = error  # type: ignore[method-assign]
+    return parser.parse_args(argv)
 
 
 def search_path(config_dir: str | None) -> Any:
@@ -163,6 +170,8 @@ def _compose(loader: Any, name: str, overrides: list[str]) -> Any:
         raise ConfigError(_missing_error(e, loader, overrides)) from None
     except (HydraException, yaml.YAMLError) as e:
         raise ConfigError(_composition_error(e, loader, name, overrides)) from None
+    except ValueError as e:  # e.g. a group swept over numbers: task=range(1,3)
+        raise ConfigError(f"{' '.join(overrides)}: {one_line(e, typed=False)}") from None
 
 
 def _searchpath_overrides(overrides: list[str]) -> list[str]:
@@ -172,8 +181,8 @@ def _searchpath_overrides(overrides: list[str]) -> list[str]:
 def _missing_error(e: Any, loader: Any, overrides: list[str]) -> str:
     missing = getattr(e, "missing_cfg_file", None) or ""
     group, _, option = missing.rpartition("/")
-    if group not in GROUPS:
-        return one_line(e, typed=False)
+    if not group:  # the primary config itself (--config-name)
+        return f"--config-name {missing}: no such primary config"
     options = loader.get_group_options(group, overrides=_searchpath_overrides(overrides))
     where = ", ".join(s.path for s in loader.get_sources()
                       if s.provider not in ("hydra", "schema"))

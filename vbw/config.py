@@ -72,6 +72,7 @@ class EngineConfig(StrictModel):
     name: Literal["outlines", "llamacpp"]
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
+    greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed
 
 
 class MaxTokens(StrictModel):

@@ -34,8 +34,9 @@ class Engine:
 
     name: ClassVar[str] = "none"
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, greedy_first: bool = True) -> None:
         self.runtime = runtime
+        self.greedy_first = greedy_first  # the exact greedy shortcut, where the engine has one
         self._cache: dict[str, Constraint | UnsupportedSchema] = {}
 
     def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:
@@ -74,13 +75,20 @@ class OutlinesProcessor:
 
     llama-cpp-python passes the whole token history; the first call fixes where the
     prompt ends and later calls advance the guide by the tokens sampled since.
+
+    Greedy first (exact): decoding is greedy, so when the guide accepts the unconstrained
+    argmax, the argmax of the allowed tokens IS that token, and the scores go back
+    unchanged with no full-vocabulary work. Only when the guide refuses it (or it ends
+    the generation, whose rule is the guide being finished) is the vocabulary masked.
     """
 
-    def __init__(self, index: Any, eog_ids: Sequence[int]) -> None:
+    def __init__(self, index: Any, eog_ids: Sequence[int], greedy_first: bool = True) -> None:
         from outlines_core import Guide
 
         self.guide = Guide(index)
         self.eog_ids = list(eog_ids)
+        self.eog = set(self.eog_ids)
+        self.greedy_first = greedy_first
         self.start: int | None = None
         self.consumed = 0
 
@@ -92,6 +100,10 @@ class OutlinesProcessor:
         for token in input_ids[self.start + self.consumed :]:
             self.guide.advance(int(token), False)
             self.consumed += 1
+        if self.greedy_first:
+            best = int(np.argmax(scores))
+            if best not in self.eog and self.guide.accepts_tokens([best]):
+                return scores
         allowed = np.asarray(self.guide.get_tokens(), dtype=np.intp)
         if self.guide.is_finished():
             allowed = np.concatenate([allowed, np.asarray(self.eog_ids, dtype=np.intp)])
@@ -102,12 +114,14 @@ class OutlinesProcessor:
 
 
 class OutlinesConstraint(Constraint):
-    def __init__(self, index: Any, eog_ids: Sequence[int]) -> None:
+    def __init__(self, index: Any, eog_ids: Sequence[int], greedy_first: bool) -> None:
         self.index = index
         self.eog_ids = eog_ids
+        self.greedy_first = greedy_first
 
     def decode_kwargs(self) -> dict[str, Any]:
-        return {"logits_processor": OutlinesProcessor(self.index, self.eog_ids)}
+        return {"logits_processor": OutlinesProcessor(self.index, self.eog_ids,
+                                                      self.greedy_first)}
 
 
 class OutlinesEngine(Engine):
@@ -115,8 +129,8 @@ class OutlinesEngine(Engine):
 
     name = "outlines"
 
-    def __init__(self, runtime: Runtime) -> None:
-        super().__init__(runtime)
+    def __init__(self, runtime: Runtime, greedy_first: bool = True) -> None:
+        super().__init__(runtime, greedy_first)
         self._vocabulary: Any = None
         self.eog_ids: list[int] = []
 
@@ -153,7 +167,7 @@ class OutlinesEngine(Engine):
             index = core.Index(regex, vocabulary)
         except Exception as exc:
             raise self.unsupported(f"regex to token index: {one_line(exc)}") from None
-        return OutlinesConstraint(index, self.eog_ids)
+        return OutlinesConstraint(index, self.eog_ids, self.greedy_first)
 
 
 def _outlines_core() -> Any:
@@ -236,7 +250,7 @@ class LlamaCppEngine(Engine):
 ENGINES: dict[str, type[Engine]] = {"outlines": OutlinesEngine, "llamacpp": LlamaCppEngine}
 
 
-def make_engine(name: str, runtime: Runtime) -> Engine:
+def make_engine(name: str, runtime: Runtime, greedy_first: bool = True) -> Engine:
     """Build a constraint engine by name on a shared runtime."""
     try:
         cls = ENGINES[name]
@@ -244,4 +258,4 @@ def make_engine(name: str, runtime: Runtime) -> Engine:
         raise ConfigError(
             f"unknown engine {name!r}; valid engines: {', '.join(ENGINES)}"
         ) from None
-    return cls(runtime)
+    return cls(runtime, greedy_first)

@@ -101,4 +101,5 @@ def open_backend(backend: BackendConfig, model: ModelConfig, engine: EngineConfi
                       reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers)
     load = round(time.perf_counter() - start, 3)
     hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}
-    return Opened(LocalBackend(runtime, make_engine(engine.name, runtime)), load, hw)
+    return Opened(LocalBackend(runtime, make_engine(engine.name, runtime, engine.greedy_first)),
+                  load, hw)

@@ -26,7 +26,7 @@ from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.states import score_items
 from vbw.task.arms import Arm, task_arms
-from vbw.task.audit import Audit, audit, first_error, summary_line
+from vbw.task.audit import Audit, audit, first_error
 from vbw.task.runner import Item, Task
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, TASK_CONF, load_json, portable_task, run_vbw
+from tests.conftest import TASK_CONF, load_json, portable_task, run_vbw
 from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON, THREADS
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
@@ -150,7 +150,6 @@ def test_kv_reuse_leaves_item_generations_unchanged(runtime, backends) -> None:
 def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_path) -> None:
     """An item whose schema the GBNF engine cannot compile (an optional property before a
     required one) is recorded with the reason, generated around, and excluded at scoring."""
-    from vbw.config import RunConfig
     from vbw.generate.items import generate_item
     from vbw.replay import ReplayWriter, read_replay
     from vbw.replay import CompleteHeader

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from vbw.task.check import (CallArgsChecker, MembershipChecker, NumericChecker, RegexChecker,
                             StringChecker)
 

@@ -25,7 +25,7 @@ from pydantic import Field, model_validator
 
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
-from vbw.task.jsonscan import first_json_object
+from vbw.task.jsonscan import first_json_object  # noqa: F401  (re-exported: vbw.task)
 from vbw.task.regexguard import check_pattern, refusal
 from vbw.task.registry import Registry
 

@@ -57,10 +57,10 @@ def _first(ids: list[str]) -> str:
     return ", ".join(repr(i) for i in ids[:SHOWN_IDS]) + more
 
 
-def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[str]:
+def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[list[str], int]:
     """Replay ids the task does not have are an error, unless `n`/`first` explains them
     (the task has them beyond its selection); task items the replay lacks are a warning.
-    Returns the missing ids, so the report can say "N scored of M"."""
+    Returns the missing ids and how many items were selected: "N scored of M"."""
     selected = task.ids(n)
     chosen = set(selected)
     stray = [r.id for r in replay.records if r.id not in chosen]
@@ -81,7 +81,7 @@ def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[st
         print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
               f"{replay.path}: {_first(missing)}; scoring the {len(selected) - len(missing)} "
               "it holds", file=err)
-    return missing
+    return missing, len(selected)
 
 
 def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
@@ -95,8 +95,7 @@ def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
 
 
 def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
-    missing = check_ids(task, replay, cfg.n, err)
-    n_task = len(task.ids(cfg.n))
+    missing, n_task = check_ids(task, replay, cfg.n, err)
     items = task.items(cfg.n, only={r.id for r in replay.records})
     audit_or_fail(task, items, err)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)

@@ -63,15 +63,18 @@ def test_three_items_through_the_server_rescore_to_the_same_report(
     assert a["arms"] == b["arms"] and a["ledger"] == b["ledger"] and a["n"] == 3
 
 
+def _texts_at(srv, tmp_path: Path, concurrency: int, n: int) -> dict[str, dict[str, str]]:
+    """The texts of an n-item BFCL live run through `srv` at this concurrency."""
+    proc = run_vbw("task=bfcl_simple", "mode=live", f"n={n}",
+                   *_server(srv, "llama_cpp_python", f"backend.concurrency={concurrency}"),
+                   f"hydra.run.dir={tmp_path}/c{concurrency}", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return _texts(tmp_path / f"c{concurrency}/replay.jsonl")
+
+
 def test_concurrency_one_and_three_give_identical_texts(llama_server, tmp_path: Path) -> None:
-    texts = {}
-    for c in (1, 3):
-        proc = run_vbw("task=bfcl_simple", "mode=live", "n=4",
-                       *_server(llama_server, "llama_cpp_python", f"backend.concurrency={c}"),
-                       f"hydra.run.dir={tmp_path}/c{c}", cwd=tmp_path, timeout=600)
-        assert proc.returncode == 0, proc.stderr
-        texts[c] = _texts(tmp_path / f"c{c}/replay.jsonl")
-    assert texts[1] == texts[3] and len(texts[1]) == 4
+    one, three = _texts_at(llama_server, tmp_path, 1, 4), _texts_at(llama_server, tmp_path, 3, 4)
+    assert one == three and len(one) == 4
 
 
 def test_concurrency_on_a_server_started_with_its_defaults(smollm2_file, tmp_path: Path) -> None:
@@ -85,16 +88,10 @@ def test_concurrency_on_a_server_started_with_its_defaults(smollm2_file, tmp_pat
     server.start()
     try:
         server.model = server.model or "smollm2"
-        texts = {}
-        for c in (1, 3):
-            proc = run_vbw("task=bfcl_simple", "mode=live", "n=3",
-                           *_server(server, "llama_cpp_python", f"backend.concurrency={c}"),
-                           f"hydra.run.dir={tmp_path}/c{c}", cwd=tmp_path, timeout=600)
-            assert proc.returncode == 0, proc.stderr
-            texts[c] = _texts(tmp_path / f"c{c}/replay.jsonl")
+        one, three = _texts_at(server, tmp_path, 1, 3), _texts_at(server, tmp_path, 3, 3)
     finally:
         server.stop()
-    assert texts[1] == texts[3] and len(texts[1]) == 3
+    assert one == three and len(one) == 3
 
 
 def test_server_killed_mid_run_then_resumed(llama_server, tmp_path: Path) -> None:

@@ -36,9 +36,9 @@ def prepare(backend: BackendConfig, model: ModelConfig) -> ModelFile | None:
     """Everything a run needs before it may start, checked without loading: the live
     extra and the hashed model file (local), the API key variable (server)."""
     if isinstance(backend, OpenAIBackendConfig):
-        if backend.api_key_env and not os.environ.get(backend.api_key_env):
-            raise EngineError(f"backend.api_key_env: the environment variable "
-                              f"{backend.api_key_env} is not set (it holds the API key)")
+        from vbw.generate.server import api_key
+
+        api_key(backend, os.environ)  # checked now, read again when the backend opens
         return None
     try:
         import llama_cpp  # noqa: F401  (the run loads it next anyway)

@@ -61,6 +61,18 @@ _CUT_HINT = ("llama-cpp-python's server ends a stream this way when another requ
 _ERROR_BODY_BYTES = 65536
 
 
+def api_key(settings: OpenAIBackendConfig, env: Mapping[str, str]) -> Secret | None:
+    """The API key from the variable `api_key_env` names (None without one); a variable
+    that is unset or empty is an error naming the variable, never a value."""
+    name = settings.api_key_env
+    if name is None:
+        return None
+    if not env.get(name):
+        raise EngineError(f"backend.api_key_env names {name}, which is not set "
+                          "or empty in the environment")
+    return Secret(env[name])
+
+
 class _Retry(Exception):
     """A failure worth another attempt (the cause is already redacted)."""
 
@@ -112,13 +124,7 @@ class OpenAIServerBackend(Backend):
         self.retries = 0  # retried attempts so far, over all threads
 
     def _api_key(self, env: Mapping[str, str]) -> Secret | None:
-        name = self.settings.api_key_env
-        if name is None:
-            return None
-        if not env.get(name):
-            raise EngineError(f"backend.api_key_env names {name}, which is not set "
-                              "or empty in the environment")
-        return Secret(env[name])
+        return api_key(self.settings, env)
 
     def _authorization(self, key: Secret | None) -> Secret | None:
         """The Authorization header: Bearer key, else Basic from the URL's userinfo."""

@@ -77,3 +77,20 @@ def test_bfcl_prompts_exact() -> None:
             BFCL_JSON.format(**ctx)
         assert task.messages(item, Arm("reason_then_constrain", "arguments"), "T")[2][
             "content"] == BFCL_PACKAGE.format(**ctx)
+
+
+def test_prompts_are_each_distinct_prompt_the_arms_send() -> None:
+    """Task.prompts (what mode=check renders) holds exactly the texts the arms' messages
+    carry, each distinct prompt once."""
+    from vbw.task.arms import ARM_KINDS, task_arms
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    item = task.items(1)[0]
+    got = task.prompts(item)
+    assert list(got) == ["free", "json[answer]", "json[reasoning]", "package"]
+    for arm in task_arms(task.schema_names, "answer", list(ARM_KINDS)):
+        msgs = task.messages(item, arm, free_text="x")
+        want = {"unconstrained": "free", "reason_then_constrain": "package"}.get(
+            arm.kind, f"json[{arm.schema}]")
+        assert msgs[-1]["content"] == got[want]
+        assert msgs[0]["content"] in (got["free"], got[want])

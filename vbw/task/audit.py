@@ -15,7 +15,6 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import VbwError
-from vbw.task.arms import ARM_KINDS, Arm, task_arms
 from vbw.task.runner import Item, Task
 from vbw.task.schemas import check_schema, schema_key
 
@@ -82,18 +81,17 @@ def _place(path: str, answer: Any) -> dict[str, Any] | None:
     return obj
 
 
-def _render_all(task: Task, item: Item, arms: list[Arm], problems: list[str]) -> None:
-    for arm in arms:
-        try:
-            task.messages(item, arm, free_text="")
-        except VbwError as e:
-            problems.append(str(e))
-            return  # one line per item is enough: the same template fails for every arm
+def _render_all(task: Task, item: Item, problems: list[str]) -> None:
+    """Each distinct prompt once (an arm's message list would render the free prompt
+    again for every arm); the first template error is the item's problem."""
+    try:
+        task.prompts(item)
+    except VbwError as e:
+        problems.append(str(e))
 
 
 def audit(task: Task, items: list[Item]) -> Audit:
     """Run every check on `items` (see the module docstring)."""
-    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
     problems: list[str] = []
     warnings: list[str] = []
     seen: dict[str, str | None] = {}
@@ -101,7 +99,7 @@ def audit(task: Task, items: list[Item]) -> Audit:
     invalid: list[str] = []
     checked = 0
     for item in items:
-        _render_all(task, item, arms, problems)
+        _render_all(task, item, problems)
         for name, schema in item.schemas.items():
             key = schema_key(schema)
             if key not in seen:

@@ -153,6 +153,22 @@ class Task:
                 {"role": "assistant", "content": free_text},
                 {"role": "user", "content": self._render("package", p.package, ctx, item)}]
 
+    def prompts(self, item: Item) -> dict[str, str]:
+        """Every distinct prompt of the item, each rendered once: `free`, `json[S]` per
+        schema (prompt_json and constrained share it), `package` (into the answer schema).
+        What mode=check renders; a template error names prompt, item and variable."""
+        p = self.spec.prompts
+        out = {"free": self._render("free", p.free, item.fields, item)}
+        for name, schema in item.schemas.items():
+            out[f"json[{name}]"] = self._render("json", p.json_,
+                                                {**item.fields, "schema": schema}, item)
+        if p.package is None:
+            raise DataError(f"{self.path}: prompts.package is required for "
+                            "reason_then_constrain arms")
+        ctx = {**item.fields, "schema": item.schemas[self.spec.answer_schema]}
+        out["package"] = self._render("package", p.package, ctx, item)
+        return out
+
     def _render(self, which: str, source: str, ctx: dict[str, Any], item: Item) -> str:
         """Render one prompt; a template error names the prompt, the item and the cause."""
         try:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.benchmarks.bench_hostile import E2E_TEXTS, hostile_replay
 from tests.conftest import ROOT, TASK_CONF, load_json, run_vbw
-from vbw.score.states import _Validators
+from vbw.task.validity import Validators
 from vbw.task.check import NumericChecker
 from vbw.task.coerce import NumberCoercion, last_number, number_from_text
 from vbw.task.extract import BoxedStep, LastNumberStep, RegexStep
@@ -158,11 +158,11 @@ def test_a_100000_digit_integer_is_a_valid_wrong_answer(gsm8k) -> None:
     text = '{"answer": ' + "7" * 100_000 + "}"
     obj = timed(lambda: first_json_object(text), 2.0)
     assert isinstance(obj["answer"], JsonBigInt) and str(obj["answer"]) == "7" * 100_000
-    assert _Validators().is_valid(item.schemas["answer"], obj)
+    assert Validators().is_valid(item.schemas["answer"], obj)
     answer = task.json_answer(obj)
     assert answer == obj["answer"] and not task.is_correct(answer, item)
-    assert not _Validators().is_valid({"type": "integer", "multipleOf": 2}, obj["answer"])
-    assert _Validators().is_valid({"type": "integer", "multipleOf": 7}, obj["answer"])
+    assert not Validators().is_valid({"type": "integer", "multipleOf": 2}, obj["answer"])
+    assert Validators().is_valid({"type": "integer", "multipleOf": 7}, obj["answer"])
 
 
 def test_huge_numbers_never_crash_a_checker() -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import VbwError
 from vbw.task.runner import Item, Task
 from vbw.task.schemas import check_schema, schema_key
+from vbw.task.validity import Validators
 
 SHOWN = 10  # problems listed in full; the rest are counted
 
@@ -97,6 +97,7 @@ def audit(task: Task, items: list[Item]) -> Audit:
     seen: dict[str, str | None] = {}
     wrong: list[str] = []
     invalid: list[str] = []
+    validators = Validators()  # validity as scoring decides it
     checked = 0
     for item in items:
         _render_all(task, item, problems)
@@ -115,7 +116,7 @@ def audit(task: Task, items: list[Item]) -> Audit:
         if not task.is_correct(task.json_answer(obj), item):
             wrong.append(item.id)
         elif seen[schema_key(answer_schema)] is None and \
-                not validator_for(answer_schema)(answer_schema).is_valid(obj):
+                not validators.is_valid(answer_schema, obj):
             invalid.append(item.id)
     _gold_findings(task, checked, wrong, invalid, problems, warnings)
     return Audit(task=task.name, items=len(items), schemas=len(seen), gold_checked=checked,

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from vbw.score import states
-from vbw.score.states import _Validators
+from vbw.task import validity
+from vbw.task.validity import Validators
 from vbw.task.jsonvalues import JsonBigInt
 
 
 def test_a_schema_is_serialised_once_per_object(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    real = states.schema_key
-    monkeypatch.setattr(states, "schema_key", lambda s: calls.append("k") or real(s))
-    v = _Validators()
+    real = validity.schema_key
+    monkeypatch.setattr(validity, "schema_key", lambda s: calls.append("k") or real(s))
+    v = Validators()
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
     for _ in range(100):
         assert v.is_valid(schema, {"a": 1}) and not v.is_valid(schema, {"a": "x"})
@@ -27,7 +27,7 @@ def test_a_schema_is_serialised_once_per_object(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_big_integers_are_integers() -> None:
-    v = _Validators()
+    v = Validators()
     big = JsonBigInt("1" + "0" * 5000)
     assert v.is_valid({"type": "integer"}, big) and v.is_valid({"type": "number"}, big)
     assert not v.is_valid({"type": "string"}, big)
@@ -43,5 +43,5 @@ def test_an_object_too_deep_for_a_recursive_schema_is_invalid() -> None:
     for _ in range(2000):
         deep = {"a": deep}
     schema = {"type": "object", "additionalProperties": {"$ref": "#"}}
-    assert not _Validators().is_valid(schema, deep)
-    assert _Validators().is_valid(schema, {"a": {"a": {}}})
+    assert not Validators().is_valid(schema, deep)
+    assert Validators().is_valid(schema, {"a": {"a": {}}})

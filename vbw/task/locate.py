@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import ConfigError
-from vbw.task.runner import Task
+from vbw.task.runner import Task, load_task
 from vbw.task.spec import TaskSpec
-from vbw.validation import load_yaml, validate
+from vbw.validation import validate
 
 TASK_GROUP = "task"
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -84,7 +84,7 @@ def select_tasks(node: Any, choice: str | None, roots: list[Path], cwd: Path,
     if not isinstance(node, dict):
         raise ConfigError(f"task: expected a task config or task.files=[...] (got {node!r})")
     if "files" in node:
-        return [_load_selected(resolve_entry(e, roots, cwd)) for e in _files(node)]
+        return [load_task(resolve_entry(e, roots, cwd)) for e in _files(node)]
     path = config_file(roots, TASK_GROUP, choice) if choice else None
     if path is None:
         raise ConfigError(f"task: cannot find the file of task option {choice!r} in "
@@ -94,11 +94,3 @@ def select_tasks(node: Any, choice: str | None, roots: list[Path], cwd: Path,
         source += f" (with {' '.join(overrides)})"
     return [Task(validate(TaskSpec, node, source=source), path)]
 
-
-def _load_selected(path: Path) -> Task:
-    """A file named by a selection must be a task, not another selection."""
-    data = load_yaml(path)
-    if isinstance(data, dict) and "files" in data and "name" not in data:
-        raise ConfigError(f"task.files: {path} is a selection of tasks (files: ...), not a "
-                          "task; list its tasks instead")
-    return Task(validate(TaskSpec, data, source=str(path)), path)

@@ -137,37 +137,38 @@ class Task:
     # -- prompts ---------------------------------------------------------------------
     def messages(self, item: Item, arm: Arm, free_text: str | None = None) -> list[dict]:
         """The chat for one arm. reason_then_constrain needs the unconstrained text."""
-        p = self.spec.prompts
-        free = self._render("free", p.free, item.fields, item)
         if arm.kind == "unconstrained":
-            return [{"role": "user", "content": free}]
-        ctx = {**item.fields, "schema": item.schemas[arm.schema]}
+            return [{"role": "user", "content": self._prompt("free", item)}]
         if arm.kind in ("prompt_json", "constrained"):
-            return [{"role": "user", "content": self._render("json", p.json_, ctx, item)}]
-        if p.package is None:
-            raise DataError(f"{self.path}: prompts.package is required for "
-                            "reason_then_constrain arms")
+            return [{"role": "user", "content": self._prompt("json", item, arm.schema)}]
+        free = self._prompt("free", item)
+        package = self._prompt("package", item, arm.schema)
         if free_text is None:
             raise ValueError("reason_then_constrain needs the unconstrained arm's text")
         return [{"role": "user", "content": free},
                 {"role": "assistant", "content": free_text},
-                {"role": "user", "content": self._render("package", p.package, ctx, item)}]
+                {"role": "user", "content": package}]
 
     def prompts(self, item: Item) -> dict[str, str]:
         """Every distinct prompt of the item, each rendered once: `free`, `json[S]` per
         schema (prompt_json and constrained share it), `package` (into the answer schema).
         What mode=check renders; a template error names prompt, item and variable."""
+        out = {"free": self._prompt("free", item)}
+        for name in item.schemas:
+            out[f"json[{name}]"] = self._prompt("json", item, name)
+        out["package"] = self._prompt("package", item, self.spec.answer_schema)
+        return out
+
+    def _prompt(self, which: str, item: Item, schema: str | None = None) -> str:
+        """One prompt of the item: `free` sees the fields; `json` and `package` also see
+        `schema`, the item's schema of that name."""
         p = self.spec.prompts
-        out = {"free": self._render("free", p.free, item.fields, item)}
-        for name, schema in item.schemas.items():
-            out[f"json[{name}]"] = self._render("json", p.json_,
-                                                {**item.fields, "schema": schema}, item)
-        if p.package is None:
+        source = {"free": p.free, "json": p.json_, "package": p.package}[which]
+        if source is None:
             raise DataError(f"{self.path}: prompts.package is required for "
                             "reason_then_constrain arms")
-        ctx = {**item.fields, "schema": item.schemas[self.spec.answer_schema]}
-        out["package"] = self._render("package", p.package, ctx, item)
-        return out
+        ctx = item.fields if schema is None else {**item.fields, "schema": item.schemas[schema]}
+        return self._render(which, source, ctx, item)
 
     def _render(self, which: str, source: str, ctx: dict[str, Any], item: Item) -> str:
         """Render one prompt; a template error names the prompt, the item and the cause."""
@@ -234,7 +235,11 @@ class Task:
 
 
 def load_task(path: Path) -> Task:
-    """Read and validate a task YAML file; errors name the file, field and value."""
+    """Read and validate a task YAML file; errors name the file, field and value. A
+    selection of tasks (`files: [...]`, like conf/task/demo.yaml) is not a task."""
     data = load_yaml(path)
+    if isinstance(data, dict) and "files" in data and "name" not in data:
+        raise ConfigError(f"{path} is a selection of tasks (files: ...), not a task; list "
+                          "its tasks instead")
     spec = validate(TaskSpec, data, source=str(path))
     return Task(spec, path)

@@ -26,13 +26,12 @@ from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.states import score_items
 from vbw.task.arms import Arm, task_arms
-from vbw.task.audit import Audit, audit, first_error
+from vbw.task.audit import Audit, audit, first_error, first_ids
 from vbw.task.runner import Item, Task
 
 if TYPE_CHECKING:
     from vbw.generate.backend import Backend
 
-SHOWN_IDS = 5
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -52,11 +51,6 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
                           "allow_task_mismatch=true to score it anyway")
 
 
-def _first(ids: list[str]) -> str:
-    more = f" (+{len(ids) - SHOWN_IDS} more)" if len(ids) > SHOWN_IDS else ""
-    return ", ".join(repr(i) for i in ids[:SHOWN_IDS]) + more
-
-
 def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[list[str], int]:
     """Replay ids the task does not have are an error, unless `n`/`first` explains them
     (the task has them beyond its selection); task items the replay lacks are a warning.
@@ -69,8 +63,8 @@ def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[l
         unknown = [i for i in stray if i not in everywhere]
         if unknown:
             raise ReplayError(f"{replay.path}: {len(unknown)} item id(s) are not in task "
-                              f"{task.name} ({task.path}): {_first(unknown)}; the replay "
-                              "belongs to other data, or its ids were changed")
+                              f"{task.name} ({task.path}): {first_ids(unknown, quote=True)}; "
+                              "the replay belongs to other data, or its ids were changed")
     held = {r.id for r in replay.records}
     missing = [i for i in selected if i not in held]
     if len(missing) == len(selected):
@@ -79,8 +73,8 @@ def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[l
                           "selected)")
     if missing:
         print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
-              f"{replay.path}: {_first(missing)}; scoring the {len(selected) - len(missing)} "
-              "it holds", file=err)
+              f"{replay.path}: {first_ids(missing, quote=True)}; scoring the "
+              f"{len(selected) - len(missing)} it holds", file=err)
     return missing, len(selected)
 
 
@@ -123,7 +117,7 @@ def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]
     return out
 
 
-def check_tasks(tasks: list[Task], n: int | None, out: TextIO, err: TextIO) -> int:
+def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
     """mode=check: every task's checks, the first item's prompts, schema and gold."""
     failed: list[Audit] = []
     for task in tasks:
@@ -221,7 +215,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")
     if cfg.mode == "check":
-        return check_tasks(tasks, cfg.n, out, err)
+        return check_tasks(tasks, cfg.n, out)
     tripped: list[str] = []
     dirs = []
     for task in tasks:

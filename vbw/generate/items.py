@@ -90,7 +90,8 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
             out[arm.key] = _record(gen, "unconstrained"
                                    if arm.kind == "reason_then_constrain" else None)
     except UnsupportedSchema as e:  # a server refused the schema when it was sent
-        return _unsupported(task, item, arms, {a.schema: str(e) for a in arms if a.enforced})  # type: ignore[misc]
+        reasons = {a.schema: str(e) for a in arms if a.enforced and a.schema is not None}
+        return _unsupported(task, item, arms, reasons)
     return ItemRecord(id=item.id, arms={a.key: out[a.key] for a in arms},
                       item_seconds=round(time.perf_counter() - start, 3),
                       prompt_hash=prompt_hash(task, item, arms))

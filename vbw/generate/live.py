@@ -134,13 +134,14 @@ def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
     else:
         load, hardware = 0.0, {}
     try:
-        return _run(task, items, cfg, path, backend, want, done, load, hardware, err)
+        return _run(task, items, arms, cfg, path, backend, want, done, load, hardware, err)
     finally:
         backend.close()
 
 
-def _run(task: Task, items: list[Item], cfg: RunConfig, path: Path, backend: Backend,
-         want: ReplayHeader, done: set[str], load: float, hardware: dict[str, Any],
+def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: Path,
+         backend: Backend, want: ReplayHeader, done: set[str], load: float,
+         hardware: dict[str, Any],
          err: TextIO) -> Path:
     canary = run_canary(backend)  # raises EngineError: the run refuses
     backend.clear_cache()
@@ -158,7 +159,6 @@ def _run(task: Task, items: list[Item], cfg: RunConfig, path: Path, backend: Bac
     todo = [it for it in items if it.id not in done]
     print(f"vbw: live {task.name}: {len(todo)} item(s) to generate ({len(done)} already in "
           f"{path}), engine {backend.engine}, canary passed in {canary:.2f} s", file=err)
-    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
     concurrency = cfg.backend.concurrency if isinstance(cfg.backend, OpenAIBackendConfig) else 1
     bar = Progress(len(items), len(items) - len(todo), task.name, cfg.progress, err)
     wall = time.perf_counter()

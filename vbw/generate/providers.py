@@ -14,16 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from vbw.config import EngineConfig, LocalBackendConfig, ModelConfig, OpenAIBackendConfig
-from vbw.errors import EngineError, one_line
+from vbw.config import BackendConfig, EngineConfig, ModelConfig, OpenAIBackendConfig
 from vbw.generate.backend import Backend
 from vbw.generate.dialects import GREEDY_EXTRAS
 from vbw.generate.model import ModelFile, resolve_model
-from vbw.generate.runtime import DEFAULT_SEED, LIVE_EXTRA_HINT, SAMPLING
+from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, import_llama_cpp
 from vbw.replay import ModelInfo
-
-BackendConfig = LocalBackendConfig | OpenAIBackendConfig
-
 
 @dataclass
 class Opened:
@@ -40,11 +36,7 @@ def prepare(backend: BackendConfig, model: ModelConfig) -> ModelFile | None:
 
         api_key(backend, os.environ)  # checked now, read again when the backend opens
         return None
-    try:
-        import llama_cpp  # noqa: F401  (the run loads it next anyway)
-    except ImportError as e:
-        raise EngineError(f"the live extra is not installed ({one_line(e)}); "
-                          f"{LIVE_EXTRA_HINT}") from None
+    import_llama_cpp()  # the run loads it next anyway
     return resolve_model(model)
 
 

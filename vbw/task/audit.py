@@ -123,9 +123,10 @@ def audit(task: Task, items: list[Item]) -> Audit:
                  problems=problems, warnings=warnings)
 
 
-def _first(ids: list[str]) -> str:
-    more = f" (+{len(ids) - 5} more)" if len(ids) > 5 else ""
-    return ", ".join(ids[:5]) + more
+def first_ids(ids: list[str], quote: bool = False, shown: int = 5) -> str:
+    """The first `shown` ids (repr'd with `quote`) and how many more, for one-line messages."""
+    more = f" (+{len(ids) - shown} more)" if len(ids) > shown else ""
+    return ", ".join(repr(i) if quote else i for i in ids[:shown]) + more
 
 
 def _gold_findings(task: Task, checked: int, wrong: list[str], invalid: list[str],
@@ -138,7 +139,7 @@ def _gold_findings(task: Task, checked: int, wrong: list[str], invalid: list[str
                         "coercion or json path cannot match the gold")
     elif wrong:
         warnings.append(f"{where} is scored wrong on {len(wrong)} of {checked} items: "
-                        f"{_first(wrong)}")
+                        f"{first_ids(wrong)}")
     if invalid:
         what = (f"{task.path}: schemas.{task.spec.answer_schema}: the gold-shaped answer "
                 f"does not validate on {len(invalid)} of {checked} items")
@@ -148,7 +149,7 @@ def _gold_findings(task: Task, checked: int, wrong: list[str], invalid: list[str
                             "answer can be scored right")
         else:
             warnings.append(f"{what} (a constrained arm cannot be right there): "
-                            f"{_first(invalid)}")
+                            f"{first_ids(invalid)}")
 
 
 def summary_line(a: Audit) -> str:

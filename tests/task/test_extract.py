@@ -18,12 +18,6 @@ from vbw.task.runner import load_task
 
 
 @pytest.fixture(scope="module")
-def gsm8k():
-    task = load_task(TASK_CONF / "gsm8k.yaml")
-    return task, task.items(1)[0]
-
-
-@pytest.fixture(scope="module")
 def bfcl():
     task = load_task(TASK_CONF / "bfcl_simple.yaml")
     return task, task.items(3)

@@ -28,12 +28,6 @@ MB = 1 << 20
 
 
 @pytest.fixture(scope="module")
-def gsm8k():
-    task = load_task(TASK_CONF / "gsm8k.yaml")
-    return task, task.items(1)[0]
-
-
-@pytest.fixture(scope="module")
 def bfcl():
     task = load_task(TASK_CONF / "bfcl_simple.yaml")
     return task, task.items(1)[0]

@@ -69,10 +69,11 @@ BackendConfig = Annotated[Union[LocalBackendConfig, OpenAIBackendConfig],
 
 
 class EngineConfig(StrictModel):
-    name: Literal["outlines", "llamacpp"]
+    name: Literal["outlines", "llamacpp", "llguidance"]
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
     greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed
+    whitespace: Literal["flexible", "compact"] = "flexible"  # engine's own rule, or none
 
 
 class MaxTokens(StrictModel):

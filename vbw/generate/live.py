@@ -31,7 +31,8 @@ from vbw.task.arms import Arm, task_arms
 from vbw.task.runner import Item, Task
 
 # header fields that must match for a resumed run to continue the same experiment
-_RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse")
+_RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse",
+                "whitespace")
 
 
 def _shown(value: Any) -> str:

@@ -132,11 +132,13 @@ def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
 
 
 def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
-    """What keys a recorded replay: the model's name and the engine. For a server, the
-    served model id (made safe as a folder name) and `server-<dialect>`."""
+    """What keys a recorded replay: the model's name and the engine (`<engine>-compact`
+    under compact whitespace). For a server, the served model id (made safe as a folder
+    name) and `server-<dialect>`."""
     if isinstance(cfg.backend, OpenAIBackendConfig):
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", cfg.backend.model), cfg.backend.engine
-    return cfg.model.name, cfg.engine.name
+    engine = cfg.engine.name
+    return cfg.model.name, engine if cfg.engine.whitespace == "flexible" else f"{engine}-compact"
 
 
 def recorded_key(cfg: RunConfig, task: Task) -> str:

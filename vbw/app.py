@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from vbw.config import OpenAIBackendConfig, RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
-from vbw.replay import Replay, read_replay
+from vbw.replay.stream import ReplayStream, open_replay
 from vbw.replay.io import bundled_key, no_replay_message
 from vbw.report import write_reports
 from vbw.report.checkup import render_check
@@ -24,9 +24,9 @@ from vbw.report.provenance import provenance
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
-from vbw.score.states import score_items
+from vbw.score.stream import score_stream
 from vbw.task.arms import Arm, task_arms
-from vbw.task.audit import Audit, audit, first_error, first_ids
+from vbw.task.audit import Audit, audit, first_error
 from vbw.task.runner import Item, Task
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def _same_task(a: str | None, b: str) -> bool:
     return a is not None and a.replace("-", "_") == b.replace("-", "_")
 
 
-def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> None:
+def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool) -> None:
     """The replay is of this task; with a recorded task hash, of this version of it (a
     replay without one is scored, and its report says the version was not verified)."""
     header = replay.header
@@ -51,33 +51,6 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
                           "allow_task_mismatch=true to score it anyway")
 
 
-def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[list[str], int]:
-    """Replay ids the task does not have are an error, unless `n`/`first` explains them
-    (the task has them beyond its selection); task items the replay lacks are a warning.
-    Returns the missing ids and how many items were selected: "N scored of M"."""
-    selected = task.ids(n)
-    chosen = set(selected)
-    stray = [r.id for r in replay.records if r.id not in chosen]
-    if stray:
-        everywhere = set(task.ids(None, all_rows=True))
-        unknown = [i for i in stray if i not in everywhere]
-        if unknown:
-            raise ReplayError(f"{replay.path}: {len(unknown)} item id(s) are not in task "
-                              f"{task.name} ({task.path}): {first_ids(unknown, quote=True)}; "
-                              "the replay belongs to other data, or its ids were changed")
-    held = {r.id for r in replay.records}
-    missing = [i for i in selected if i not in held]
-    if len(missing) == len(selected):
-        raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored (the "
-                          f"replay holds {len(held)} item(s), none of the {len(selected)} "
-                          "selected)")
-    if missing:
-        print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
-              f"{replay.path}: {first_ids(missing, quote=True)}; scoring the "
-              f"{len(selected) - len(missing)} it holds", file=err)
-    return missing, len(selected)
-
-
 def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
     """The task checks (vbw.task.audit): problems stop the run, warnings are printed."""
     result = audit(task, items)
@@ -88,22 +61,22 @@ def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
     return result
 
 
-def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
-    missing, n_task = check_ids(task, replay, cfg.n, err)
-    items = task.items(cfg.n, only={r.id for r in replay.records})
-    audit_or_fail(task, items, err)
+def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO) -> Report:
+    """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
+    task checked on the items it holds, states per item and arm, then the report."""
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    states = score_items(task, items, replay, arms)
+    scored = score_stream(task, replay, arms, cfg.n, err)
+    states = scored.states
     if not states.ids:
         raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored "
-                          f"(held: {len(items)}, excluded: {len(states.excluded)})")
+                          f"(held: {len(states.excluded)}, excluded: {len(states.excluded)})")
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
     return build_report(states, task=task.name, label=task.spec.label, mode=mode,
-                        meta=replay.meta_as_written, source=replay.path,
-                        provenance=provenance(replay.header, replay.records, replay.end),
+                        meta=replay.meta_as_written, source=str(replay.path),
+                        provenance=provenance(replay.header, scored.timings, scored.end),
                         seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
-                        n_task=n_task, missing=missing)
+                        n_task=scored.n_task, missing=scored.missing)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
@@ -223,8 +196,12 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     for task in tasks:
         task_dir = out_dir / task.name if len(tasks) > 1 else out_dir
         replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err, backend)
-        replay = read_replay(replay_path)
-        check_replay_matches(replay, task, cfg.allow_task_mismatch)
+        replay = open_replay(replay_path)
+        try:
+            check_replay_matches(replay, task, cfg.allow_task_mismatch)
+        except ReplayError:
+            replay.drain()  # a bad line anywhere in the file is reported first
+            raise
         report = score(task, replay, cfg, mode, err)
         md = write_reports(report, task_dir)
         print(md, file=out)

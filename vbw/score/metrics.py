@@ -106,10 +106,11 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
               for i, item_id in enumerate(st.ids)]
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)
-    return Report(task=task, correctness_label=label, n=len(st.ids), n_task=n_task,
-                  mode=mode, excluded=excluded,  # type: ignore[arg-type]
-                  missing=Missing(n=len(missing), ids=missing), meta=meta, source=source,
-                  provenance=provenance,
-                  bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
-                             "method": "percentile"},
-                  arms=arms, comparisons=comparisons, ledger=ledger)
+    # Constructed, not validated: every part is built above from validated models, and
+    # validating would copy the ledger (a dict per item) once more.
+    return Report.model_construct(
+        task=task, correctness_label=label, n=len(st.ids), n_task=n_task, mode=mode,
+        excluded=excluded, missing=Missing(n=len(missing), ids=missing), meta=meta,
+        source=source, provenance=provenance,
+        bootstrap={"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile"},
+        arms=arms, comparisons=comparisons, ledger=ledger)

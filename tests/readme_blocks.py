@@ -86,21 +86,14 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
 
 def bench_scoring() -> str:
     data = json.loads((BENCH / "scoring.json").read_text())
-    d = data["demo_both_tasks"]
     m = data["machine"]
     lines = [f"Measured {data['measured']} on this project's reference machine "
              f"({m['cores']} cores, {m['cpu']}, Python {m['python']}) by "
              "`python -m tests.benchmarks.bench_scoring`:", "",
-             "| what | wall (s) | peak RSS (MiB) |", "|---|---|---|",
-             f"| `vbw` (both demos, N=200 each, fresh process; median of {d['runs']}) | "
-             f"{d['median_wall_s']:.2f} | {d['peak_rss_mib']:.0f} |"]
+             "| what | wall (s) | peak RSS (MiB) |", "|---|---|---|"]
     for s in data["synthetic"]:
         lines.append(f"| `vbw` on a synthetic replay, {s['items']:,} items x {s['arms']} arms | "
                      f"{s['wall_s']:.1f} | {s['peak_rss_mib']:.0f} |")
-    if "median_import_s" in d:
-        lines += ["", f"Of the demo's {d['median_wall_s']:.2f} s, {d['median_import_s']:.2f} s is "
-                  "starting Python and importing vbw's CLI and pipeline (pydantic, Hydra/OmegaConf, "
-                  f"NumPy, jsonschema; a bare interpreter starts in {d['median_bare_python_s']:.2f} s)."]
     syn = data["synthetic"]
     if len(syn) >= 2:
         a, b = syn[0], syn[-1]
@@ -127,6 +120,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
+    out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     return out
 
 
@@ -160,6 +154,12 @@ def _live() -> str:
     from tests.benchmarks.live_table import live_table
 
     return live_table()
+
+
+def _startup() -> str:
+    from tests.benchmarks.startup_table import startup_table
+
+    return startup_table()
 
 
 def _hostile() -> str:

@@ -96,21 +96,17 @@ def bench_scoring() -> str:
     data = json.loads((BENCH / "scoring.json").read_text())
     prev_file = BENCH / "scoring.previous.json"
     prev = json.loads(prev_file.read_text()) if prev_file.exists() else {}
-    d, pd = data["demo_both_tasks"], prev.get("demo_both_tasks", {})
     m = data["machine"]
     old_syn = {s["items"]: s for s in prev.get("synthetic", [])}
     lines = [f"Measured {data['measured']} on this project's reference machine "
              f"({m['cores']} cores, {m['cpu']}, Python {m['python']}) by "
              "`python -m tests.benchmarks.bench_scoring`"
-             + (f" (1-minute load average {m['load_1min']:.1f}: a shared machine)"
+             + (f" (1-minute load average {m['load_1min']:.1f} when it started)"
                 if "load_1min" in m else "")
              + "; \"was\" is the figure it replaces, measured "
              f"{prev.get('measured', '-')} before replay scoring was streamed:", "",
              "| what | wall (s) | CPU (s) | peak RSS (MiB) | µs per item and arm |",
-             "|---|---|---|---|---|",
-             f"| `vbw` (both demos, N=200 each, fresh process; median of {d['runs']}) | "
-             f"{_was(d['median_wall_s'], pd.get('median_wall_s'), '.2f')} | | "
-             f"{_was(d['peak_rss_mib'], pd.get('peak_rss_mib'), '.0f')} | |"]
+             "|---|---|---|---|---|"]
     for s in data["synthetic"]:
         o = old_syn.get(s["items"], {})
         cpu = f"{s['cpu_s']:.1f}" if "cpu_s" in s else ""
@@ -118,10 +114,6 @@ def bench_scoring() -> str:
                      f"{_was(s['wall_s'], o.get('wall_s'), '.1f')} | {cpu} | "
                      f"{_was(s['peak_rss_mib'], o.get('peak_rss_mib'), '.0f')} | "
                      f"{_was(s['us_per_item_arm'], o.get('us_per_item_arm'), '.1f')} |")
-    if "median_import_s" in d:
-        lines += ["", f"Of the demo's {d['median_wall_s']:.2f} s, {d['median_import_s']:.2f} s is "
-                  "starting Python and importing vbw's CLI and pipeline (pydantic, Hydra/OmegaConf, "
-                  f"NumPy, jsonschema; a bare interpreter starts in {d['median_bare_python_s']:.2f} s)."]
     syn = data["synthetic"]
     if len(syn) >= 2:
         a, b = syn[0], syn[-1]
@@ -153,6 +145,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
+    out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     return out
 
 
@@ -186,6 +179,12 @@ def _live() -> str:
     from tests.benchmarks.live_table import live_table
 
     return live_table()
+
+
+def _startup() -> str:
+    from tests.benchmarks.startup_table import startup_table
+
+    return startup_table()
 
 
 def _hostile() -> str:

@@ -1,6 +1,7 @@
 """The `vbw` console script: a thin Hydra app. The command line is first composed with
-Hydra's own loader (vbw.compose) so a bad override is one line, exit 2; then Hydra
-composes conf/ and the user's folders, pydantic validates, vbw.app runs. Every VbwError
+Hydra's own loader (vbw.compose) so a bad override is one line, exit 2; a plain run is
+then run on that composition by Hydra's job runner (vbw.launch), anything else (sweeps,
+--cfg, --help) by `@hydra.main`; pydantic validates, vbw.app runs. Every VbwError
 becomes one line on stderr and exit 2."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots
 from vbw.config import RunConfig
 from vbw.errors import VbwError
+from vbw.launch import job_name, run_composed
 from vbw.rundir import claimed
 from vbw.task.locate import is_task_path, select_tasks
 from vbw.validation import validate
@@ -106,13 +108,16 @@ def main() -> None:
         OmegaConf.register_new_resolver("vbw_pid", lambda: str(os.getpid()))
     try:
         argv = task_path_form(sys.argv[1:])
-        check_command_line(argv)
+        composed = check_command_line(argv, job_name(_hydra_main))
     except VbwError as e:
         _fail(e)
     except Exception:  # noqa: BLE001
         _internal_error()
     sys.argv[1:] = argv
-    _hydra_main()
+    if composed is not None:  # a plain run, already composed: not composed again
+        run_composed(composed, _hydra_main)
+    else:
+        _hydra_main()
     if _sweep_exit:
         sys.exit(_sweep_exit)
 

@@ -2,17 +2,15 @@
 
     python -m tests.benchmarks.bench_scoring            # writes tests/benchmarks/scoring.json
     VBW_BENCH_SIZES=10000 python -m tests.benchmarks.bench_scoring   # fewer synthetic sizes
-    VBW_BENCH_RUNS=3 ...                                 # fewer demo runs (default 7)
 
 The figures it replaces stay in tests/benchmarks/scoring.previous.json (kept by hand when
 a change is measured), which the README block shows beside each new figure.
 
-1. End-to-end `vbw` (a fresh process, as a user runs it) re-scoring both bundled demo
-   replays: median wall seconds and peak RSS over several runs.
-2. Scoring synthetic replays of 10k, 30k and 100k items with 6 arms (GSM8K's shape; texts
-   cycled from the bundled GSM8K replay over a synthetic dataset), end to end through `vbw`
-   (a fresh process): wall seconds and peak RSS per size, to show both are linear in items
-   and to check the target of 100k items x 6 arms in <= 10 s and <= 400 MiB.
+Scoring synthetic replays of 10k, 30k and 100k items with 6 arms (GSM8K's shape; texts
+cycled from the bundled GSM8K replay over a synthetic dataset), end to end through `vbw`
+(a fresh process): wall seconds and peak RSS per size, to show both are linear in items
+and to check the target of 100k items x 6 arms in <= 10 s and <= 400 MiB. (The demo's
+start-up figures are tests/benchmarks/bench_startup.py's.)
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,25 +54,6 @@ def _vbw() -> str:
     if exe is None:
         raise SystemExit("the vbw console script is not on PATH; pip install -e . first")
     return exe
-
-
-def bench_demo(work: Path, runs: int) -> dict:
-    walls, rss = [], []
-    for i in range(runs):
-        w, m = _timed([_vbw(), f"hydra.run.dir={work}/demo{i}"], work)
-        walls.append(w)
-        rss.append(m)
-    return {"runs": runs, "median_wall_s": round(statistics.median(walls), 3),
-            "min_wall_s": round(min(walls), 3), "peak_rss_mib": round(max(rss), 1)}
-
-
-def bench_imports(work: Path, runs: int) -> dict:
-    """What a fresh process pays before any work: importing vbw's CLI and pipeline."""
-    walls = [_timed([sys.executable, "-c", "import vbw.cli, vbw.app"], work)[0]
-             for _ in range(runs)]
-    bare = [_timed([sys.executable, "-c", "pass"], work)[0] for _ in range(runs)]
-    return {"median_import_s": round(statistics.median(walls), 3),
-            "median_bare_python_s": round(statistics.median(bare), 3)}
 
 
 def make_synthetic(work: Path, n: int) -> tuple[Path, Path]:
@@ -116,19 +94,14 @@ def bench_synthetic(work: Path, sizes: list[int]) -> list[dict]:
 
 
 def main() -> None:
-    runs = int(os.environ.get("VBW_BENCH_RUNS", "7"))
     sizes = [int(x) for x in os.environ.get("VBW_BENCH_SIZES", "10000,30000,100000").split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        demo = bench_demo(work, runs)
-        demo.update(bench_imports(work, runs))
-        print(f"  demo: {demo}", file=sys.stderr)
         synthetic = bench_synthetic(work, sizes)
     result = {"machine": {"cpu": platform.processor() or platform.machine(),
                           "cores": os.cpu_count(), "python": platform.python_version(),
                           "load_1min": round(os.getloadavg()[0], 2)},
-              "measured": time.strftime("%Y-%m-%d"), "demo_both_tasks": demo,
-              "synthetic": synthetic}
+              "measured": time.strftime("%Y-%m-%d"), "synthetic": synthetic}
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

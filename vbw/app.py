@@ -14,7 +14,7 @@ from typing import TextIO
 
 from typing import TYPE_CHECKING
 
-from vbw.config import OpenAIBackendConfig, RunConfig
+from vbw.config import OpenAIBackendConfig, RunConfig, Shard
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay import Replay, read_replay
 from vbw.replay.io import bundled_key, no_replay_message
@@ -51,11 +51,13 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
                           "allow_task_mismatch=true to score it anyway")
 
 
-def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[list[str], int]:
+def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO,
+              shard: Shard = Shard()) -> tuple[list[str], int]:
     """Replay ids the task does not have are an error, unless `n`/`first` explains them
     (the task has them beyond its selection); task items the replay lacks are a warning.
-    Returns the missing ids and how many items were selected: "N scored of M"."""
-    selected = task.ids(n)
+    A shard job's selection is its shard of the items. Returns the missing ids and how
+    many items were selected: "N scored of M"."""
+    selected = shard.take(task.ids(n))
     chosen = set(selected)
     stray = [r.id for r in replay.records if r.id not in chosen]
     if stray:
@@ -89,7 +91,7 @@ def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
 
 
 def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
-    missing, n_task = check_ids(task, replay, cfg.n, err)
+    missing, n_task = check_ids(task, replay, cfg.n, err, cfg.shard)
     items = task.items(cfg.n, only={r.id for r in replay.records})
     audit_or_fail(task, items, err)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
@@ -192,6 +194,10 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     """(replay path, "replay" or "live") per the mode: see the module docstring."""
     if cfg.mode == "live":
         return _live(task, cfg, task_dir, err, backend=backend), "live"
+    if cfg.mode == "merge":
+        from vbw.sweep.shards import merged_replay
+
+        return merged_replay(task, cfg.replays, cfg.n, cwd, task_dir), "replay"
     if cfg.replay is not None:
         p = Path(cfg.replay).expanduser()
         return (p if p.is_absolute() else cwd / p), "replay"
@@ -207,13 +213,29 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     return _live(task, cfg, task_dir, err, recorded_key(cfg, task), backend), "live"
 
 
+def _check_shard(cfg: RunConfig, tasks: list[Task]) -> None:
+    """A shard is part of a live run of one task; mode=merge joins the parts."""
+    if cfg.shard.count > 1 and cfg.mode != "live":
+        raise ConfigError(f"shard.count={cfg.shard.count} splits a live run: pass mode=live "
+                          f"(mode={cfg.mode} would not generate)")
+    if cfg.shard.count > 1 and len(tasks) > 1:
+        raise ConfigError(f"shard.count={cfg.shard.count}: a sharded run is of one task, but "
+                          f"task selects {len(tasks)}; sweep them, e.g. -m task=gsm8k,bfcl_simple")
+    if cfg.mode == "merge" and len(tasks) > 1:
+        raise ConfigError(f"mode=merge joins the shards of one task, but task selects "
+                          f"{len(tasks)}; choose one, e.g. task=gsm8k")
+
+
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-        backend: Backend | None = None) -> int:
-    """Check, score (and first generate where needed) every task; return the exit code."""
+        backend: Backend | None = None, job: str | None = None) -> int:
+    """Check, score (and first generate where needed) every task; return the exit code.
+    `job` names the sweep job in the gate message. A shard job is not gated: its slice is
+    not the run; the merged run is."""
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")
+    _check_shard(cfg, tasks)
     if cfg.mode == "check":
         return check_tasks(tasks, cfg.n, out)
     tripped: list[str] = []
@@ -223,16 +245,19 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err, backend)
         replay = read_replay(replay_path)
         check_replay_matches(replay, task, cfg.allow_task_mismatch)
+        if cfg.mode == "merge":  # scored over the whole run's selection
+            cfg = cfg.model_copy(update={"n": replay.header.n})
         report = score(task, replay, cfg, mode, err)
         md = write_reports(report, task_dir)
         print(md, file=out)
         dirs.append(task_dir)
-        if cfg.gate.wrong_valid_above is not None:
+        if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:
             arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
             tripped += [f"{task.name}: {a}" for a in
                         tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
     if tripped:
-        print(f"vbw: gate tripped (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
+        in_job = f" in {job}" if job else ""
+        print(f"vbw: gate tripped{in_job} (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
               + "; ".join(tripped), file=err)
     where = dirs[0] if len(dirs) == 1 else out_dir
     print(f"Reports written to {where}", file=out)

@@ -88,6 +88,7 @@ def _check_items(shards: dict[int, Replay], count: int, ids: list[str]) -> dict[
                 raise ReplayError(f"{r.path}: item {rec.id!r} does not belong to shard {i} "
                                   f"of {count} of this task's selection")
             owner[rec.id], records[rec.id] = r, rec
+    for i, r in sorted(shards.items()):
         lacking = [x for x in ids[i::count] if x not in records]
         if lacking:
             more = f" and {len(lacking) - 3} more" if len(lacking) > 3 else ""

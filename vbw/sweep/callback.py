@@ -48,12 +48,13 @@ def _shard_groups(jobs: list[tuple[Path, JobStatus]]) -> list[list[tuple[Path, J
     return list(groups.values())
 
 
-def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, err: TextIO) -> JobStatus:
+def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
+           err: TextIO) -> JobStatus:
     """Merge one run's shards into out_dir and score it, as mode=merge would."""
     from vbw.app import run
 
     first = group[0][1]
-    overrides = [o for o in _group_key(first)]
+    overrides = list(_group_key(first))
     status = JobStatus(job=out_dir.name, overrides=overrides, model=first.model,
                        engine=first.engine, exit_code=3, reason="internal error")
     failed = [s for _, s in group if s.exit_code != 0]
@@ -63,20 +64,21 @@ def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, err: TextIO) -> J
             f"not merged: {bad.job} (shard {(bad.shard or {}).get('index')}) failed: {bad.reason}"
         print(f"vbw: error: {out_dir.name}: {status.reason}", file=err)
         return status
-    print(f"== {out_dir.name}: {len(group)} shard(s) of {' '.join(overrides)} ==", flush=True)
+    print(f"== {out_dir.name}: {len(group)} shard(s) of {' '.join(overrides)} ==", file=out,
+          flush=True)
     try:
         cfg, tasks = first.inputs.resolve(mode="merge", replays=[str(d) for d, _ in group],
                                           shard={"index": 0, "count": 1}, replay=None,
                                           resume=False)
         with claimed(out_dir):
-            status.exit_code = run(cfg, tasks, out_dir, Path(first.inputs.cwd),
+            status.exit_code = run(cfg, tasks, out_dir, Path(first.inputs.cwd), out, err,
                                    job=f"{out_dir.name} ({' '.join(overrides)})")
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
         print(f"vbw: error: {out_dir.name}: {e}", file=err)
         status.exit_code, status.reason = e.exit_code, str(e)
     except Exception as e:  # noqa: BLE001  a bug: recorded like a job's
-        traceback.print_exc()
+        traceback.print_exc(file=err)
         status.reason = f"internal error: {type(e).__name__}: {e}"
     status.reports = reports_in(out_dir)
     write_status(out_dir, status)
@@ -90,7 +92,7 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     groups = _shard_groups(jobs)
     for k, group in enumerate(groups):
         name = MERGED_PREFIX if len(groups) == 1 else f"{MERGED_PREFIX}_{k}"
-        jobs.append((sweep_dir / name, _merge(group, sweep_dir / name, err)))
+        jobs.append((sweep_dir / name, _merge(group, sweep_dir / name, out, err)))
     code = sweep_exit([s.exit_code for _, s in jobs])
     rows = [row for d, s in jobs for row in job_rows(d, sweep_dir, s)]
     md = write_summary(sweep_dir, rows, code)

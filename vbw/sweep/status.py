@@ -9,10 +9,12 @@ the shards with exactly the job's configuration.
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vbw.config import RunConfig
 from vbw.report.files import write_atomic
@@ -57,6 +59,8 @@ class JobStatus(BaseModel):
     reason: str                      # "ok", "gate tripped ...", or the error line
     reports: list[str] = []          # report.json paths, relative to the job folder
     inputs: JobInputs | None = None
+    host: str = Field(default_factory=socket.gethostname)  # where the job ran
+    pid: int = Field(default_factory=os.getpid)
 
 
 def reports_in(job_dir: Path) -> list[str]:

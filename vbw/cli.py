@@ -18,7 +18,6 @@ from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots, par
 from vbw.errors import VbwError
 from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
-from vbw.sweep.callback import finished_sweep_exit
 from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
 from vbw.task.locate import is_task_path
 
@@ -167,7 +166,9 @@ def main() -> None:
         _internal_error()
     sys.argv[1:] = argv
     _hydra_main()
-    code = finished_sweep_exit()
+    # Hydra imports the callback module when a multirun ends (conf: hydra.callbacks)
+    ended = sys.modules.get("vbw.sweep.callback")
+    code = ended.finished_sweep_exit() if ended is not None else None
     if code is None and parse_args(argv).multirun:
         print("vbw: internal error: the sweep ended without its summary (is "
               "hydra.callbacks.vbw_sweep removed?); its exit code is unknown", file=sys.stderr)

@@ -1,7 +1,9 @@
 """The `vbw` console script: a thin Hydra app. The command line is first composed with
 Hydra's own loader (vbw.compose) so a bad override is one line, exit 2; then Hydra
 composes conf/ and the user's folders, pydantic validates, vbw.app runs. Every VbwError
-becomes one line on stderr and exit 2."""
+becomes one line on stderr and exit 2. In a multirun each job records its outcome in its
+own status.json instead of exiting (vbw.sweep), and the sweep's exit code is read back
+from those files when the multirun ends."""
 
 from __future__ import annotations
 

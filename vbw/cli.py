@@ -82,8 +82,10 @@ def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None) 
         status.model, status.engine = model_and_engine(run_cfg)
         if run_cfg.shard.count > 1:
             status.shard = run_cfg.shard.model_dump()
-    named = None if status is None else \
-        f"{status.job} ({' '.join(status.overrides)})" if status.overrides else status.job
+    named = None
+    if status is not None:  # the gate names the job: "job 2 (task=gsm8k engine=llamacpp)"
+        named = f"{status.job} ({' '.join(status.overrides)})" if status.overrides \
+            else status.job
     with claimed(out_dir):
         return run(run_cfg, tasks, out_dir, Path(inputs.cwd), job=named)
 
@@ -100,8 +102,8 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     overrides = list(hc.overrides.task)
     label = job_label(hc.job.num, overrides)
     print(f"== {escape_line(label)} ==", flush=True)
-    status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides, exit_code=INTERNAL_ERROR,
-                       reason="internal error")
+    status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
+                       exit_code=INTERNAL_ERROR, reason="internal error")
     try:
         status.inputs = job_inputs(cfg, hc)
         status.exit_code = _run_job(status.inputs, out_dir, status)

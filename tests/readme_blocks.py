@@ -146,7 +146,25 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
     out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
+    out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     return out
+
+
+def _sweep() -> str:
+    """Parallel sweep and shards vs one job at a time, from sweep.json."""
+    d = json.loads((BENCH / "sweep.json").read_text(encoding="utf-8"))
+    s, h, c = d["sweep"], d["shards"], d["bench_cores"]
+    return (f"SmolLM2-135M-Instruct Q4_1 on {d['cpu']} ({d['cores']} cores), `arms=headline`, "
+            f"first {d['items']} items per job, greedy; measured {d['measured']} by "
+            "`python -m tests.benchmarks.bench_sweep` (wall seconds of the whole `vbw` command, "
+            f"model loads and canaries included; 1-minute load average {d['load_average']:.2f} "
+            "after):\n\n"
+            "| what | one job at a time | in parallel | speed-up |\n|---|---|---|---|\n"
+            f"| {s['jobs']}-job sweep (2 tasks x 2 engines) | {s['serial_s']} s (basic launcher, "
+            f"threads={c}) | {s['joblib_s']} s (joblib, {c} jobs, threads=1) | {s['speedup']}x |\n"
+            f"| one bfcl_simple run (llamacpp) | {h['whole_s']} s (one job, threads={c}) | "
+            f"{h['sharded_s']} s ({h['count']} shards under joblib, threads=1, merged) | "
+            f"{h['speedup']}x |")
 
 
 def _server() -> str:

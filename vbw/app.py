@@ -65,7 +65,7 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
     task checked on the items it holds, states per item and arm, then the report."""
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    scored = score_stream(task, replay, arms, cfg.n, err)
+    scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
     states = scored.states
     if not states.ids:
         raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored "
@@ -167,6 +167,10 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     """(replay path, "replay" or "live") per the mode: see the module docstring."""
     if cfg.mode == "live":
         return _live(task, cfg, task_dir, err, backend=backend), "live"
+    if cfg.mode == "merge":
+        from vbw.sweep.shards import merged_replay
+
+        return merged_replay(task, cfg.replays, cfg.n, cwd, task_dir), "replay"
     if cfg.replay is not None:
         p = Path(cfg.replay).expanduser()
         return (p if p.is_absolute() else cwd / p), "replay"
@@ -182,13 +186,29 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     return _live(task, cfg, task_dir, err, recorded_key(cfg, task), backend), "live"
 
 
+def _check_shard(cfg: RunConfig, tasks: list[Task]) -> None:
+    """A shard is part of a live run of one task; mode=merge joins the parts."""
+    if cfg.shard.count > 1 and cfg.mode != "live":
+        raise ConfigError(f"shard.count={cfg.shard.count} splits a live run: pass mode=live "
+                          f"(mode={cfg.mode} would not generate)")
+    if cfg.shard.count > 1 and len(tasks) > 1:
+        raise ConfigError(f"shard.count={cfg.shard.count}: a sharded run is of one task, but "
+                          f"task selects {len(tasks)}; sweep them, e.g. -m task=gsm8k,bfcl_simple")
+    if cfg.mode == "merge" and len(tasks) > 1:
+        raise ConfigError(f"mode=merge joins the shards of one task, but task selects "
+                          f"{len(tasks)}; choose one, e.g. task=gsm8k")
+
+
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-        backend: Backend | None = None) -> int:
-    """Check, score (and first generate where needed) every task; return the exit code."""
+        backend: Backend | None = None, job: str | None = None) -> int:
+    """Check, score (and first generate where needed) every task; return the exit code.
+    `job` names the sweep job in the gate message. A shard job is not gated: its slice is
+    not the run; the merged run is."""
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")
+    _check_shard(cfg, tasks)
     if cfg.mode == "check":
         return check_tasks(tasks, cfg.n, out)
     tripped: list[str] = []
@@ -206,12 +226,13 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         md = write_reports(report, task_dir)
         print(md, file=out)
         dirs.append(task_dir)
-        if cfg.gate.wrong_valid_above is not None:
+        if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:
             arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
             tripped += [f"{task.name}: {a}" for a in
                         tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
     if tripped:
-        print(f"vbw: gate tripped (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
+        in_job = f" in {job}" if job else ""
+        print(f"vbw: gate tripped{in_job} (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
               + "; ".join(tripped), file=err)
     where = dirs[0] if len(dirs) == 1 else out_dir
     print(f"Reports written to {where}", file=out)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, TypeVar, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from vbw.resources import bundled
 from vbw.task.arms import ARM_KINDS
 from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
+
+T = TypeVar("T")
 
 
 class ModelConfig(StrictModel):
@@ -109,7 +111,28 @@ class Gate(StrictModel):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-Mode = Literal["auto", "replay", "live", "check"]
+class Shard(StrictModel):
+    """One job's part of a live run spread over `count` jobs: the item at position p of
+    the run's selection (after `first` and `n`, in task order) belongs to shard
+    p mod count, so every shard holds about the same number of items and the shards of
+    one run hold every item exactly once. count=1 (the default) is the whole run."""
+
+    index: int = Field(default=0, ge=0)
+    count: int = Field(default=1, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _index_below_count(self) -> "Shard":
+        if self.index >= self.count:
+            raise ValueError(f"shard.index {self.index} must be below shard.count "
+                             f"{self.count} (0 <= index < count)")
+        return self
+
+    def take(self, seq: list[T]) -> list[T]:
+        """This shard's elements of `seq` (positions index, index+count, ...)."""
+        return seq[self.index::self.count]
+
+
+Mode = Literal["auto", "replay", "live", "check", "merge"]
 
 
 class RunConfig(StrictModel):
@@ -130,3 +153,5 @@ class RunConfig(StrictModel):
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()
     gate: Gate = Gate()
+    shard: Shard = Shard()
+    replays: list[str] | None = None  # mode=merge: shard replays (files or folders)

@@ -91,10 +91,8 @@ STEPS = [
     ("hydra.core.utils", "run_job", "Hydra's job (run_job, vbw inside it)"),
     ("hydra._internal.hydra", "run_job", "Hydra's job (run_job, vbw inside it)"),
     ("vbw.cli", "select_tasks", "load the tasks"),
-    ("vbw.app", "read_replay", "read the replays"),
-    ("vbw.app", "check_ids", "match replay and task ids"),
-    ("vbw.app", "audit_or_fail", "check the task (prompts, schemas, gold)"),
-    ("vbw.app", "score_items", "score the items"),
+    ("vbw.app", "open_replay", "open the replays"),
+    ("vbw.app", "score_stream", "read, check and score the items (streamed)"),
     ("vbw.app", "build_report", "rates, bootstrap CIs, flips"),
     ("vbw.app", "write_reports", "write report.json/.md/.svg, ledger.csv"),
 ]

@@ -70,6 +70,22 @@ class Hardware(BaseModel):
     n_threads: int | None = None
 
 
+class ShardInfo(BaseModel):
+    """Which part of a live run spread over several jobs this replay holds: the items at
+    positions index, index+count, ... of a selection of `of` items (see mode=merge)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    index: int = Field(ge=0, description="This shard's number, 0 <= index < count.")
+    count: int = Field(ge=1, description="How many shards the run was spread over.")
+    of: int = Field(ge=0, description="Items in the whole (unsharded) selection.")
+
+    @model_validator(mode="after")
+    def _index_below_count(self) -> "ShardInfo":
+        if self.index >= self.count:
+            raise ValueError(f"index {self.index} must be below count {self.count}")
+        return self
+
+
 def _doc(text: str) -> Any:
     return Field(None, description=text)
 
@@ -103,6 +119,8 @@ class ReplayHeader(BaseModel):
     started: str | None = _doc("When generation started (ISO 8601).")
     load_seconds: float | None = _doc("Seconds it took to load the model.")
     backend: ServerInfo | None = _doc("The server a server run used (absent: in-process).")
+    shard: ShardInfo | None = _doc("The part of a sharded live run this replay holds "
+                                   "(absent: the whole run).")
     notes: dict[str, Any] | None = _doc(
         "Anything else the producer wants kept; carried into report.json, never read.")
 

@@ -16,6 +16,8 @@ whatever the order of the file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from typing import NamedTuple, TextIO
 
 import numpy as np
@@ -135,9 +137,10 @@ def _checked(p: _Pass, task: Task, n: int | None, selected: list[str], err: Text
 
 
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
-                 err: TextIO) -> Scored:
-    """Score every record of `stream` (see the module docstring)."""
-    selected = task.ids(n)
+                 err: TextIO, take: Callable[[list[str]], list[str]] | None = None) -> Scored:
+    """Score every record of `stream` (see the module docstring). `take` narrows the
+    selection (a shard job's replay holds its shard of the items only)."""
+    selected = task.ids(n) if take is None else take(task.ids(n))
     p = _Pass(task, selected, arms)
     path = str(stream.path)
     for rec in stream.records():

@@ -222,6 +222,8 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         except ReplayError:
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
+        if cfg.mode == "merge":  # scored over the whole run's selection
+            cfg = cfg.model_copy(update={"n": replay.header.n})
         report = score(task, replay, cfg, mode, err)
         md = write_reports(report, task_dir)
         print(md, file=out)

@@ -61,7 +61,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 
 def demo_table(task_name: str, model: str, engine: str) -> str:
-    from vbw.report.markdown import rate_cell
+    from vbw.report.markdown import mde_text, p_value, rate_cell
 
     r = _score(task_name, model, engine)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -74,8 +74,10 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
         d = c.deltas["answer_accuracy"]
         effect = (f"{100 * d.delta:+.1f} pts" if d.excludes_0
                   else f"no detectable effect at N={r.n}")
+        power = "" if d.excludes_0 else f", {mde_text(d)}"
         lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {effect} "
-                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]; "
+                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}], "
+                     f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
     lines.append("")

@@ -108,7 +108,20 @@ class Gate(StrictModel):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-Mode = Literal["auto", "replay", "live", "check"]
+class CompareConfig(StrictModel):
+    """mode=compare (vbw.comparing): `fail_if_worse` entries are `ARM:METRIC`, checked
+    against the arm grammar and the metric names when the replays are read."""
+
+    allow_task_change: bool = False  # compare replays whose task hashes differ
+    fail_if_worse: list[str] = []  # exit 1 if any is detectably worse than the reference
+
+    @field_validator("fail_if_worse", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+
+Mode = Literal["auto", "replay", "live", "check", "compare"]
 
 
 class RunConfig(StrictModel):
@@ -122,6 +135,7 @@ class RunConfig(StrictModel):
     mode: Mode = "auto"
     n: int | None = Field(default=None, ge=1)
     replay: str | None = None
+    replays: list[str] | None = None  # mode=compare: the reference first
     replays_dir: str | None = None
     resume: bool = False
     allow_task_mismatch: bool = False
@@ -129,3 +143,4 @@ class RunConfig(StrictModel):
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()
     gate: Gate = Gate()
+    compare: CompareConfig = CompareConfig()

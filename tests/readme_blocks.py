@@ -86,6 +86,35 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
     return "\n".join(lines)
 
 
+COMPARE_REPLAYS = ["replays/bfcl_simple/smollm2_135m/outlines.jsonl",
+                   "replays/bfcl_simple/smollm2_135m/llamacpp.jsonl"]
+
+
+def demote(md: str, levels: int = 2) -> str:
+    """A report's headings, moved down to sit inside a README section."""
+    return re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + levels) + " ", md,
+                  flags=re.MULTILINE)
+
+
+def compare_block() -> str:
+    """The README's mode=compare command and the report.md it writes (headings demoted)."""
+    import io
+
+    from vbw.comparing import compare_replays
+    from vbw.config import Bootstrap
+    from vbw.report.compare import render_compare
+    from vbw.task.arms import ARM_KINDS
+    from vbw.task.runner import load_task
+
+    b = Bootstrap()
+    r = compare_replays(load_task(ROOT / "conf" / "task" / "bfcl_simple.yaml"),
+                        [ROOT / p for p in COMPARE_REPLAYS], COMPARE_REPLAYS,
+                        kinds=list(ARM_KINDS), n=None, allow_task_change=False, seed=b.seed,
+                        resamples=b.resamples, err=io.StringIO())
+    command = f"vbw mode=compare task=bfcl_simple 'compare.replays=[{','.join(COMPARE_REPLAYS)}]'"
+    return f"```bash\n{command}\n```\n\n" + demote(render_compare(r)).rstrip("\n")
+
+
 def bench_scoring() -> str:
     data = json.loads((BENCH / "scoring.json").read_text())
     d = data["demo_both_tasks"]
@@ -118,6 +147,7 @@ def blocks() -> dict[str, Callable[[], str]]:
         "qwen-bfcl": lambda: demo_table("bfcl_simple", "qwen2_5_0_5b", "outlines"),
         "qwen-gsm8k": lambda: demo_table("gsm8k", "qwen2_5_0_5b", "outlines"),
         "bench-scoring": bench_scoring,
+        "compare-smollm2-bfcl": compare_block,
     }
     for task in ("bfcl_simple", "gsm8k"):
         for engine in ("outlines", "llamacpp"):

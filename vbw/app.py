@@ -211,7 +211,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr,
         backend: Backend | None = None) -> int:
     """Check, score (and first generate where needed) every task; return the exit code."""
-    if cfg.mode == "compare" or cfg.replays is not None:
+    if cfg.mode == "compare" or cfg.compare.replays is not None:
         from vbw.comparing import run_compare  # it builds on this module's checks
         return run_compare(cfg, tasks, out_dir, cwd, out, err)
     if cfg.replay is not None and len(tasks) > 1:

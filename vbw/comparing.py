@@ -12,6 +12,7 @@ all is an error. Every refusal is one line naming the file, the field and the va
 from __future__ import annotations
 
 import hashlib
+import io
 from pathlib import Path
 from typing import TextIO
 
@@ -53,7 +54,7 @@ def _label(r: Replay) -> str:
 
 
 def _labels(replays: list[Replay]) -> list[str]:
-    labels = [_label(r) for r in replays]  # a label twice: add its index in replays=[...]
+    labels = [_label(r) for r in replays]  # a label twice: add its index in compare.replays
     return [f"{lab} [{i}]" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
 
 
@@ -98,7 +99,7 @@ def _arms(task: Task, kinds: list[str], replays: list[Replay],
     if not common:
         have = "; ".join(f"{lab}: {', '.join(sorted(h)) or 'none'}"
                          for lab, h in zip(labels, held))
-        raise ReplayError(f"replays: no arm of task {task.name} is in every replay ({have})")
+        raise ReplayError(f"compare.replays: no arm of task {task.name} is in every replay ({have})")
     return common, partial
 
 
@@ -108,25 +109,28 @@ def _read(paths: list[Path], shown: list[str]) -> list[Replay]:
         try:
             out.append(read_replay(p))
         except ReplayError as e:
-            raise ReplayError(f"replays[{i}]={name}: {e}") from None
+            raise ReplayError(f"compare.replays[{i}]={name}: {e}") from None
     return out
 
 
 def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: list[str],
                     n: int | None, allow_task_change: bool, seed: int, resamples: int,
                     err: TextIO) -> CompareReport:
-    """Read, check, score and compare; `shown` names each path as the user gave it."""
+    """Read, check, score and compare; `shown` names each path as the user gave it.
+    Warnings reach `err` only once the comparison stands: a refusal stays one line."""
+    warnings = io.StringIO()
     replays = _read(paths, shown)
     labels = _labels(replays)
     task_check = _task_check(task, replays, shown, allow_task_change)
     arms, partial = _arms(task, kinds, replays, labels)
-    missing = [check_ids(task, r, n, err)[0] for r in replays]
+    missing = [check_ids(task, r, n, warnings)[0] for r in replays]
     items = task.items(n, only={rec.id for r in replays for rec in r.records})
-    audit_or_fail(task, items, err)
+    audit_or_fail(task, items, warnings)
     scored = []
     for r, path, name, label, miss in zip(replays, paths, shown, labels, missing):
         if r.torn_tail:
-            print(f"vbw: warning: {name} ends in a partly written line (ignored)", file=err)
+            print(f"vbw: warning: {name} ends in a partly written line (ignored)",
+                  file=warnings)
         states = score_items(task, items, r, arms)
         side = ReplaySide(label=label, path=name, task_hash=r.header.task_hash,
                           sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -139,9 +143,11 @@ def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: l
                               task_check=task_check, arms_left_out=partial, seed=seed,
                               resamples=resamples)
     if report.n == 0:
-        raise ReplayError(f"replays: no item of task {task.name} is scored in every replay "
-                          f"({report.left_out.n} left out, e.g. {report.left_out.ids[0]!r}: "
-                          f"{report.left_out.reasons[report.left_out.ids[0]]})")
+        first = report.left_out.ids[0]
+        why = "; ".join(f"{k}: {v}" for k, v in report.left_out.reasons[first].items())
+        raise ReplayError(f"compare.replays: no item of task {task.name} is scored in every "
+                          f"replay ({report.left_out.n} left out, e.g. {first} ({why}))")
+    err.write(warnings.getvalue())
     return report
 
 
@@ -151,18 +157,18 @@ def _listed(paths: list[str] | None) -> str:
 
 def _inputs(cfg: RunConfig, tasks: list[Task], cwd: Path) -> tuple[Task, list[Path]]:
     if cfg.mode != "compare":
-        raise ConfigError(f"replays={_listed(cfg.replays)} is read by mode=compare only (mode="
+        raise ConfigError(f"compare.replays={_listed(cfg.compare.replays)} is read by mode=compare only (mode="
                           f"{cfg.mode}); to score one file pass replay=PATH")
     if cfg.replay is not None:
-        raise ConfigError(f"replay={cfg.replay}: mode=compare reads replays=[A,B,...]")
+        raise ConfigError(f"replay={cfg.replay}: mode=compare reads compare.replays=[A,B,...]")
     if len(tasks) != 1:
         raise ConfigError(f"task: mode=compare compares replays of one task, but {len(tasks)} "
                           f"are selected ({', '.join(t.name for t in tasks)}); name one, "
                           "e.g. task=bfcl_simple")
-    if not cfg.replays or len(cfg.replays) < 2:
-        raise ConfigError(f"replays={_listed(cfg.replays)}: mode=compare needs two or more replay "
-                          "files, e.g. 'replays=[a.jsonl,b.jsonl]' (the first is the reference)")
-    paths = [Path(p).expanduser() for p in cfg.replays]
+    if not cfg.compare.replays or len(cfg.compare.replays) < 2:
+        raise ConfigError(f"compare.replays={_listed(cfg.compare.replays)}: mode=compare needs two or more replay "
+                          "files, e.g. 'compare.replays=[a.jsonl,b.jsonl]' (the first is the reference)")
+    paths = [Path(p).expanduser() for p in cfg.compare.replays]
     return tasks[0], [p if p.is_absolute() else cwd / p for p in paths]
 
 
@@ -171,7 +177,7 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     """mode=compare from the CLI: the report, then the fail_if_worse gates (exit 1)."""
     task, paths = _inputs(cfg, tasks, cwd)
     gates = [parse_gate(g) for g in cfg.compare.fail_if_worse]
-    report = compare_replays(task, paths, list(cfg.replays or []), kinds=cfg.arms.kinds,
+    report = compare_replays(task, paths, list(cfg.compare.replays or []), kinds=cfg.arms.kinds,
                              n=cfg.n, allow_task_change=cfg.compare.allow_task_change,
                              seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
                              err=err)

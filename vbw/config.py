@@ -110,8 +110,11 @@ class Gate(StrictModel):
 
 class CompareConfig(StrictModel):
     """mode=compare (vbw.comparing): `fail_if_worse` entries are `ARM:METRIC`, checked
-    against the arm grammar and the metric names when the replays are read."""
+    against the arm grammar and the metric names when the replays are read. `replays`
+    sits in this group, not at the root: a user's config folder often has a `replays/`
+    folder, which Hydra would take for a config group named `replays`."""
 
+    replays: list[str] | None = None  # two or more replays of one task, the reference first
     allow_task_change: bool = False  # compare replays whose task hashes differ
     fail_if_worse: list[str] = []  # exit 1 if any is detectably worse than the reference
 
@@ -135,7 +138,6 @@ class RunConfig(StrictModel):
     mode: Mode = "auto"
     n: int | None = Field(default=None, ge=1)
     replay: str | None = None
-    replays: list[str] | None = None  # mode=compare: the reference first
     replays_dir: str | None = None
     resume: bool = False
     allow_task_mismatch: bool = False

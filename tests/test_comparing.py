@@ -153,8 +153,8 @@ def test_refusals_are_one_line(tmp_path: Path, case: str, expected: str) -> None
             "bad_gate": ([o, ll], ('compare.fail_if_worse="constrained[arguments]:accuracy"',)),
             "gate_arm": ([o, ll], ('compare.fail_if_worse="constrained[x]:answer_accuracy"',))}
     if case == "no_mode":
-        proc = run_vbw("task=bfcl_simple", f"compare.replays=[{o},{ll}]", f"hydra.run.dir={tmp_path}",
-                       cwd=tmp_path)
+        proc = run_vbw("task=bfcl_simple", f"compare.replays=[{o},{ll}]",
+                       f"hydra.run.dir={tmp_path}", cwd=tmp_path)
     else:
         replays, extra = args[case]
         proc, _ = _compare_bfcl(tmp_path, replays, *extra)

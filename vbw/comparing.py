@@ -99,7 +99,8 @@ def _arms(task: Task, kinds: list[str], replays: list[Replay],
     if not common:
         have = "; ".join(f"{lab}: {', '.join(sorted(h)) or 'none'}"
                          for lab, h in zip(labels, held))
-        raise ReplayError(f"compare.replays: no arm of task {task.name} is in every replay ({have})")
+        raise ReplayError(f"compare.replays: no arm of task {task.name} is in every replay "
+                          f"({have})")
     return common, partial
 
 
@@ -156,8 +157,9 @@ def _listed(paths: list[str] | None) -> str:
 
 
 def _inputs(cfg: RunConfig, tasks: list[Task], cwd: Path) -> tuple[Task, list[Path]]:
+    listed = _listed(cfg.compare.replays)
     if cfg.mode != "compare":
-        raise ConfigError(f"compare.replays={_listed(cfg.compare.replays)} is read by mode=compare only (mode="
+        raise ConfigError(f"compare.replays={listed} is read by mode=compare only (mode="
                           f"{cfg.mode}); to score one file pass replay=PATH")
     if cfg.replay is not None:
         raise ConfigError(f"replay={cfg.replay}: mode=compare reads compare.replays=[A,B,...]")
@@ -166,8 +168,9 @@ def _inputs(cfg: RunConfig, tasks: list[Task], cwd: Path) -> tuple[Task, list[Pa
                           f"are selected ({', '.join(t.name for t in tasks)}); name one, "
                           "e.g. task=bfcl_simple")
     if not cfg.compare.replays or len(cfg.compare.replays) < 2:
-        raise ConfigError(f"compare.replays={_listed(cfg.compare.replays)}: mode=compare needs two or more replay "
-                          "files, e.g. 'compare.replays=[a.jsonl,b.jsonl]' (the first is the reference)")
+        raise ConfigError(f"compare.replays={listed}: mode=compare needs two or more replay "
+                          "files, e.g. 'compare.replays=[a.jsonl,b.jsonl]' (the first is the "
+                          "reference)")
     paths = [Path(p).expanduser() for p in cfg.compare.replays]
     return tasks[0], [p if p.is_absolute() else cwd / p for p in paths]
 

@@ -61,7 +61,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 
 def demo_table(task_name: str, model: str, engine: str) -> str:
-    from vbw.report.markdown import rate_cell
+    from vbw.report.markdown import mde_text, p_value, rate_cell
 
     r = _score(task_name, model, engine)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -74,8 +74,10 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
         d = c.deltas["answer_accuracy"]
         effect = (f"{100 * d.delta:+.1f} pts" if d.excludes_0
                   else f"no detectable effect at N={r.n}")
+        power = "" if d.excludes_0 else f", {mde_text(d)}"
         lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {effect} "
-                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]; "
+                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}], "
+                     f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
     lines.append("")
@@ -90,6 +92,33 @@ def _was(new: float, old: float | None, fmt: str) -> str:
 
 
 TARGET_ITEMS, TARGET_S, TARGET_MIB = 100_000, 10.0, 400.0
+COMPARE_REPLAYS = ["replays/bfcl_simple/smollm2_135m/outlines.jsonl",
+                   "replays/bfcl_simple/smollm2_135m/llamacpp.jsonl"]
+
+
+def demote(md: str, levels: int = 2) -> str:
+    """A report's headings, moved down to sit inside a README section."""
+    return re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + levels) + " ", md,
+                  flags=re.MULTILINE)
+
+
+def compare_block() -> str:
+    """The README's mode=compare command and the report.md it writes (headings demoted)."""
+    import io
+
+    from vbw.comparing import compare_replays
+    from vbw.config import Bootstrap
+    from vbw.report.compare import render_compare
+    from vbw.task.arms import ARM_KINDS
+    from vbw.task.runner import load_task
+
+    b = Bootstrap()
+    r = compare_replays(load_task(ROOT / "conf" / "task" / "bfcl_simple.yaml"),
+                        [ROOT / p for p in COMPARE_REPLAYS], COMPARE_REPLAYS,
+                        kinds=list(ARM_KINDS), n=None, allow_task_change=False, seed=b.seed,
+                        resamples=b.resamples, err=io.StringIO())
+    command = f"vbw mode=compare task=bfcl_simple 'replays=[{','.join(COMPARE_REPLAYS)}]'"
+    return f"```bash\n{command}\n```\n\n" + demote(render_compare(r)).rstrip("\n")
 
 
 def bench_scoring() -> str:
@@ -134,6 +163,7 @@ def blocks() -> dict[str, Callable[[], str]]:
         "qwen-bfcl": lambda: demo_table("bfcl_simple", "qwen2_5_0_5b", "outlines"),
         "qwen-gsm8k": lambda: demo_table("gsm8k", "qwen2_5_0_5b", "outlines"),
         "bench-scoring": bench_scoring,
+        "compare-smollm2-bfcl": compare_block,
     }
     for task in ("bfcl_simple", "gsm8k"):
         for engine in ("outlines", "llamacpp"):

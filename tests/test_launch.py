@@ -29,7 +29,7 @@ def _run(args: list[str], run_dir: Path) -> tuple[str, dict]:
 
 def test_a_plain_run_writes_what_hydras_own_path_writes(tmp_path: Path) -> None:
     args = ["--config-dir", str(EXAMPLE), "task=capitals", "model=smollm2_135m",
-            f"replays_dir={EXAMPLE / 'replays'}", "n=4"]
+            f"replays_dir={EXAMPLE / 'recorded'}", "n=4"]
     out, files = _run(args, tmp_path / "once")
     hydras_out, hydras_files = _run([*args, HYDRAS_PATH], tmp_path / "hydra")
     assert out == hydras_out and "Reports written to RUN" in out

@@ -209,6 +209,13 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")
     _check_shard(cfg, tasks)
+    if cfg.replays is not None and cfg.mode not in ("compare", "merge"):
+        raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by mode=compare and "
+                          f"mode=merge only (mode={cfg.mode}); to score one file pass "
+                          "replay=PATH")
+    if cfg.mode == "compare":
+        from vbw.comparing import run_compare  # it builds on this module's checks
+        return run_compare(cfg, tasks, out_dir, cwd, out, err)
     if cfg.mode == "check":
         return check_tasks(tasks, cfg.n, out)
     tripped: list[str] = []

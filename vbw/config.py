@@ -132,7 +132,21 @@ class Shard(StrictModel):
         return seq[self.index::self.count]
 
 
-Mode = Literal["auto", "replay", "live", "check", "merge"]
+Mode = Literal["auto", "replay", "live", "check", "merge", "compare"]
+class CompareConfig(StrictModel):
+    """mode=compare (vbw.comparing) reads the root `replays=[A,B,...]` (the reference
+    first); `fail_if_worse` entries are `ARM:METRIC`, checked against the arm grammar and
+    the metric names when the replays are read."""
+
+    allow_task_change: bool = False  # compare replays whose task hashes differ
+    fail_if_worse: list[str] = []  # exit 1 if any is detectably worse than the reference
+
+    @field_validator("fail_if_worse", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+
 
 
 class RunConfig(StrictModel):
@@ -155,3 +169,4 @@ class RunConfig(StrictModel):
     gate: Gate = Gate()
     shard: Shard = Shard()
     replays: list[str] | None = None  # mode=merge: shard replays (files or folders)
+    compare: CompareConfig = CompareConfig()

@@ -140,7 +140,7 @@ def test_a_detectably_worse_committed_replay_trips_the_gate(tmp_path: Path) -> N
     ("missing", "replays[1]=nope.jsonl: replay file not found"),
     ("other_task", "meta.task is 'gsm8k', not 'bfcl_simple'"),
     ("one", "mode=compare needs two or more replay files"),
-    ("no_mode", "is read by mode=compare only (mode=auto)"),
+    ("no_mode", "is read by mode=compare and mode=merge only (mode=auto)"),
     ("bad_gate", "compare.fail_if_worse: 'constrained[arguments]:accuracy' is not ARM:METRIC"),
     ("gate_arm", "compare.fail_if_worse: constrained[x]:answer_accuracy: constrained[x] is "
                  "not compared"),

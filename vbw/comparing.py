@@ -16,7 +16,8 @@ import io
 from pathlib import Path
 from typing import TextIO
 
-from vbw.app import audit_or_fail, check_ids, check_replay_matches
+from vbw.app import audit_or_fail, check_replay_matches
+from vbw.score.stream import check_ids
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.replay import Replay, read_replay
@@ -114,6 +115,15 @@ def _read(paths: list[Path], shown: list[str]) -> list[Replay]:
     return out
 
 
+def _check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[str]:
+    selected = task.ids(n)
+    held = {r.id for r in replay.records}
+    chosen = set(selected)
+    return check_ids(task, selected, [i in held for i in selected],
+                     [r.id for r in replay.records if r.id not in chosen], str(replay.path),
+                     len(replay.records), err)
+
+
 def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: list[str],
                     n: int | None, allow_task_change: bool, seed: int, resamples: int,
                     err: TextIO) -> CompareReport:
@@ -124,7 +134,7 @@ def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: l
     labels = _labels(replays)
     task_check = _task_check(task, replays, shown, allow_task_change)
     arms, partial = _arms(task, kinds, replays, labels)
-    missing = [check_ids(task, r, n, warnings)[0] for r in replays]
+    missing = [_check_ids(task, r, n, warnings) for r in replays]
     items = task.items(n, only={rec.id for r in replays for rec in r.records})
     audit_or_fail(task, items, warnings)
     scored = []

@@ -98,18 +98,19 @@ class _Pass:
         self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
 
 
-def _check_ids(p: _Pass, task: Task, selected: list[str], path: str, records: int,
-               err: TextIO) -> list[str]:
-    """As vbw.app.check_ids did on a replay in memory: unknown ids are an error (unless
-    `n`/`first` explains them), missing items a warning; returns the missing ids."""
-    if p.stray:
+def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str],
+              path: str, records: int, err: TextIO) -> list[str]:
+    """Replay ids the task does not have (`stray`, beyond the selection) are an error
+    unless `n`/`first` explains them; selected items not `held` are a warning. Returns the
+    missing ids. Shared by streamed scoring and mode=compare."""
+    if stray:
         everywhere = set(task.ids(None, all_rows=True))
-        unknown = [i for i in p.stray if i not in everywhere]
+        unknown = [i for i in stray if i not in everywhere]
         if unknown:
             raise ReplayError(f"{path}: {len(unknown)} item id(s) are not in task "
                               f"{task.name} ({task.path}): {first_ids(unknown, quote=True)}; "
                               "the replay belongs to other data, or its ids were changed")
-    missing = [selected[i] for i in np.flatnonzero(~p.held)]
+    missing = [i for i, h in zip(selected, held) if not h]
     if len(missing) == len(selected):
         raise ReplayError(f"{path}: no item of task {task.name} can be scored (the "
                           f"replay holds {records} item(s), none of the {len(selected)} "
@@ -145,7 +146,7 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     path = str(stream.path)
     for rec in stream.records():
         p.add(rec, path)
-    missing = _check_ids(p, task, selected, path, len(p.timings), err)
+    missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
     _checked(p, task, n, selected, err)
     if p.no_arm is not None:
         raise ReplayError(p.no_arm[1])

@@ -165,12 +165,15 @@ def blocks() -> dict[str, Callable[[], str]]:
         "bench-scoring": bench_scoring,
         "compare-smollm2-bfcl": compare_block,
     }
+    engines = {"bfcl_simple": ("outlines", "llamacpp", "llguidance", "outlines-compact"),
+               "gsm8k": ("outlines", "llamacpp")}
     for task in ("bfcl_simple", "gsm8k"):
-        for engine in ("outlines", "llamacpp"):
+        for engine in engines[task]:
             out[f"smollm2-{task}-{engine}"] = (
                 lambda t=task, e=engine: _if_exists(
                     ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
-                    lambda: f"#### {t}, {e} engine\n\n" + demo_table(t, "smollm2_135m", e)))
+                    lambda: f"#### {t}, {_engine_title(e)}\n\n"
+                    + demo_table(t, "smollm2_135m", e) + _against_flexible(t, e)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
@@ -178,6 +181,38 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     return out
+
+
+def _engine_title(engine: str) -> str:
+    name, _, ws = engine.partition("-")
+    return f"{name} engine" + (f", {ws} whitespace" if ws else "")
+
+
+def _against_flexible(task_name: str, engine: str) -> str:
+    """For a replay beside the outlines/llamacpp pair: what it changes, counted from the
+    replays (items the GBNF engine excludes, constrained arms cut off by the cap)."""
+    if engine in ("outlines", "llamacpp"):
+        return ""
+    from vbw.replay import read_replay
+
+    def read(e: str):
+        return read_replay(ROOT / "replays" / task_name / "smollm2_135m" / f"{e}.jsonl")
+
+    this, outlines, gbnf = read(engine), read("outlines"), read("llamacpp")
+    refused = [r.id for r in gbnf.records if any(a.unsupported_schema for a in r.arms.values())]
+    here = {r.id: r for r in this.records}
+    scored = [i for i in refused if i in here
+              and not any(a.unsupported_schema for a in here[i].arms.values())]
+
+    def cut(replay) -> int:
+        return sum(1 for r in replay.records for k, a in r.arms.items()
+                   if k.startswith("constrained[") and a.finish_reason == "length")
+
+    return (f"\n\nAgainst the flexible pair: of the {len(refused)} item(s) the `llamacpp` "
+            f"engine excludes ({', '.join(refused) or 'none'}), {len(scored)} are generated "
+            f"and scored here; `constrained[*]` generations cut off by the token cap: "
+            f"{cut(this)} here, {cut(outlines)} under `outlines` (flexible), {cut(gbnf)} "
+            "under `llamacpp`.")
 
 
 def _sweep() -> str:

@@ -40,3 +40,17 @@ def test_missing_model_file(tmp_path) -> None:
 
     with pytest.raises(EngineError, match="does not exist"):
         Runtime(tmp_path / "absent.gguf")
+
+
+def test_outlines_mask_cache_drops_the_least_recently_used() -> None:
+    import numpy as np
+
+    from vbw.generate.engines.outlines import MaskCache
+
+    cache = MaskCache(size=2)
+    a, b, c = (np.array([i]) for i in range(3))
+    cache.put(("s", 1), a)
+    cache.put(("s", 2), b)
+    assert cache.get(("s", 1)) is a  # now the most recent
+    cache.put(("t", 1), c)
+    assert cache.get(("s", 2)) is None and cache.get(("s", 1)) is a and cache.get(("t", 1)) is c

@@ -4,6 +4,7 @@ GGUF's own vocabulary, walked by a guide per generation.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ class OutlinesRule:
     """Walks the outlines-core guide; allowed sets come from the guide's own bitmask.
 
     The bitmask of a state is the same every time the state recurs, so it is unpacked
-    once per (constraint, state) into a boolean vocabulary mask and kept (`masks`).
+    once per (schema, state) into a boolean vocabulary mask and kept (`MaskCache`).
     """
 
     def __init__(self, constraint: OutlinesConstraint) -> None:
@@ -40,16 +41,36 @@ class OutlinesRule:
         self.guide.advance(token, False)
 
 
-class OutlinesConstraint(Constraint):
-    MAX_CACHED_STATES = 512  # boolean masks of n_vocab bytes each
+class MaskCache:
+    """The engine's boolean vocabulary masks by (schema, guide state), least recently
+    used dropped first: 1,024 masks of n_vocab bytes (~50 MB for a 49k vocabulary)."""
 
-    def __init__(self, index: Any, eog_ids: Sequence[int], n_vocab: int) -> None:
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._masks: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+
+    def get(self, key: tuple[str, int]) -> np.ndarray | None:
+        hit = self._masks.get(key)
+        if hit is not None:
+            self._masks.move_to_end(key)
+        return hit
+
+    def put(self, key: tuple[str, int], mask: np.ndarray) -> None:
+        self._masks[key] = mask
+        if len(self._masks) > self.size:
+            self._masks.popitem(last=False)
+
+
+class OutlinesConstraint(Constraint):
+    def __init__(self, index: Any, eog_ids: Sequence[int], n_vocab: int, key: str,
+                 masks: MaskCache) -> None:
         self.index = index
         self.eog = frozenset(eog_ids)
         self.eog_ids = np.asarray(sorted(self.eog), dtype=np.intp)
         self.n_vocab = n_vocab
+        self.key = key
         self._words = np.zeros((n_vocab + 31) // 32, dtype=np.int32)
-        self._masks: dict[int, np.ndarray] = {}
+        self._masks = masks
 
     def rule(self) -> TokenRule:
         return OutlinesRule(self)
@@ -57,7 +78,7 @@ class OutlinesConstraint(Constraint):
     def mask(self, guide: Any) -> np.ndarray:
         """Boolean mask of the tokens the guide allows now (end-of-generation included
         once it is finished)."""
-        state = int(guide.get_state())
+        state = (self.key, int(guide.get_state()))
         hit = self._masks.get(state)
         if hit is not None:
             return hit
@@ -67,8 +88,7 @@ class OutlinesConstraint(Constraint):
         allowed = unpack_bitmask(words, self.n_vocab)
         if guide.is_finished():
             allowed[self.eog_ids] = True
-        if len(self._masks) < self.MAX_CACHED_STATES:
-            self._masks[state] = allowed
+        self._masks.put(state, allowed)
         return allowed
 
 
@@ -82,6 +102,7 @@ class OutlinesEngine(Engine):
         super().__init__(runtime, greedy_first, whitespace)
         self._vocabulary: Any = None
         self.eog_ids: list[int] = []
+        self._masks = MaskCache()
 
     def vocabulary(self) -> Any:
         """Build outlines_core.Vocabulary once from the model's token bytes.
@@ -119,7 +140,7 @@ class OutlinesEngine(Engine):
             index = core.Index(regex, vocabulary)
         except Exception as exc:
             raise self.unsupported(f"regex to token index: {one_line(exc)}") from None
-        return OutlinesConstraint(index, self.eog_ids, self.runtime.n_vocab)
+        return OutlinesConstraint(index, self.eog_ids, self.runtime.n_vocab, key, self._masks)
 
 
 def _outlines_core() -> Any:

@@ -19,6 +19,7 @@ from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay import Replay, read_replay
 from vbw.replay.io import bundled_key, no_replay_message
 from vbw.report import write_reports
+from vbw.report.browser import Browser, build_browser
 from vbw.report.checkup import render_check
 from vbw.report.provenance import provenance
 from vbw.resources import bundled
@@ -88,7 +89,9 @@ def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
     return result
 
 
-def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) -> Report:
+def score(task: Task, replay: Replay, cfg: RunConfig, mode: str,
+          err: TextIO) -> tuple[Report, Browser]:
+    """The report, and report.html's item data (the same items, arms and texts)."""
     missing, n_task = check_ids(task, replay, cfg.n, err)
     items = task.items(cfg.n, only={r.id for r in replay.records})
     audit_or_fail(task, items, err)
@@ -99,11 +102,12 @@ def score(task: Task, replay: Replay, cfg: RunConfig, mode: str, err: TextIO) ->
                           f"(held: {len(items)}, excluded: {len(states.excluded)})")
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
-    return build_report(states, task=task.name, label=task.spec.label, mode=mode,
-                        meta=replay.meta_as_written, source=replay.path,
-                        provenance=provenance(replay.header, replay.records, replay.end),
-                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
-                        n_task=n_task, missing=missing)
+    report = build_report(states, task=task.name, label=task.spec.label, mode=mode,
+                          meta=replay.meta_as_written, source=replay.path,
+                          provenance=provenance(replay.header, replay.records, replay.end),
+                          seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
+                          n_task=n_task, missing=missing)
+    return report, build_browser(report, task, items, replay, arms)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
@@ -223,8 +227,8 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err, backend)
         replay = read_replay(replay_path)
         check_replay_matches(replay, task, cfg.allow_task_mismatch)
-        report = score(task, replay, cfg, mode, err)
-        md = write_reports(report, task_dir)
+        report, browser = score(task, replay, cfg, mode, err)
+        md = write_reports(report, task_dir, browser)
         print(md, file=out)
         dirs.append(task_dir)
         if cfg.gate.wrong_valid_above is not None:

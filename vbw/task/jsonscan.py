@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from vbw.task import jsongrammar as g
-from vbw.task.jsonvalues import decode_at
+from vbw.task.jsonvalues import decode_at, decode_span_at
 
 MAX_DEPTH = 512
 
@@ -44,6 +44,17 @@ def first_json_object(text: str) -> dict[str, Any] | None:
         return None
     value = decode_at(text, start)
     return value if isinstance(value, dict) else None
+
+
+def first_json_span(text: str) -> tuple[int, int] | None:
+    """Where first_json_object's object lies in `text` (start, end), or None."""
+    if "{" not in text:
+        return None
+    start = _Search(text, MAX_DEPTH).run()
+    if start is None:
+        return None
+    value, end = decode_span_at(text, start)
+    return (start, end) if isinstance(value, dict) else None
 
 
 class _Search:

@@ -53,7 +53,6 @@
     const o = el("option", null, f.label + " (" + f.count + ")");
     o.value = String(i);
     o.dataset.label = f.label;
-    if (f.count === 0 && i > 0) o.disabled = true;
     select.appendChild(o);
   });
 
@@ -189,6 +188,25 @@
     sec.appendChild(kv(ans));
     return sec;
   }
+  function summary(it) {
+    const t = el("table", "summary");
+    const hr = el("tr");
+    for (const h of ["arm", "state", "extracted answer", "finish"]) hr.appendChild(el("th", null, h));
+    t.appendChild(el("thead")).appendChild(hr);
+    const body = t.appendChild(el("tbody"));
+    for (const a of data.arms) {
+      const v = it.arms[a];
+      const tr = body.appendChild(el("tr"));
+      tr.dataset.arm = a;
+      tr.appendChild(el("td")).appendChild(el("code", null, a));
+      const st = tr.appendChild(el("td"));
+      st.appendChild(badge(v.state));
+      st.appendChild(el("span", "note", " " + v.state));
+      tr.appendChild(el("td", "mono answer", v.answer === null || v.answer === undefined ? "none" : v.answer));
+      tr.appendChild(el("td", null, v.finish_reason || ""));
+    }
+    return t;
+  }
   function show(i) {
     const it = items[i];
     rows.forEach((r) => r.classList.remove("sel"));
@@ -200,8 +218,13 @@
     const facts = [["gold", it.gold, "mono gold"]];
     if (it.excluded) facts.push(["excluded", it.excluded]);
     d.appendChild(kv(facts));
+    d.appendChild(summary(it));
     d.appendChild(el("p", "note", data.prompts_note));
     for (const a of data.arms) d.appendChild(armSection(it, a));
+    for (const pre of d.querySelectorAll("pre.text")) {  // a long text opens at its mark
+      const mark = pre.querySelector("mark");
+      if (mark) pre.scrollTop = Math.max(0, mark.offsetTop - pre.clientHeight / 2);
+    }
   }
 
   apply();

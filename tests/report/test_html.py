@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPLAYS, TASK_CONF, load_json
+from tests.conftest import REPLAYS, ROOT, TASK_CONF, load_json
 from tests.report.conftest import (BIG, BIG_TEXT, EMOJI_TEXT, EVIL_CPU, EVIL_ID, EVIL_LABEL,
                                    EVIL_QUESTION, EVIL_TEXT)
 from vbw.replay import read_replay
@@ -159,3 +159,9 @@ def test_every_run_writes_report_html_beside_report_md(tmp_path: Path) -> None:
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # nothing fetched
     got = load_json(tmp_path / "report.json")
     assert f"N={got['n']}" in html
+
+
+def test_the_readme_states_the_cap_in_force() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert f"longer than {MAX_TEXT_CHARS:,} characters is embedded as its first and last\n" \
+           f"{MAX_TEXT_CHARS // 2:,}" in readme

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.replay import Replay
+from vbw.replay import ArmRecord, ItemRecord, Replay
 from vbw.score.model import Report
 from vbw.task.arms import Arm
 from vbw.task.jsonscan import first_json_span
@@ -151,10 +151,11 @@ def _turns(task: Task, item: Item, arm: Arm, arms: list[Arm],
     return out
 
 
-def _arm(task: Task, item: Item, arm: Arm, rec: Any, state: str) -> ArmView:
+def _arm(task: Task, item: Item, arm: Arm, rec: ArmRecord | None, state: str,
+         turns: list[Turn]) -> ArmView:
     if rec is None or rec.text is None:
         return ArmView(state=state, unsupported=rec.unsupported_schema if rec else None,
-                       finish_reason=rec.finish_reason if rec else None)
+                       finish_reason=rec.finish_reason if rec else None, turns=turns)
     text = rec.text
     obj, answer = task.answer(text, item, arm)
     if arm.has_contract:
@@ -165,20 +166,18 @@ def _arm(task: Task, item: Item, arm: Arm, rec: Any, state: str) -> ArmView:
     return ArmView(state=state, text=cut(text), finish_reason=rec.finish_reason,
                    answer=None if answer is None else spell(answer), span=span,
                    span_kind=kind if span is not None else None,
-                   unsupported=rec.unsupported_schema)
+                   unsupported=rec.unsupported_schema, turns=turns)
 
 
-def item_view(task: Task, item: Item, arms: list[Arm], record: Any,
+def item_view(task: Task, item: Item, arms: list[Arm], record: ItemRecord,
               states: dict[str, str] | None, excluded: str | None) -> ItemView:
     """One item: `states` is its ledger row (None when excluded)."""
-    prompts: dict[str, int] = {}
+    prompts: dict[str, int] = {}  # each distinct prompt once: its index
     views = {}
     for arm in arms:
-        rec = record.arms.get(arm.key)
         state = "excluded" if states is None else states[arm.key]
-        view = _arm(task, item, arm, rec, state)
-        view.turns = _turns(task, item, arm, arms, prompts)
-        views[arm.key] = view
+        views[arm.key] = _arm(task, item, arm, record.arms.get(arm.key), state,
+                              _turns(task, item, arm, arms, prompts))
     return ItemView(id=item.id, excluded=excluded, gold=spell(item.gold),
                     prompts=[cut(p) for p in prompts], arms=views)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TASK_CONF = ROOT / "conf" / "task"       # the bundled task configs (pure task YAML)
+CONF_ROOT = ROOT / "conf"                # the bundled config groups
+TASK_CONF = CONF_ROOT / "task"           # the bundled task configs (pure task YAML)
 DATA = ROOT / "tasks" / "data"           # their data
 EXAMPLE = ROOT / "examples" / "qa"       # a user's config folder: task/, data/, replays/
 REPLAYS = ROOT / "replays"

@@ -61,7 +61,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 
 def demo_table(task_name: str, model: str, engine: str) -> str:
-    from vbw.report.markdown import rate_cell
+    from vbw.report.markdown import mde_text, p_value, rate_cell
 
     r = _score(task_name, model, engine)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -74,8 +74,10 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
         d = c.deltas["answer_accuracy"]
         effect = (f"{100 * d.delta:+.1f} pts" if d.excludes_0
                   else f"no detectable effect at N={r.n}")
+        power = "" if d.excludes_0 else f", {mde_text(d)}"
         lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {effect} "
-                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]; "
+                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}], "
+                     f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
     lines.append("")
@@ -84,30 +86,75 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
     return "\n".join(lines)
 
 
+def _was(new: float, old: float | None, fmt: str) -> str:
+    """`new (was old)`: the gain beside the figure (issue 10: previous values stay visible)."""
+    return format(new, fmt) + (f" (was {format(old, fmt)})" if old is not None else "")
+
+
+TARGET_ITEMS, TARGET_S, TARGET_MIB = 100_000, 10.0, 400.0
+COMPARE_REPLAYS = ["replays/bfcl_simple/smollm2_135m/outlines.jsonl",
+                   "replays/bfcl_simple/smollm2_135m/llamacpp.jsonl"]
+
+
+def demote(md: str, levels: int = 2) -> str:
+    """A report's headings, moved down to sit inside a README section."""
+    return re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + levels) + " ", md,
+                  flags=re.MULTILINE)
+
+
+def compare_block() -> str:
+    """The README's mode=compare command and the report.md it writes (headings demoted)."""
+    import io
+
+    from vbw.comparing import compare_replays
+    from vbw.config import Bootstrap
+    from vbw.report.compare import render_compare
+    from vbw.task.arms import ARM_KINDS
+    from vbw.task.runner import load_task
+
+    b = Bootstrap()
+    r = compare_replays(load_task(ROOT / "conf" / "task" / "bfcl_simple.yaml"),
+                        [ROOT / p for p in COMPARE_REPLAYS], COMPARE_REPLAYS,
+                        kinds=list(ARM_KINDS), n=None, allow_task_change=False, seed=b.seed,
+                        resamples=b.resamples, err=io.StringIO())
+    command = f"vbw mode=compare task=bfcl_simple 'replays=[{','.join(COMPARE_REPLAYS)}]'"
+    return f"```bash\n{command}\n```\n\n" + demote(render_compare(r)).rstrip("\n")
+
+
 def bench_scoring() -> str:
     data = json.loads((BENCH / "scoring.json").read_text())
-    d = data["demo_both_tasks"]
+    prev_file = BENCH / "scoring.previous.json"
+    prev = json.loads(prev_file.read_text()) if prev_file.exists() else {}
     m = data["machine"]
+    old_syn = {s["items"]: s for s in prev.get("synthetic", [])}
     lines = [f"Measured {data['measured']} on this project's reference machine "
              f"({m['cores']} cores, {m['cpu']}, Python {m['python']}) by "
-             "`python -m tests.benchmarks.bench_scoring`:", "",
-             "| what | wall (s) | peak RSS (MiB) |", "|---|---|---|",
-             f"| `vbw` (both demos, N=200 each, fresh process; median of {d['runs']}) | "
-             f"{d['median_wall_s']:.2f} | {d['peak_rss_mib']:.0f} |"]
+             "`python -m tests.benchmarks.bench_scoring`"
+             + (f" (1-minute load average {m['load_1min']:.1f} when it started)"
+                if "load_1min" in m else "")
+             + "; \"was\" is the figure it replaces, measured "
+             f"{prev.get('measured', '-')} before replay scoring was streamed:", "",
+             "| what | wall (s) | CPU (s) | peak RSS (MiB) | µs per item and arm |",
+             "|---|---|---|---|---|"]
     for s in data["synthetic"]:
+        o = old_syn.get(s["items"], {})
+        cpu = f"{s['cpu_s']:.1f}" if "cpu_s" in s else ""
         lines.append(f"| `vbw` on a synthetic replay, {s['items']:,} items x {s['arms']} arms | "
-                     f"{s['wall_s']:.1f} | {s['peak_rss_mib']:.0f} |")
-    if "median_import_s" in d:
-        lines += ["", f"Of the demo's {d['median_wall_s']:.2f} s, {d['median_import_s']:.2f} s is "
-                  "starting Python and importing vbw's CLI and pipeline (pydantic, Hydra/OmegaConf, "
-                  f"NumPy, jsonschema; a bare interpreter starts in {d['median_bare_python_s']:.2f} s)."]
+                     f"{_was(s['wall_s'], o.get('wall_s'), '.1f')} | {cpu} | "
+                     f"{_was(s['peak_rss_mib'], o.get('peak_rss_mib'), '.0f')} | "
+                     f"{_was(s['us_per_item_arm'], o.get('us_per_item_arm'), '.1f')} |")
     syn = data["synthetic"]
     if len(syn) >= 2:
         a, b = syn[0], syn[-1]
         lines += ["", f"From {a['items']:,} to {b['items']:,} items ({b['items'] / a['items']:.0f}x) "
-                  f"the wall time grows {b['wall_s'] / a['wall_s']:.1f}x: linear in items "
-                  f"(about {1e6 * (b['wall_s'] - a['wall_s']) / ((b['items'] - a['items']) * b['arms']):.0f} µs "
-                  "per item and arm, mostly JSON decoding and jsonschema validation)."]
+                  f"the wall time grows {b['wall_s'] / a['wall_s']:.1f}x and the peak RSS "
+                  f"{b['peak_rss_mib'] / a['peak_rss_mib']:.1f}x."]
+    big = next((s for s in syn if s["items"] == TARGET_ITEMS), None)
+    if big is not None:
+        met = big["wall_s"] <= TARGET_S and big["peak_rss_mib"] <= TARGET_MIB
+        lines += ["", f"Target (issue 10): {TARGET_ITEMS:,} items x 6 arms in <= {TARGET_S:.0f} s "
+                  f"and <= {TARGET_MIB:.0f} MiB: {big['wall_s']:.1f} s and "
+                  f"{big['peak_rss_mib']:.0f} MiB, " + ("met." if met else "**missed**.")]
     return "\n".join(lines)
 
 
@@ -116,18 +163,24 @@ def blocks() -> dict[str, Callable[[], str]]:
         "qwen-bfcl": lambda: demo_table("bfcl_simple", "qwen2_5_0_5b", "outlines"),
         "qwen-gsm8k": lambda: demo_table("gsm8k", "qwen2_5_0_5b", "outlines"),
         "bench-scoring": bench_scoring,
+        "compare-smollm2-bfcl": compare_block,
     }
+    engines = {"bfcl_simple": ("outlines", "llamacpp", "llguidance", "outlines-compact"),
+               "gsm8k": ("outlines", "llamacpp")}
     for task in ("bfcl_simple", "gsm8k"):
-        for engine in ("outlines", "llamacpp"):
+        for engine in engines[task]:
             out[f"smollm2-{task}-{engine}"] = (
                 lambda t=task, e=engine: _if_exists(
                     ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
-                    lambda: f"#### {t}, {e} engine\n\n" + demo_table(t, "smollm2_135m", e)))
+                    lambda: f"#### {t}, {_engine_title(e)}\n\n"
+                    + demo_table(t, "smollm2_135m", e) + _against_flexible(t, e)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
     out["html-size"] = lambda: _if_exists(BENCH / "html.json", _html_size)
+    out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
+    out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     return out
 
 
@@ -143,6 +196,55 @@ def _html_size() -> str:
         f"\n\nMeasured {d['measured']}. The last row is the cap at work: {w['texts']:,} texts "
         f"of 1 MB each ({w['replay_bytes'] / 1e9:.1f} GB of replay) embed as "
         f"{d['max_text_chars']:,} characters each.")
+
+
+def _engine_title(engine: str) -> str:
+    name, _, ws = engine.partition("-")
+    return f"{name} engine" + (f", {ws} whitespace" if ws else "")
+
+
+def _against_flexible(task_name: str, engine: str) -> str:
+    """For a replay beside the outlines/llamacpp pair: what it changes, counted from the
+    replays (items the GBNF engine excludes, constrained arms cut off by the cap)."""
+    if engine in ("outlines", "llamacpp"):
+        return ""
+    from vbw.replay import read_replay
+
+    def read(e: str):
+        return read_replay(ROOT / "replays" / task_name / "smollm2_135m" / f"{e}.jsonl")
+
+    this, outlines, gbnf = read(engine), read("outlines"), read("llamacpp")
+    refused = [r.id for r in gbnf.records if any(a.unsupported_schema for a in r.arms.values())]
+    here = {r.id: r for r in this.records}
+    scored = [i for i in refused if i in here
+              and not any(a.unsupported_schema for a in here[i].arms.values())]
+
+    def cut(replay) -> int:
+        return sum(1 for r in replay.records for k, a in r.arms.items()
+                   if k.startswith("constrained[") and a.finish_reason == "length")
+
+    return (f"\n\nAgainst the flexible pair: of the {len(refused)} item(s) the `llamacpp` "
+            f"engine excludes ({', '.join(refused) or 'none'}), {len(scored)} are generated "
+            f"and scored here; `constrained[*]` generations cut off by the token cap: "
+            f"{cut(this)} here, {cut(outlines)} under `outlines` (flexible), {cut(gbnf)} "
+            "under `llamacpp`.")
+
+
+def _sweep() -> str:
+    """Parallel sweep and shards vs one job at a time, from sweep.json."""
+    d = json.loads((BENCH / "sweep.json").read_text(encoding="utf-8"))
+    s, h, c = d["sweep"], d["shards"], d["bench_cores"]
+    return (f"SmolLM2-135M-Instruct Q4_1 on {d['cpu']} ({d['cores']} cores), `arms=headline`, "
+            f"first {d['items']} items per job, greedy; measured {d['measured']} by "
+            "`python -m tests.benchmarks.bench_sweep` (wall seconds of the whole `vbw` command, "
+            f"model loads and canaries included; 1-minute load average {d['load_average']:.2f} "
+            "after):\n\n"
+            "| what | one job at a time | in parallel | speed-up |\n|---|---|---|---|\n"
+            f"| {s['jobs']}-job sweep (2 tasks x 2 engines) | {s['serial_s']} s (basic launcher, "
+            f"threads={c}) | {s['joblib_s']} s (joblib, {c} jobs, threads=1) | {s['speedup']}x |\n"
+            f"| one bfcl_simple run (llamacpp) | {h['whole_s']} s (one job, threads={c}) | "
+            f"{h['sharded_s']} s ({h['count']} shards under joblib, threads=1, merged) | "
+            f"{h['speedup']}x |")
 
 
 def _server() -> str:
@@ -175,6 +277,12 @@ def _live() -> str:
     from tests.benchmarks.live_table import live_table
 
     return live_table()
+
+
+def _startup() -> str:
+    from tests.benchmarks.startup_table import startup_table
+
+    return startup_table()
 
 
 def _hostile() -> str:

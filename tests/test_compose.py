@@ -125,7 +125,7 @@ def test_glob_sweep_covers_user_and_bundled_tasks(tmp_path: Path) -> None:
 
 def test_sweep_over_a_user_and_a_bundled_task_in_replay_mode(tmp_path: Path) -> None:
     proc = run_vbw("-m", "--config-dir", str(EXAMPLE), "task=gsm8k,capitals",
-                   "model=smollm2_135m", f"replays_dir={EXAMPLE / 'replays'}", "mode=replay",
+                   "model=smollm2_135m", f"replays_dir={EXAMPLE / 'recorded'}", "mode=replay",
                    f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     reports = {load_json(p)["task"]: load_json(p) for p in (tmp_path / "s").glob("*/report.json")}

@@ -32,7 +32,7 @@ def _validated(overrides: list[str]) -> tuple[RunConfig, list[str]]:
 def test_every_group_has_options() -> None:
     assert all(GROUPS.values()), GROUPS
     assert {"qwen2_5_0_5b", "smollm2_135m"} <= set(GROUPS["model"])
-    assert set(GROUPS["engine"]) == {"outlines", "llamacpp"}
+    assert set(GROUPS["engine"]) == {"outlines", "llamacpp", "llguidance"}
     assert {"standard", "headline"} <= set(GROUPS["arms"])
     assert {"gsm8k", "bfcl_simple", "demo"} <= set(GROUPS["task"])
 

@@ -1,4 +1,4 @@
-"""The committed example of a user's own task (examples/qa: task/, data/, replays/) runs by
+"""The committed example of a user's own task (examples/qa: task/, data/, recorded/) runs by
 name in replay mode and check mode; its replay matches the task as committed."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ BY_NAME = ("--config-dir", str(EXAMPLE), "task=capitals", "model=smollm2_135m")
 
 
 def test_example_replay_by_name(tmp_path: Path) -> None:
-    proc = run_vbw(*BY_NAME, f"replays_dir={EXAMPLE / 'replays'}", f"hydra.run.dir={tmp_path}",
+    proc = run_vbw(*BY_NAME, f"replays_dir={EXAMPLE / 'recorded'}", f"hydra.run.dir={tmp_path}",
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "re-scoring the recorded replay" in proc.stdout.splitlines()[0]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from vbw.config import OpenAIBackendConfig, RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
-from vbw.replay import Replay, read_replay
+from vbw.replay.stream import ReplayStream, open_replay
 from vbw.replay.io import bundled_key, no_replay_message
 from vbw.report import write_reports
 from vbw.report.browser import Browser, build_browser
@@ -25,9 +25,9 @@ from vbw.report.provenance import provenance
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
-from vbw.score.states import score_items
+from vbw.score.stream import score_stream
 from vbw.task.arms import Arm, task_arms
-from vbw.task.audit import Audit, audit, first_error, first_ids
+from vbw.task.audit import Audit, audit, first_error
 from vbw.task.runner import Item, Task
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def _same_task(a: str | None, b: str) -> bool:
     return a is not None and a.replace("-", "_") == b.replace("-", "_")
 
 
-def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> None:
+def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool) -> None:
     """The replay is of this task; with a recorded task hash, of this version of it (a
     replay without one is scored, and its report says the version was not verified)."""
     header = replay.header
@@ -52,33 +52,6 @@ def check_replay_matches(replay: Replay, task: Task, allow_mismatch: bool) -> No
                           "allow_task_mismatch=true to score it anyway")
 
 
-def check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> tuple[list[str], int]:
-    """Replay ids the task does not have are an error, unless `n`/`first` explains them
-    (the task has them beyond its selection); task items the replay lacks are a warning.
-    Returns the missing ids and how many items were selected: "N scored of M"."""
-    selected = task.ids(n)
-    chosen = set(selected)
-    stray = [r.id for r in replay.records if r.id not in chosen]
-    if stray:
-        everywhere = set(task.ids(None, all_rows=True))
-        unknown = [i for i in stray if i not in everywhere]
-        if unknown:
-            raise ReplayError(f"{replay.path}: {len(unknown)} item id(s) are not in task "
-                              f"{task.name} ({task.path}): {first_ids(unknown, quote=True)}; "
-                              "the replay belongs to other data, or its ids were changed")
-    held = {r.id for r in replay.records}
-    missing = [i for i in selected if i not in held]
-    if len(missing) == len(selected):
-        raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored (the "
-                          f"replay holds {len(held)} item(s), none of the {len(selected)} "
-                          "selected)")
-    if missing:
-        print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
-              f"{replay.path}: {first_ids(missing, quote=True)}; scoring the "
-              f"{len(selected) - len(missing)} it holds", file=err)
-    return missing, len(selected)
-
-
 def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
     """The task checks (vbw.task.audit): problems stop the run, warnings are printed."""
     result = audit(task, items)
@@ -89,25 +62,31 @@ def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
     return result
 
 
-def score(task: Task, replay: Replay, cfg: RunConfig, mode: str,
-          err: TextIO) -> tuple[Report, Browser]:
-    """The report, and report.html's item data (the same items, arms and texts)."""
-    missing, n_task = check_ids(task, replay, cfg.n, err)
-    items = task.items(cfg.n, only={r.id for r in replay.records})
-    audit_or_fail(task, items, err)
+def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO) -> Report:
+    """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
+    task checked on the items it holds, states per item and arm, then the report."""
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    states = score_items(task, items, replay, arms)
+    scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
+    states = scored.states
     if not states.ids:
         raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored "
-                          f"(held: {len(items)}, excluded: {len(states.excluded)})")
+                          f"(held: {len(states.excluded)}, excluded: {len(states.excluded)})")
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
-    report = build_report(states, task=task.name, label=task.spec.label, mode=mode,
-                          meta=replay.meta_as_written, source=replay.path,
-                          provenance=provenance(replay.header, replay.records, replay.end),
-                          seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
-                          n_task=n_task, missing=missing)
-    return report, build_browser(report, task, items, replay, arms)
+    return build_report(states, task=task.name, label=task.spec.label, mode=mode,
+                        meta=replay.meta_as_written, source=str(replay.path),
+                        provenance=provenance(replay.header, scored.timings, scored.end),
+                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
+                        n_task=scored.n_task, missing=scored.missing)
+
+
+def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Browser:
+    """report.html's item data: a second pass over the replay, keeping only the (cut)
+    texts of the items the report holds."""
+    stream = open_replay(replay_path)
+    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    records = (rec for _, rec in stream.items(full=True))
+    return build_browser(report, task, stream.header, records, arms)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
@@ -136,11 +115,13 @@ def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
 
 
 def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
-    """What keys a recorded replay: the model's name and the engine. For a server, the
-    served model id (made safe as a folder name) and `server-<dialect>`."""
+    """What keys a recorded replay: the model's name and the engine (`<engine>-compact`
+    under compact whitespace). For a server, the served model id (made safe as a folder
+    name) and `server-<dialect>`."""
     if isinstance(cfg.backend, OpenAIBackendConfig):
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", cfg.backend.model), cfg.backend.engine
-    return cfg.model.name, cfg.engine.name
+    engine = cfg.engine.name
+    return cfg.model.name, engine if cfg.engine.whitespace == "flexible" else f"{engine}-compact"
 
 
 def recorded_key(cfg: RunConfig, task: Task) -> str:
@@ -196,6 +177,10 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     """(replay path, "replay" or "live") per the mode: see the module docstring."""
     if cfg.mode == "live":
         return _live(task, cfg, task_dir, err, backend=backend), "live"
+    if cfg.mode == "merge":
+        from vbw.sweep.shards import merged_replay
+
+        return merged_replay(task, cfg.replays, cfg.n, cwd, task_dir), "replay"
     if cfg.replay is not None:
         p = Path(cfg.replay).expanduser()
         return (p if p.is_absolute() else cwd / p), "replay"
@@ -211,13 +196,36 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     return _live(task, cfg, task_dir, err, recorded_key(cfg, task), backend), "live"
 
 
+def _check_shard(cfg: RunConfig, tasks: list[Task]) -> None:
+    """A shard is part of a live run of one task; mode=merge joins the parts."""
+    if cfg.shard.count > 1 and cfg.mode != "live":
+        raise ConfigError(f"shard.count={cfg.shard.count} splits a live run: pass mode=live "
+                          f"(mode={cfg.mode} would not generate)")
+    if cfg.shard.count > 1 and len(tasks) > 1:
+        raise ConfigError(f"shard.count={cfg.shard.count}: a sharded run is of one task, but "
+                          f"task selects {len(tasks)}; sweep them, e.g. -m task=gsm8k,bfcl_simple")
+    if cfg.mode == "merge" and len(tasks) > 1:
+        raise ConfigError(f"mode=merge joins the shards of one task, but task selects "
+                          f"{len(tasks)}; choose one, e.g. task=gsm8k")
+
+
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-        backend: Backend | None = None) -> int:
-    """Check, score (and first generate where needed) every task; return the exit code."""
+        backend: Backend | None = None, job: str | None = None) -> int:
+    """Check, score (and first generate where needed) every task; return the exit code.
+    `job` names the sweep job in the gate message. A shard job is not gated: its slice is
+    not the run; the merged run is."""
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")
+    _check_shard(cfg, tasks)
+    if cfg.replays is not None and cfg.mode not in ("compare", "merge"):
+        raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by mode=compare and "
+                          f"mode=merge only (mode={cfg.mode}); to score one file pass "
+                          "replay=PATH")
+    if cfg.mode == "compare":
+        from vbw.comparing import run_compare  # it builds on this module's checks
+        return run_compare(cfg, tasks, out_dir, cwd, out, err)
     if cfg.mode == "check":
         return check_tasks(tasks, cfg.n, out)
     tripped: list[str] = []
@@ -225,18 +233,25 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     for task in tasks:
         task_dir = out_dir / task.name if len(tasks) > 1 else out_dir
         replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err, backend)
-        replay = read_replay(replay_path)
-        check_replay_matches(replay, task, cfg.allow_task_mismatch)
-        report, browser = score(task, replay, cfg, mode, err)
-        md = write_reports(report, task_dir, browser)
+        replay = open_replay(replay_path)
+        try:
+            check_replay_matches(replay, task, cfg.allow_task_mismatch)
+        except ReplayError:
+            replay.drain()  # a bad line anywhere in the file is reported first
+            raise
+        if cfg.mode == "merge":  # scored over the whole run's selection
+            cfg = cfg.model_copy(update={"n": replay.header.n})
+        report = score(task, replay, cfg, mode, err)
+        md = write_reports(report, task_dir, browser(report, task, replay_path, cfg))
         print(md, file=out)
         dirs.append(task_dir)
-        if cfg.gate.wrong_valid_above is not None:
+        if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:
             arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
             tripped += [f"{task.name}: {a}" for a in
                         tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
     if tripped:
-        print(f"vbw: gate tripped (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
+        in_job = f" in {job}" if job else ""
+        print(f"vbw: gate tripped{in_job} (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
               + "; ".join(tripped), file=err)
     where = dirs[0] if len(dirs) == 1 else out_dir
     print(f"Reports written to {where}", file=out)

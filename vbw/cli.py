@@ -1,7 +1,10 @@
 """The `vbw` console script: a thin Hydra app. The command line is first composed with
-Hydra's own loader (vbw.compose) so a bad override is one line, exit 2; then Hydra
-composes conf/ and the user's folders, pydantic validates, vbw.app runs. Every VbwError
-becomes one line on stderr and exit 2."""
+Hydra's own loader (vbw.compose) so a bad override is one line, exit 2; a plain run is
+then run on that composition by Hydra's job runner (vbw.launch), anything else (sweeps,
+--cfg, --help) by `@hydra.main`; pydantic validates, vbw.app runs. Every VbwError
+becomes one line on stderr and exit 2. In a multirun each job records its outcome in its
+own status.json instead of exiting (vbw.sweep), and the sweep's exit code is read back
+from those files when the multirun ends."""
 
 from __future__ import annotations
 
@@ -14,15 +17,13 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots
-from vbw.config import RunConfig
+from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots, parse_args
 from vbw.errors import VbwError
+from vbw.launch import job_name, run_composed
+from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
-from vbw.task.locate import is_task_path, select_tasks
-from vbw.validation import validate
-
-_sweep_exit = 0  # in a multirun, a tripped gate is remembered so every job still runs
-
+from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
+from vbw.task.locate import is_task_path
 
 INTERNAL_ERROR = 3
 
@@ -62,28 +63,79 @@ def _task_overrides(overrides: Any) -> list[str]:
     return [o for o in overrides if o.lstrip("+~").startswith("task.")]
 
 
+def job_inputs(cfg: DictConfig, hc: Any) -> JobInputs:
+    """What the job runs: the composed config (the task apart: a task is pure YAML, read
+    as written, never interpolated) and how its tasks are selected."""
+    rest = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "task"])
+    data: Any = OmegaConf.to_container(rest, resolve=True)
+    node = OmegaConf.to_container(cfg.task, resolve=False) if "task" in cfg else None
+    return JobInputs(config=data, task_node=node, task_choice=hc.runtime.choices.get("task"),
+                     roots=[str(r) for r in config_roots(hc.runtime.config_sources)],
+                     cwd=os.getcwd(), task_overrides=_task_overrides(hc.overrides.task))
+
+
+def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None) -> int:
+    """Validate, select the tasks and run in a claimed folder; `status`, in a sweep, is
+    filled in with what the run is (model, engine, shard) as soon as that is known."""
+    from vbw.app import model_and_engine, run
+
+    run_cfg, tasks = inputs.resolve()
+    if status is not None:
+        status.model, status.engine = model_and_engine(run_cfg)
+        if run_cfg.shard.count > 1:
+            status.shard = run_cfg.shard.model_dump()
+    named = None
+    if status is not None:  # the gate names the job: "job 2 (task=gsm8k engine=llamacpp)"
+        named = f"{status.job} ({' '.join(status.overrides)})" if status.overrides \
+            else status.job
+    with claimed(out_dir):
+        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), job=named)
+
+
+def job_label(num: int, overrides: list[str]) -> str:
+    return f"job {num}: {' '.join(overrides)}" if overrides else f"job {num}"
+
+
+def _sweep_job(cfg: DictConfig, hc: Any) -> None:
+    """One job of a multirun: a header naming it, then the run; its outcome goes to
+    status.json in its folder, never to this process (a launcher may run each job in
+    another process or machine). Only an interrupt stops the sweep."""
+    out_dir = Path(hc.runtime.output_dir)
+    overrides = list(hc.overrides.task)
+    label = job_label(hc.job.num, overrides)
+    print(f"== {escape_line(label)} ==", flush=True)
+    status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
+                       exit_code=INTERNAL_ERROR, reason="internal error")
+    try:
+        status.inputs = job_inputs(cfg, hc)
+        status.exit_code = _run_job(status.inputs, out_dir, status)
+        status.reason = "ok" if status.exit_code == 0 else "gate tripped"
+    except VbwError as e:
+        print(f"vbw: error: {escape_line(label)}: {e}", file=sys.stderr, flush=True)
+        status.exit_code, status.reason = e.exit_code, str(e)
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as e:  # noqa: BLE001  a bug: recorded, and the other jobs still run
+        traceback.print_exc()
+        print(f"vbw: internal error in {escape_line(label)} (a bug in vbw, not in your "
+              "input): please report it with the command line and the traceback above",
+              file=sys.stderr, flush=True)
+        status.reason = f"internal error: {type(e).__name__}: {e}"
+    status.reports = reports_in(out_dir)
+    write_status(out_dir, status)
+
+
 @hydra.main(version_base="1.3", config_path=str(CONF), config_name=CONFIG_NAME)
 def _hydra_main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from vbw.app import run
-
-    global _sweep_exit
     hc = HydraConfig.get()
     try:
-        rest = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "task"])
-        data: Any = OmegaConf.to_container(rest, resolve=True)
-        run_cfg = validate(RunConfig, data, source="config")
-        # a task is pure YAML: read as written, never interpolated
-        node = OmegaConf.to_container(cfg.task, resolve=False) if "task" in cfg else None
-        cwd = Path(os.getcwd())
-        tasks = select_tasks(node, hc.runtime.choices.get("task"),
-                             config_roots(hc.runtime.config_sources), cwd,
-                             _task_overrides(hc.overrides.task))
-        out_dir = Path(hc.runtime.output_dir)
-        with claimed(out_dir):
-            code = run(run_cfg, tasks, out_dir, cwd)
+        if hc.mode == RunMode.MULTIRUN:
+            _sweep_job(cfg, hc)
+            return
+        code = _run_job(job_inputs(cfg, hc), Path(hc.runtime.output_dir))
     except VbwError as e:
         _fail(e)
     except KeyboardInterrupt:
@@ -94,27 +146,44 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(141)
     except Exception:  # noqa: BLE001  a bug: never mistaken for a gate (1) or usage (2)
         _internal_error()
-    if code and hc.mode == RunMode.MULTIRUN:
-        _sweep_exit = max(_sweep_exit, code)
-    elif code:
+    if code:
         sys.exit(code)
 
 
-def main() -> None:
+def _register_resolvers() -> None:
+    """Run folders carry the launching process's id, so two runs started in the same
+    second differ. Cached, and registered on import: a launcher's worker process (joblib,
+    submitit, Ray) imports this module to run a job and resolves the sweep folder from the
+    launching process's cached value, so every job lands in one sweep folder."""
     if not OmegaConf.has_resolver("vbw_pid"):
-        # run folders carry the process id: two runs started in the same second differ
-        OmegaConf.register_new_resolver("vbw_pid", lambda: str(os.getpid()))
+        OmegaConf.register_new_resolver("vbw_pid", lambda: str(os.getpid()), use_cache=True)
+
+
+_register_resolvers()
+
+
+def main() -> None:
     try:
         argv = task_path_form(sys.argv[1:])
-        check_command_line(argv)
+        composed = check_command_line(argv, job_name(_hydra_main))
     except VbwError as e:
         _fail(e)
     except Exception:  # noqa: BLE001
         _internal_error()
     sys.argv[1:] = argv
-    _hydra_main()
-    if _sweep_exit:
-        sys.exit(_sweep_exit)
+    if composed is not None:  # a plain run, already composed: not composed again
+        run_composed(composed, _hydra_main)
+    else:
+        _hydra_main()
+    # Hydra imports the callback module when a multirun ends (conf: hydra.callbacks)
+    ended = sys.modules.get("vbw.sweep.callback")
+    code = ended.finished_sweep_exit() if ended is not None else None
+    if code is None and parse_args(argv).multirun:
+        print("vbw: internal error: the sweep ended without its summary (is "
+              "hydra.callbacks.vbw_sweep removed?); its exit code is unknown", file=sys.stderr)
+        code = INTERNAL_ERROR
+    if code:
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,10 @@ bundled conf/, `--config-dir`, `hydra.searchpath`) and turns any failure into on
 naming the override, exit 2. A multirun is expanded with Hydra's own sweep logic and every
 job is composed, so `task=glob(*)` and `-m task=gsm8k,my_qa` are checked against the
 bundled and the user's options alike.
+
+For a plain run that composition is the run's config: `check_command_line` returns it
+(with the loader and search path) so vbw.launch hands it to Hydra's job runner instead of
+letting `@hydra.main` compose it twice more (once to read `hydra.mode`, once to run).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import argparse
 import difflib
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -69,16 +74,32 @@ def config_roots(sources: Any) -> list[Path]:
     return roots
 
 
-def check_command_line(argv: list[str]) -> None:
-    """Compose every job the command line asks for; raise ConfigError on the first failure."""
+@dataclass
+class Composed:
+    """A plain run's config, composed once: what Hydra's job runner needs to run it."""
+
+    loader: Any        # hydra's ConfigLoaderImpl, on the search path `@hydra.main` builds
+    config_name: str
+    cfg: Any           # the composed DictConfig, hydra node included
+
+
+def check_command_line(argv: list[str], job_name: str) -> Composed | None:
+    """Compose every job the command line asks for; raise ConfigError on the first failure.
+    A plain run (no -m, --cfg, --help, ... and nothing that sets hydra.mode or hydra.verbose)
+    returns its composed config, so it is not composed again; anything else returns None
+    and goes through `@hydra.main` as before. `job_name` is what `@hydra.main` names the
+    job (composition records it)."""
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.utils import JobRuntime
     from hydra.errors import HydraException
+
+    JobRuntime().set("name", job_name)
 
     args = parse_args(argv)
     if args.help or args.hydra_help or args.shell_completion or args.info \
             or args.config_path is not None:
-        return  # nothing is composed (or Hydra resolves a relative -cp itself)
+        return None  # nothing is composed (or Hydra resolves a relative -cp itself)
     loader = ConfigLoaderImpl(config_search_path=search_path(args.config_dir))
     name = args.config_name or CONFIG_NAME
     try:
@@ -93,6 +114,20 @@ def check_command_line(argv: list[str]) -> None:
             _check_required(cfg, job)
     if cfg is not None and args.cfg is None:
         _check_writable(cfg, bool(args.multirun))
+    if cfg is None or not _plain_run(args, parsed, cfg):
+        return None
+    return Composed(loader=loader, config_name=name, cfg=cfg)
+
+
+def _plain_run(args: argparse.Namespace, parsed: list[Any], cfg: Any) -> bool:
+    """Hydra would run exactly this config as one job: no other command, no mode or debug
+    logging asked for (those read or change the config in ways only Hydra's path has)."""
+    if args.multirun or args.cfg is not None or args.resolve or args.experimental_rerun:
+        return False
+    if any(o.get_key_element().lstrip("+~") in ("hydra.mode", "hydra.verbose")
+           for o in parsed):
+        return False
+    return cfg.hydra.mode is None and not cfg.hydra.verbose
 
 
 def _check_required(cfg: Any, overrides: list[str]) -> None:

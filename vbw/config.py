@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, TypeVar, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from vbw.resources import bundled
 from vbw.task.arms import ARM_KINDS
 from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
+
+T = TypeVar("T")
 
 
 class ModelConfig(StrictModel):
@@ -69,10 +71,11 @@ BackendConfig = Annotated[Union[LocalBackendConfig, OpenAIBackendConfig],
 
 
 class EngineConfig(StrictModel):
-    name: Literal["outlines", "llamacpp"]
+    name: Literal["outlines", "llamacpp", "llguidance"]
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
     greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed
+    whitespace: Literal["flexible", "compact"] = "flexible"  # engine's own rule, or none
 
 
 class MaxTokens(StrictModel):
@@ -108,7 +111,42 @@ class Gate(StrictModel):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-Mode = Literal["auto", "replay", "live", "check"]
+class Shard(StrictModel):
+    """One job's part of a live run spread over `count` jobs: the item at position p of
+    the run's selection (after `first` and `n`, in task order) belongs to shard
+    p mod count, so every shard holds about the same number of items and the shards of
+    one run hold every item exactly once. count=1 (the default) is the whole run."""
+
+    index: int = Field(default=0, ge=0)
+    count: int = Field(default=1, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _index_below_count(self) -> "Shard":
+        if self.index >= self.count:
+            raise ValueError(f"shard.index {self.index} must be below shard.count "
+                             f"{self.count} (0 <= index < count)")
+        return self
+
+    def take(self, seq: list[T]) -> list[T]:
+        """This shard's elements of `seq` (positions index, index+count, ...)."""
+        return seq[self.index::self.count]
+
+
+Mode = Literal["auto", "replay", "live", "check", "merge", "compare"]
+class CompareConfig(StrictModel):
+    """mode=compare (vbw.comparing) reads the root `replays=[A,B,...]` (the reference
+    first); `fail_if_worse` entries are `ARM:METRIC`, checked against the arm grammar and
+    the metric names when the replays are read."""
+
+    allow_task_change: bool = False  # compare replays whose task hashes differ
+    fail_if_worse: list[str] = []  # exit 1 if any is detectably worse than the reference
+
+    @field_validator("fail_if_worse", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+
 
 
 class RunConfig(StrictModel):
@@ -129,3 +167,6 @@ class RunConfig(StrictModel):
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()
     gate: Gate = Gate()
+    shard: Shard = Shard()
+    replays: list[str] | None = None  # mode=merge: shard replays (files or folders)
+    compare: CompareConfig = CompareConfig()

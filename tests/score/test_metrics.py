@@ -62,3 +62,15 @@ def test_same_seed_same_intervals() -> None:
     b = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
                      provenance="p", seed=7, resamples=500, n_task=5, missing=[])
     assert a.model_dump() == b.model_dump()
+
+
+def test_comparisons_carry_the_exact_test_and_mde() -> None:
+    """Hand-checked on _states(): prompt_json[s] -> constrained[s] validity goes 1,0,1,0 ->
+    1,1,1,1 (0 vs 2 discordant: p = 2 * 1/2^2), accuracy 1,0,1,0 -> 1,1,0,0 (1 vs 1)."""
+    r = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
+                     provenance="p", seed=42, resamples=500, n_task=5, missing=[])
+    head = r.comparisons[0].deltas
+    v, a = head["schema_validity"], head["answer_accuracy"]
+    assert (v.n10, v.n01, v.mcnemar_p) == (0, 2, 2 / 2 ** 2)
+    assert (a.n10, a.n01, a.mcnemar_p) == (1, 1, 1.0)
+    assert v.mde is None and a.mde is None  # 2 discordant items can never reach p < 0.05

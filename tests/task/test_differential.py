@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import TASK_CONF
 from vbw.task.extract import call_source
 from vbw.task.jsonscan import MAX_DEPTH, _Search, first_json_object
+from vbw.task.jsonvalues import decode_at
 from vbw.task.runner import load_task
 
 OLD_GSM8K = r"[Aa]nswer\s*[:=]\s*\**\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?)"
@@ -213,3 +214,34 @@ def test_first_json_object_on_deep_array_members_answers_as_the_original_did() -
         found += expected is not None
         assert repr(first_json_object(text)) == repr(expected), text
     assert found > 1_000
+
+
+WHOLE = ['{"a": 1}', ' {"a": 1.5e300}', '{"a": 1e400}', '{"a": NaN}', '{"a": -Infinity}',
+         '{"a": 1, "a": 2, "b": 3}', '{"a": "\\ud800"}', '{"a": 18446744073709551616}',
+         '{"a": ' + "9" * 5000 + '}', '{"a": 0.1000000000000000055511151231257827}',
+         '{"a": 2.2250738585072011e-308}', '{"a": 1} trailing', 'x {"a": [1, {"b": {}}]}\n',
+         '{"a": "\\u00e9\\n"}', '{"a": 1}{"b": 2}', '[{"a": 1}]', '{"a": 1', '{"a":\t1 }\r\n',
+         '{"a": ' * (MAX_DEPTH - 1) + '1' + '}' * (MAX_DEPTH - 1),
+         '{"a": ' * (MAX_DEPTH + 1) + '1' + '}' * (MAX_DEPTH + 1),
+         '{"a": [' * 300 + ']}' * 300]
+
+
+@pytest.mark.parametrize("text", WHOLE, ids=range(len(WHOLE)))
+def test_the_whole_object_shortcut_answers_as_the_search(text: str) -> None:
+    """A text that is one JSON object from its first `{` is decoded by orjson; the answer
+    (value, key order, type of every number) is the search's."""
+    start = _Search(text, MAX_DEPTH).run()
+    expected = None if start is None else decode_at(text, start)
+    expected = expected if isinstance(expected, dict) else None
+    got = first_json_object(text)
+    assert repr(got) == repr(expected) and _types(got) == _types(expected)
+
+
+def _types(v: Any) -> list[str]:
+    """Every value's type, depth first (repr shows 1 and 1.0 apart, but not JsonBigInt)."""
+    out, stack = [], [v]
+    while stack:
+        x = stack.pop()
+        out.append(type(x).__name__)
+        stack.extend(x.values() if isinstance(x, dict) else x if isinstance(x, list) else [])
+    return out

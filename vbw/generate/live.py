@@ -16,8 +16,8 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from vbw.config import OpenAIBackendConfig, RunConfig
-from vbw.errors import EngineError, ReplayError
+from vbw.config import OpenAIBackendConfig, RunConfig, Shard
+from vbw.errors import ConfigError, EngineError, ReplayError
 from vbw.generate.backend import Backend
 from vbw.generate.canary import run_canary
 from vbw.generate.items import generate_item, prompt_hash
@@ -26,12 +26,13 @@ from vbw.generate.progress import Progress
 from vbw.generate.providers import open_backend, planned
 from vbw.generate.provenance import now, versions
 from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
-                        ReplayWriter, read_replay)
+                        ReplayWriter, ShardInfo, read_replay)
 from vbw.task.arms import Arm, task_arms
 from vbw.task.runner import Item, Task
 
 # header fields that must match for a resumed run to continue the same experiment
-_RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse")
+_RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse",
+                "whitespace", "shard")
 
 
 def _shown(value: Any) -> str:
@@ -100,10 +101,13 @@ def _result(item: Item, fut: Future[ItemRecord]) -> ItemRecord:
 
 
 def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
-                    mf: ModelFile | None, engine: str | None = None) -> ReplayHeader:
+                    mf: ModelFile | None, engine: str | None = None,
+                    shard: ShardInfo | None = None) -> ReplayHeader:
     fields = planned(cfg.backend, cfg.model, cfg.engine, mf)
     if engine is not None:  # a backend given in code (the tests' scripted one)
         fields["engine"] = engine
+    if shard is not None:
+        fields["shard"] = shard
     return ReplayHeader(format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
                         arms=[a.key for a in arms],
                         max_tokens=cfg.arms.max_tokens.model_dump(by_alias=True), **fields)
@@ -118,14 +122,29 @@ def _replay_path(cfg: RunConfig, out_dir: Path) -> Path:
     return path
 
 
+def shard_items(items: list[Item], shard: Shard) -> tuple[list[Item], ShardInfo | None]:
+    """This job's slice of the run's items (vbw.config.Shard: position mod count) and the
+    header's record of it; the whole run when count is 1. An empty shard is refused."""
+    if shard.count == 1:
+        return items, None
+    mine = shard.take(items)
+    if not mine:
+        raise ConfigError(f"shard.index={shard.index}: no item falls in shard {shard.index} "
+                          f"of {shard.count} (the run selects {len(items)} item(s)); use "
+                          f"shard.count={max(1, len(items))} or fewer")
+    return mine, ShardInfo(index=shard.index, count=shard.count, of=len(items))
+
+
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
              mf: ModelFile | None, err: TextIO, backend: Backend | None = None) -> Path:
-    """Run the canary, then generate (or resume) a replay of `items`; return its path.
-    `mf` comes from `providers.prepare`; `backend` replaces the configured one (tests)."""
+    """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
+    them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`;
+    `backend` replaces the configured one (tests)."""
+    items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
     want = _planned_header(task, cfg, len(items), arms, mf,
-                           backend.engine if backend is not None else None)
+                           backend.engine if backend is not None else None, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary
     if backend is None:
@@ -157,7 +176,8 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     else:
         writer.start(header)
     todo = [it for it in items if it.id not in done]
-    print(f"vbw: live {task.name}: {len(todo)} item(s) to generate ({len(done)} already in "
+    part = f" (shard {want.shard.index} of {want.shard.count})" if want.shard else ""
+    print(f"vbw: live {task.name}{part}: {len(todo)} item(s) to generate ({len(done)} already in "
           f"{path}), engine {backend.engine}, canary passed in {canary:.2f} s", file=err)
     concurrency = cfg.backend.concurrency if isinstance(cfg.backend, OpenAIBackendConfig) else 1
     bar = Progress(len(items), len(items) - len(todo), task.name, cfg.progress, err)

@@ -25,13 +25,14 @@ class LocalBackend(Backend):
         return self.engine_impl.compile(schema)[1]
 
     def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
-        kwargs: dict[str, Any] = {}
+        rule = None
         compile_seconds = 0.0
         if config.schema_ is not None:
             constraint, compile_seconds = self.engine_impl.compile(config.schema_)
-            kwargs = constraint.decode_kwargs()
+            rule = constraint.rule()
         tokens = self.runtime.chat_tokens(messages)
-        gen = self.runtime.complete(tokens, max_tokens=config.max_tokens, **kwargs)
+        gen = self.runtime.complete(tokens, max_tokens=config.max_tokens, rule=rule,
+                                    greedy_first=self.engine_impl.greedy_first)
         return gen.model_copy(update={"compile_seconds": compile_seconds})
 
     def clear_cache(self) -> None:

@@ -10,7 +10,7 @@ each may 404 or time out: the field is then simply absent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from vbw.generate.wire import Endpoint, one_line_text

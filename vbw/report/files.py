@@ -63,11 +63,17 @@ def write_reports(r: Report, out_dir: Path, browser: Browser | None = None) -> s
     contents = {"report.md": md, "quadrants.svg": svg, "report.html": render_html(r, svg, browser),
                 "ledger.csv": ledger_csv(r),
                 MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"}  # all rendered first
+    write_set(out_dir, contents)
+    return md
+
+
+def write_set(out_dir: Path, contents: dict[str, str]) -> None:
+    """Write a set of rendered files atomically, report.json last (see the docstring)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob(f".*{PARTIAL}*"):  # left by a run killed mid-write
         stale.unlink(missing_ok=True)
     (out_dir / MANIFEST).unlink(missing_ok=True)
     _fsync_dir(out_dir)
-    for name, text in contents.items():
-        write_atomic(out_dir / name, text)
+    for name in sorted(contents, key=lambda k: k == MANIFEST):  # stable: MANIFEST last
+        write_atomic(out_dir / name, contents[name])
     _fsync_dir(out_dir)
-    return md

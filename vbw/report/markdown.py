@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from vbw.report.escape import code, text
-from vbw.score.model import Comparison, Rate, Report
+from vbw.score.model import Comparison, Delta, Rate, Report
+from vbw.score.paired import ALPHA
 
 _NAMES = {"schema_validity": "schema validity", "wrong_but_valid": "wrong but valid"}
 
@@ -23,6 +24,26 @@ def _pts(x: float) -> str:
     return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
 
 
+def p_value(p: float) -> str:
+    """`p=0.039`, `p<0.001`; never rounded across ALPHA (0.0499 is not printed 0.05)."""
+    if p < 0.001:
+        return "p<0.001"
+    s = f"{p:.2g}"
+    if p < ALPHA <= float(s):
+        s = f"{p:.4g}"
+    return f"p={s}"
+
+
+def mde_text(d: Delta) -> str:
+    """The minimum detectable effect in points, or why there is none."""
+    if d.mde is not None:
+        return f"MDE ±{100 * d.mde:.1f} pts"
+    k = d.n10 + d.n01
+    if k == 0:
+        return "MDE none: no discordant item"
+    return f"MDE none: {k} discordant item{'' if k == 1 else 's'}, too few for p<{ALPHA:g}"
+
+
 def rate_cell(r: Rate | None) -> str:
     if r is None:
         return "n/a"
@@ -33,11 +54,13 @@ def _comparison(c: Comparison, n: int, label: str) -> list[str]:
     lines = [f"**{code(c.from_)} → {code(c.to)}** ({c.role})"]
     for metric, d in c.deltas.items():
         name = metric_name(metric, label)
-        interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts"
+        interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts; McNemar " \
+                   f"{p_value(d.mcnemar_p)}"
         if d.excludes_0:
             lines.append(f"- {name}: {_pts(d.delta)} pts ({interval})")
         else:
-            lines.append(f"- {name}: no detectable effect at N={n} ({interval})")
+            lines.append(f"- {name}: no detectable effect at N={n} ({interval}; "
+                         f"{mde_text(d)})")
     lines.append(f"- per-item flips: {c.flips.right_to_wrong} right→wrong, "
                  f"{c.flips.wrong_to_right} wrong→right")
     return lines

@@ -9,14 +9,22 @@ validbutwrong 0.1's) record everything, and their line reads as it always has.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
-from vbw.replay import EndV1, ItemRecord, ReplayHeader
+from vbw.replay import EndV1, ReplayHeader
+
+
+class Timed(Protocol):
+    """A record's recorded seconds: an ItemRecord, or what a streamed scoring keeps."""
+
+    @property
+    def item_seconds(self) -> float | None: ...
 
 NO_TASK_HASH = ("task hash not recorded, so it could not be verified that the texts were "
                 "generated for this version of the task")
 
 
-def provenance(header: ReplayHeader, records: Sequence[ItemRecord], end: EndV1 | None) -> str:
+def provenance(header: ReplayHeader, records: Sequence[Timed], end: EndV1 | None) -> str:
     """When, on what, with what and by what the texts were generated, as far as recorded."""
     when = _when(header, records, end)
     cpu = header.hardware.cpu if header.hardware else None
@@ -36,7 +44,7 @@ def provenance(header: ReplayHeader, records: Sequence[ItemRecord], end: EndV1 |
     return "; ".join(clauses)
 
 
-def _when(h: ReplayHeader, records: Sequence[ItemRecord], end: EndV1 | None) -> str | None:
+def _when(h: ReplayHeader, records: Sequence[Timed], end: EndV1 | None) -> str | None:
     if h.version == 0:  # 0.1 recorded one run's start and wall time in the header
         if h.started is None:
             return None

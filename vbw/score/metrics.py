@@ -9,6 +9,7 @@ import numpy as np
 from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
 from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
+from vbw.score.paired import mcnemar_p, min_detectable_effect
 from vbw.score.states import ItemStates
 from vbw.task.arms import Arm
 
@@ -17,7 +18,7 @@ SECONDARY_ROLE = "secondary: also changes whether the model reasons in text (con
 EXCLUDED_REASON = "the decoding backend could not compile the schema"
 
 
-def _columns(st: ItemStates, j: int) -> dict[str, np.ndarray]:
+def metric_columns(st: ItemStates, j: int) -> dict[str, np.ndarray]:
     """0/1 vectors per metric for arm column j, in the order their CIs are drawn from the
     arm's stream; validity metrics only for contract arms."""
     right = st.right[:, j]
@@ -32,7 +33,7 @@ def arm_metrics(st: ItemStates, arm: Arm, rng: np.random.Generator,
                 resamples: int) -> ArmMetrics:
     """One arm's rates and quadrant; rng is that arm's own stream (see key_rng)."""
     n = len(st.ids)
-    cols = _columns(st, st.arms.index(arm))
+    cols = metric_columns(st, st.arms.index(arm))
     rates = {m: Rate(rate=float(v.mean()) if n else 0.0, ci95=rate_ci(v, rng, resamples))
              for m, v in cols.items()}
     quadrant = None
@@ -61,6 +62,18 @@ def comparison_pairs(arms: list[Arm]) -> list[tuple[Arm, Arm, str]]:
     return pairs
 
 
+def paired_delta(before: np.ndarray, after: np.ndarray, rng: np.random.Generator,
+                 resamples: int) -> Delta:
+    """mean(after) - mean(before) for paired 0/1 vectors: bootstrap CI (drawn from rng),
+    discordant counts, exact McNemar p-value and minimum detectable effect."""
+    n = int(before.size)
+    lo, hi = delta_ci(before, after, rng, resamples)
+    n10, n01 = int((before & ~after).sum()), int((~before & after).sum())
+    return Delta(delta=float(after.mean() - before.mean()) if n else 0.0, ci95=(lo, hi),
+                 excludes_0=bool(lo > 0 or hi < 0), n10=n10, n01=n01,
+                 mcnemar_p=mcnemar_p(n10, n01), mde=min_detectable_effect(n, n10 + n01))
+
+
 def comparison_key(src: str, dst: str) -> str:
     """The key a comparison's random stream is derived from."""
     return f"{src} -> {dst}"
@@ -70,13 +83,9 @@ def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Genera
             resamples: int) -> Comparison:
     """One paired comparison; rng is its own stream (see key_rng)."""
     i, j = st.arms.index(src), st.arms.index(dst)
-    a_cols, b_cols = _columns(st, i), _columns(st, j)
-    deltas = {}
-    for m in a_cols:
-        if m in b_cols:
-            lo, hi = delta_ci(a_cols[m], b_cols[m], rng, resamples)
-            d = float(b_cols[m].mean() - a_cols[m].mean()) if st.ids else 0.0
-            deltas[m] = Delta(delta=d, ci95=(lo, hi), excludes_0=bool(lo > 0 or hi < 0))
+    a_cols, b_cols = metric_columns(st, i), metric_columns(st, j)
+    deltas = {m: paired_delta(a_cols[m], b_cols[m], rng, resamples)
+              for m in a_cols if m in b_cols}
     transitions: dict[str, int] = {}
     for row in range(len(st.ids)):
         t = f"{st.state(row, i)} -> {st.state(row, j)}"
@@ -106,10 +115,11 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
               for i, item_id in enumerate(st.ids)]
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)
-    return Report(task=task, correctness_label=label, n=len(st.ids), n_task=n_task,
-                  mode=mode, excluded=excluded,  # type: ignore[arg-type]
-                  missing=Missing(n=len(missing), ids=missing), meta=meta, source=source,
-                  provenance=provenance,
-                  bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
-                             "method": "percentile"},
-                  arms=arms, comparisons=comparisons, ledger=ledger)
+    # Constructed, not validated: every part is built above from validated models, and
+    # validating would copy the ledger (a dict per item) once more.
+    return Report.model_construct(
+        task=task, correctness_label=label, n=len(st.ids), n_task=n_task, mode=mode,
+        excluded=excluded, missing=Missing(n=len(missing), ids=missing), meta=meta,
+        source=source, provenance=provenance,
+        bootstrap={"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile"},
+        arms=arms, comparisons=comparisons, ledger=ledger)

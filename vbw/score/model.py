@@ -36,9 +36,16 @@ class ArmMetrics(_M):
 
 
 class Delta(_M):
+    """A paired difference of rates, `to` minus `from`: its bootstrap CI, the discordant
+    counts (n10: the metric holds in `from` only; n01: in `to` only), the exact McNemar
+    p-value and the minimum detectable effect (vbw.score.paired; None: none detectable)."""
     delta: float
     ci95: tuple[float, float]
     excludes_0: bool
+    n10: int
+    n01: int
+    mcnemar_p: float
+    mde: float | None
 
 
 class Flips(_M):

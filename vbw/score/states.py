@@ -6,6 +6,7 @@ Validity is vbw.task.validity's verdict (jsonschema, with integers of any length
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,9 +31,33 @@ class ItemStates(BaseModel):
     excluded_reasons: dict[str, str]
 
     def state(self, i: int, j: int) -> str:
-        v = int(self.valid[i, j])
-        return f"{'n/a' if v < 0 else ('valid' if v else 'invalid')}/" \
-               f"{'right' if self.right[i, j] else 'wrong'}"
+        return _STATES[int(self.valid[i, j]), bool(self.right[i, j])]
+
+
+# One string per state, shared by every cell of the ledger (100,000 items x 6 arms would
+# otherwise hold 600,000 copies of six strings).
+_STATES = {(v, r): f"{'n/a' if v < 0 else ('valid' if v else 'invalid')}/"
+                   f"{'right' if r else 'wrong'}" for v in (-1, 0, 1) for r in (False, True)}
+
+
+def no_arm_message(path: str, item_id: str, arm: str, has: Iterable[str]) -> str:
+    return f"{path}: item {item_id} has no arm {arm!r} (it has: {', '.join(has)})"
+
+
+def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: list[Arm],
+               validators: Validators) -> tuple[list[int], list[bool]]:
+    """(validity row, correctness row) of one item over `arms`, from each arm's text."""
+    vrow: list[int] = []
+    rrow: list[bool] = []
+    for arm in arms:
+        obj, answer = task.answer(texts[arm.key], item, arm)
+        if arm.has_contract:
+            vrow.append(int(obj is not None and
+                            validators.is_valid(item.schemas[arm.schema], obj)))
+        else:
+            vrow.append(-1)
+        rrow.append(task.is_correct(answer, item))
+    return vrow, rrow
 
 
 def score_items(task: Task, items: list[Item], replay: Replay, arms: list[Arm]) -> ItemStates:
@@ -57,20 +82,11 @@ def score_items(task: Task, items: list[Item], replay: Replay, arms: list[Arm]) 
             excluded.append(item.id)
             reasons[item.id] = rec.unsupported
             continue
-        vrow: list[int] = []
-        rrow: list[bool] = []
-        for arm in arms:
-            a = rec.arms.get(arm.key)
-            if a is None:
-                raise ReplayError(f"{replay.path}: item {item.id} has no arm {arm.key!r} "
-                                  f"(it has: {', '.join(rec.arms)})")
-            obj, answer = task.answer(a.text, item, arm)
-            if arm.has_contract:
-                vrow.append(int(obj is not None and
-                                validators.is_valid(item.schemas[arm.schema], obj)))
-            else:
-                vrow.append(-1)
-            rrow.append(task.is_correct(answer, item))
+        missing_arm = next((arm.key for arm in arms if arm.key not in rec.arms), None)
+        if missing_arm is not None:
+            raise ReplayError(no_arm_message(replay.path, item.id, missing_arm, rec.arms))
+        vrow, rrow = arm_states(task, item, {k: a.text for k, a in rec.arms.items()}, arms,
+                                validators)
         ids.append(item.id)
         valid_rows.append(vrow)
         right_rows.append(rrow)

@@ -9,6 +9,7 @@ a model, replay mode on the items it scores.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -90,37 +91,74 @@ def _render_all(task: Task, item: Item, problems: list[str]) -> None:
         problems.append(str(e))
 
 
-def audit(task: Task, items: list[Item]) -> Audit:
-    """Run every check on `items` (see the module docstring)."""
-    problems: list[str] = []
-    warnings: list[str] = []
-    seen: dict[str, str | None] = {}
-    wrong: list[str] = []
-    invalid: list[str] = []
-    validators = Validators()  # validity as scoring decides it
-    checked = 0
-    for item in items:
-        _render_all(task, item, problems)
+class Auditor:
+    """The checks item by item, in any order: `add` each item with its position in the
+    task, then `result()`. Findings listed by item are put in position order, so a
+    streamed replay (vbw.score.stream) gets the Audit that `audit` gives on the same items
+    in task order, except for problems: their wording depends on which item came first
+    (a schema's problem is named once, on its first item), so a caller that sees
+    `has_problems` re-runs `audit` in order for the exact message."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.problems: list[str] = []
+        self.seen: dict[bytes, str | None] = {}  # schema digest -> its problem, if any
+        self._last: list[tuple[Any, bytes]] = []
+        self.wrong: list[tuple[int, str]] = []
+        self.invalid: list[tuple[int, str]] = []
+        self.validators = Validators()  # validity as scoring decides it
+        self.items = self.checked = 0
+
+    def _digest(self, schema: dict[str, Any]) -> bytes:
+        """A digest of the schema's key (two schemas differ iff their keys do): a static
+        schema is one object, serialised once; a long replay of per-item schemas keeps
+        16 bytes per distinct schema, not its text."""
+        for obj, digest in self._last:
+            if obj is schema:
+                return digest
+        digest = hashlib.blake2b(schema_key(schema).encode(), digest_size=16).digest()
+        self._last.insert(0, (schema, digest))
+        del self._last[4:]
+        return digest
+
+    def add(self, item: Item, position: int) -> None:
+        task, seen = self.task, self.seen
+        self.items += 1
+        _render_all(task, item, self.problems)
         for name, schema in item.schemas.items():
-            key = schema_key(schema)
+            key = self._digest(schema)
             if key not in seen:
                 seen[key] = check_schema(schema)
                 if seen[key]:
-                    problems.append(f"{task.path}: schemas.{name}: item {item.id}: {seen[key]}")
+                    self.problems.append(f"{task.path}: schemas.{name}: item {item.id}: "
+                                         f"{seen[key]}")
         obj = _place(task.spec.extract.json_.path,
                      _gold_shaped(task.spec.check.kind, item.gold))
         if obj is None:
-            continue
-        checked += 1
+            return
+        self.checked += 1
         answer_schema = item.schemas[task.spec.answer_schema]
         if not task.is_correct(task.json_answer(obj), item):
-            wrong.append(item.id)
-        elif seen[schema_key(answer_schema)] is None and \
-                not validators.is_valid(answer_schema, obj):
-            invalid.append(item.id)
-    _gold_findings(task, checked, wrong, invalid, problems, warnings)
-    return Audit(task=task.name, items=len(items), schemas=len(seen), gold_checked=checked,
-                 problems=problems, warnings=warnings)
+            self.wrong.append((position, item.id))
+        elif seen[self._digest(answer_schema)] is None and \
+                not self.validators.is_valid(answer_schema, obj):
+            self.invalid.append((position, item.id))
+
+    def result(self) -> Audit:
+        problems, warnings = list(self.problems), []
+        wrong = [i for _, i in sorted(self.wrong)]
+        invalid = [i for _, i in sorted(self.invalid)]
+        _gold_findings(self.task, self.checked, wrong, invalid, problems, warnings)
+        return Audit(task=self.task.name, items=self.items, schemas=len(self.seen),
+                     gold_checked=self.checked, problems=problems, warnings=warnings)
+
+
+def audit(task: Task, items: list[Item]) -> Audit:
+    """Run every check on `items` (see the module docstring)."""
+    auditor = Auditor(task)
+    for position, item in enumerate(items):
+        auditor.add(item, position)
+    return auditor.result()
 
 
 def first_ids(ids: list[str], quote: bool = False, shown: int = 5) -> str:

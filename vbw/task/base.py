@@ -47,9 +47,28 @@ def _jmespath_problem(e: Exception) -> str:
     return problem if column is None else f"{problem} at column {column}"
 
 
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@lru_cache(maxsize=256)
+def _fields(expr: str) -> tuple[str, ...] | None:
+    """The names of a plain dotted path (`a`, `a.b`), else None."""
+    parts = tuple(expr.split("."))
+    return parts if all(_FIELD.fullmatch(p) for p in parts) else None
+
+
 def search(expr: str, data: Any) -> Any:
-    """Evaluate a (cached, compiled) JMESPath expression."""
-    return compile_jmespath(expr).search(data)
+    """Evaluate a (cached, compiled) JMESPath expression. A plain dotted path is walked
+    directly, as JMESPath evaluates it (a field of a dict, None of anything else), at a
+    fraction of the cost: scoring evaluates one per item and arm."""
+    fields = _fields(expr)
+    if fields is None:
+        return compile_jmespath(expr).search(data)
+    for name in fields:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(name)
+    return data
 
 
 def _regex(v: str) -> str:

@@ -28,22 +28,61 @@ import heapq
 import re
 from typing import Any
 
+import orjson
+
 from vbw.task import jsongrammar as g
 from vbw.task.jsonvalues import decode_at, decode_span_at
 
 MAX_DEPTH = 512
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in `text`: the first `{`, left to right, at which a JSON value
     decodes and is an object (nested at most MAX_DEPTH deep)."""
-    if "{" not in text:
+    first = text.find("{")
+    if first < 0:
         return None
+    whole = _whole_object(text, first)
+    if whole is not None:
+        return whole
     start = _Search(text, MAX_DEPTH).run()
     if start is None:
         return None
     value = decode_at(text, start)
     return value if isinstance(value, dict) else None
+
+
+def _whole_object(text: str, first: int) -> dict[str, Any] | None:
+    """The shortcut for the common case, a text that is one JSON object from its first `{`
+    on (what a constrained arm writes): that `{` is the first candidate, so the object it
+    opens is the answer when it decodes and is within MAX_DEPTH. orjson decodes it when
+    the rest of the text is exactly that object; where orjson refuses (trailing text, NaN,
+    lone surrogates), where a run of 19 digits could be an integer beyond 64 bits (which
+    orjson would make a float), or where the object is too deep, None: the search decides,
+    as it always did."""
+    if _LONG_DIGITS.search(text, first):
+        return None  # orjson turns integers beyond 64 bits into floats; json does not
+    try:
+        value = orjson.loads(text[first:] if first else text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    if len(text) - first > 2 * MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        return None  # (a shorter text cannot nest deeper than MAX_DEPTH)
+    return value
+
+
+def _depth(value: Any) -> int:
+    """Levels of objects and arrays, counting `value` itself."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
 
 
 def first_json_span(text: str) -> tuple[int, int] | None:

@@ -90,6 +90,11 @@ class Task:
                 out.append(self._item(i, row, item_id))
         return out
 
+    def item(self, index: int, item_id: str) -> Item:
+        """The item of row `index` (its id already known from `ids()`): scoring a streamed
+        replay builds each item only when its record arrives."""
+        return self._item(index, self._all_rows[index], item_id)
+
     @cached_property
     def _data_label(self) -> str:
         return str(self.root / self.spec.dataset.path)
@@ -132,7 +137,9 @@ class Task:
                 schemas[name] = source.for_item(fields)
             except ValueError as e:
                 raise DataError(f"{self.path}: schemas.{name}: item {item_id}: {e}") from None
-        return Item(id=item_id, fields=fields, gold=gold, schemas=schemas)
+        # Built from values this method produced: validating would only copy every
+        # schema, so each item would hold its own copy of a static schema.
+        return Item.model_construct(id=item_id, fields=fields, gold=gold, schemas=schemas)
 
     # -- prompts ---------------------------------------------------------------------
     def messages(self, item: Item, arm: Arm, free_text: str | None = None) -> list[dict]:

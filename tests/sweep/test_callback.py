@@ -1,0 +1,115 @@
+"""The end of a sweep (vbw.sweep.callback) under real Hydra launchers: jobs in this
+process, in joblib's worker processes and in submitit's local executor each leave a
+status.json; the launching process merges shards, writes the summary and exits with the
+worst job's code, computed from those files."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+from tests.conftest import CONF_ROOT, TASK_CONF, load_json, one_line_error, run_vbw
+from tests.replay.test_merge import cfg, live, report, shards
+from vbw.sweep.callback import finish_sweep
+from vbw.sweep.status import JobInputs, JobStatus, write_status
+
+
+def _tripped(report_json: Path, threshold: float) -> bool:
+    arms = load_json(report_json)["arms"]
+    return any(k.startswith("constrained[") and a["wrong_but_valid"]["rate"] > threshold
+               for k, a in arms.items())
+
+
+def test_2x2_sweep_under_joblib_exits_1_when_one_task_trips(tmp_path: Path) -> None:
+    proc = run_vbw("-m", "hydra/launcher=joblib", "task=gsm8k,bfcl_simple",
+                   "model=smollm2_135m", "engine=outlines,llamacpp", "n=40",
+                   "gate.wrong_valid_above=0.8", cwd=tmp_path, timeout=300)
+    [sweep] = (tmp_path / "vbw-runs/multirun").glob("*/*")   # one folder for every job
+    summary = load_json(sweep / "summary.json")
+    rows = summary["rows"]
+    assert len(rows) == 4 and {r["task"] for r in rows} == {"gsm8k", "bfcl_simple"}
+    tripped = {r["job"] for r in rows if _tripped(sweep / r["report_json"], 0.8)}
+    assert tripped and {r["task"] for r in rows if r["job"] in tripped} == {"gsm8k"}
+    assert {r["job"] for r in rows if r["exit_code"] == 1} == tripped
+    assert proc.returncode == summary["exit_code"] == 1, proc.stderr
+    # the jobs ran in joblib's worker processes, not in the launching one (its pid
+    # names the sweep folder)
+    parent = int(sweep.name.rsplit("_", 1)[1])
+    pids = {load_json(sweep / str(i) / "status.json")["pid"] for i in range(4)}
+    assert parent not in pids
+    for i, r in enumerate(rows):
+        assert f"== job {i}: {' '.join(r['overrides'])} ==" in proc.stdout
+    assert "# vbw sweep: 4 row(s), exit 1" in proc.stdout
+    for job in tripped:
+        assert re.search(rf"gate tripped in {job} \(task=gsm8k ", proc.stderr)
+    html = (sweep / "summary.html").read_text()
+    assert all(f'href="{i}/report.html"' in html for i in range(4))
+
+
+def test_submitit_local_sweep_keeps_going_after_a_failed_job(tmp_path: Path) -> None:
+    # qwen has no llamacpp replay: job 1 is a usage error (2), job 0 still runs
+    proc = run_vbw("-m", "hydra/launcher=submitit_local", "task=gsm8k",
+                   "engine=outlines,llamacpp", "mode=replay", "n=10",
+                   f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path, timeout=300)
+    summary = load_json(tmp_path / "s/summary.json")
+    codes = [(r["engine"], r["exit_code"]) for r in summary["rows"]]
+    assert codes == [("outlines", 0), ("llamacpp", 2)]
+    assert "no replay for task=gsm8k" in summary["rows"][1]["reason"]
+    assert proc.returncode == 2, proc.stderr
+    assert list((tmp_path / "s").glob(".submitit/*"))      # submitit ran them
+    assert (tmp_path / "s/0/report.json").is_file()
+
+
+def _shard_job(sweep: Path, i: int, count: int) -> None:
+    """A finished shard job as a launcher leaves it: its replay, report and status."""
+    live(sweep / str(i), shard={"index": i, "count": count})
+    inputs = JobInputs(config=cfg(shard={"index": i, "count": count}).model_dump(by_alias=True),
+                       task_node={"files": [str(TASK_CONF / "gsm8k.yaml")]},
+                       roots=[str(CONF_ROOT)], cwd=str(sweep))
+    write_status(sweep / str(i), JobStatus(
+        job=f"job {i}", num=i, overrides=["mode=live", f"shard.index={i}", "shard.count=3"],
+        shard={"index": i, "count": count}, exit_code=0, reason="ok", inputs=inputs))
+
+
+def test_end_of_a_sharded_sweep_merges_and_scores(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    for i in range(3):
+        _shard_job(sweep, i, 3)
+    live(tmp_path / "whole")
+    out = io.StringIO()
+    assert finish_sweep(sweep, out, io.StringIO()) == 0
+    assert report(sweep / "merged") == report(tmp_path / "whole")
+    rows = load_json(sweep / "summary.json")["rows"]
+    assert [r["job"] for r in rows] == ["job 0", "job 1", "job 2", "merged"]
+    assert rows[-1]["other_overrides"] == ["mode=live", "shard.count=3"]
+    assert "== merged: 3 shard(s) of mode=live shard.count=3 ==" in out.getvalue()
+
+
+def test_a_failed_shard_is_not_merged(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    for i in range(2):
+        _shard_job(sweep, i, 2)
+    status = json.loads((sweep / "1/status.json").read_text())
+    status.update(exit_code=3, reason="internal error: boom")
+    (sweep / "1/status.json").write_text(json.dumps(status))
+    err = io.StringIO()
+    assert finish_sweep(sweep, io.StringIO(), err) == 3
+    assert "not merged: job 1 (shard 1) failed: internal error: boom" in err.getvalue()
+    assert not (sweep / "merged/report.json").exists()
+
+
+def test_merge_by_hand_from_the_command_line(tmp_path: Path) -> None:
+    shards(tmp_path / "sweep", 2)
+    args = ["mode=merge", "task=gsm8k", "model=smollm2_135m"]
+    proc = run_vbw(*args, f"replays=[{tmp_path}/sweep]", f"hydra.run.dir={tmp_path}/m",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert load_json(tmp_path / "m/report.json")["n"] == 7
+    line = one_line_error(run_vbw(*args, f"replays=[{tmp_path}/sweep/s0]",
+                                  f"hydra.run.dir={tmp_path}/m2", cwd=tmp_path))
+    assert "missing shard(s) 1 of 2" in line
+    line = one_line_error(run_vbw("shard.index=2", "shard.count=2", cwd=tmp_path))
+    assert "shard.index 2 must be below shard.count 2" in line
+

@@ -1,0 +1,179 @@
+"""mode=compare through the real `vbw` entry point: scripted replays whose answers are
+known (10 vs 2 discordant items), the committed SmolLM2 BFCL replays, the gate's exit 1
+and every refusal as one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE, REPLAYS, ROOT, load_json, one_line_error, run_vbw
+from vbw.task.runner import load_task
+
+TASK = load_task(EXAMPLE / "task" / "capitals.yaml")
+ARMS = ["unconstrained", "prompt_json[answer]", "constrained[answer]",
+        "reason_then_constrain[answer]"]
+SMOL = REPLAYS / "bfcl_simple" / "smollm2_135m"
+GATE = 'compare.fail_if_worse="constrained[answer]:answer_accuracy"'
+
+
+def _replay(path: Path, engine: str, right: set[int], *, ids: range = range(12),
+            task_hash: str | None = None, arms: list[str] = ARMS) -> str:
+    """A minimal v1 replay of the capitals task: constrained[answer] is right on the items
+    in `right` and names a wrong city elsewhere; every other arm is right everywhere."""
+    items = TASK.items(None)
+    meta = {"format": "vbw-replay/1", "task": "capitals", "arms": arms, "engine": engine,
+            "model": {"name": "scripted"}, "task_hash": task_hash or TASK.generation_hash()}
+    lines = [json.dumps({"meta": meta})]
+    for k in ids:
+        city = items[k].gold
+        texts = {"unconstrained": f"Answer: {city}", "reason_then_constrain[answer]":
+                 json.dumps({"city": city}), "prompt_json[answer]": json.dumps({"city": city}),
+                 "constrained[answer]": json.dumps({"city": city if k in right else "Atlantis"})}
+        lines.append(json.dumps({"id": items[k].id,
+                                 "arms": {a: {"text": texts[a]} for a in arms}}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _compare(tmp_path: Path, *replays: str, extra: tuple[str, ...] = ()):
+    out = tmp_path / "run"
+    proc = run_vbw("--config-dir", str(EXAMPLE), "task=capitals", "mode=compare",
+                   f"replays=[{','.join(replays)}]", f"hydra.run.dir={out}", *extra,
+                   cwd=tmp_path)
+    return proc, out
+
+
+def test_ten_vs_two_is_detectably_worse_and_trips_the_gate(tmp_path: Path) -> None:
+    a = _replay(tmp_path / "a.jsonl", "one", set(range(10)))
+    b = _replay(tmp_path / "b.jsonl", "two", {10, 11})
+    proc, out = _compare(tmp_path, a, b, extra=(GATE,))
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and "gate tripped" in err[0] and "constrained[answer]" in err[0]
+    r = load_json(out / "report.json")
+    assert r["mode"] == "compare" and r["n"] == 12 and r["left_out"]["n"] == 0
+    assert [s["label"] for s in r["replays"]] == ["scripted/one", "scripted/two"]
+    arms = r["comparisons"][0]["arms"]
+    acc = arms["constrained[answer]"]["metrics"]["answer_accuracy"]
+    assert (acc["rate_from"], acc["rate_to"]) == (10 / 12, 2 / 12)
+    assert (acc["delta"]["n10"], acc["delta"]["n01"]) == (10, 2)
+    assert acc["delta"]["mcnemar_p"] == 2 * (1 + 12 + 66) / 2 ** 12
+    assert arms["unconstrained"]["identical_share"] == 1.0
+    assert arms["constrained[answer]"]["identical"] == 0  # one is right where the other is not
+    assert (out / "report.md").read_text(encoding="utf-8") in proc.stdout
+
+
+def test_better_is_not_worse(tmp_path: Path) -> None:
+    a = _replay(tmp_path / "a.jsonl", "one", {10, 11})
+    b = _replay(tmp_path / "b.jsonl", "two", set(range(10)))
+    proc, _ = _compare(tmp_path, a, b, extra=(GATE,))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_task_versions_must_match_unless_allowed(tmp_path: Path) -> None:
+    a = _replay(tmp_path / "a.jsonl", "one", set(range(12)))
+    b = _replay(tmp_path / "b.jsonl", "two", set(range(12)), task_hash="0" * 64)
+    line = one_line_error(_compare(tmp_path, a, b)[0])
+    assert "b.jsonl: meta.task_hash is " + "0" * 64 in line
+    assert "compare.allow_task_change=true" in line
+    proc, out = _compare(tmp_path, a, b, extra=("compare.allow_task_change=true",))
+    assert proc.returncode == 0, proc.stderr
+    assert "differs in" in load_json(out / "report.json")["task_check"]
+
+
+def test_smollm2_outlines_vs_llamacpp(tmp_path: Path) -> None:
+    """The committed pair: the 3 items llamacpp excludes are left out and listed, and the
+    llamacpp side's rates are those of its own report (same 197 items)."""
+    shown = [str(SMOL / "outlines.jsonl"), str(SMOL / "llamacpp.jsonl")]
+    proc, out = _compare_bfcl(tmp_path, shown)
+    assert proc.returncode == 0, proc.stderr
+    r = load_json(out / "report.json")
+    own = _own_report(tmp_path)
+    assert r["left_out"]["ids"] == own["excluded"]["ids"] and r["n"] == own["n"] == 197
+    for arm, pair in r["comparisons"][0]["arms"].items():
+        for metric, m in pair["metrics"].items():
+            assert m["rate_to"] == own["arms"][arm][metric]["rate"], (arm, metric)
+            # identical texts score identically: only differing texts can be discordant
+            assert m["delta"]["n10"] + m["delta"]["n01"] <= r["n"] - pair["identical"]
+    assert "| `constrained[arguments]` | AST-match accuracy |" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == f"Reports written to {out}"
+
+
+def _compare_bfcl(tmp_path: Path, replays: list[str], *extra: str):
+    out = tmp_path / "cmp"
+    proc = run_vbw("mode=compare", "task=bfcl_simple", f"replays=[{','.join(replays)}]",
+                   f"hydra.run.dir={out}", *extra, cwd=tmp_path)
+    return proc, out
+
+
+def _own_report(tmp_path: Path) -> dict:
+    out = tmp_path / "own"
+    proc = run_vbw("task=bfcl_simple", "model=smollm2_135m", "engine=llamacpp",
+                   f"hydra.run.dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return load_json(out / "report.json")
+
+
+def test_the_readme_command_prints_the_readme_output(tmp_path: Path) -> None:
+    from tests.readme_blocks import COMPARE_REPLAYS, demote
+
+    proc = run_vbw("mode=compare", "task=bfcl_simple",
+                   f"replays=[{','.join(COMPARE_REPLAYS)}]", f"hydra.run.dir={tmp_path}",
+                   cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert demote(md) in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_detectably_worse_committed_replay_trips_the_gate(tmp_path: Path) -> None:
+    qwen = str(REPLAYS / "bfcl_simple" / "qwen2_5_0_5b" / "outlines.jsonl")
+    proc, _ = _compare_bfcl(tmp_path, [qwen, str(SMOL / "outlines.jsonl")],
+                            'compare.fail_if_worse="constrained[arguments]:answer_accuracy"')
+    assert proc.returncode == 1, proc.stderr
+    assert "answer_accuracy" in proc.stderr and "p=" in proc.stderr
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("missing", "replays[1]=nope.jsonl: replay file not found"),
+    ("other_task", "meta.task is 'gsm8k', not 'bfcl_simple'"),
+    ("one", "mode=compare needs two or more replay files"),
+    ("no_mode", "is read by mode=compare and mode=merge only (mode=auto)"),
+    ("bad_gate", "compare.fail_if_worse: 'constrained[arguments]:accuracy' is not ARM:METRIC"),
+    ("gate_arm", "compare.fail_if_worse: constrained[x]:answer_accuracy: constrained[x] is "
+                 "not compared"),
+])
+def test_refusals_are_one_line(tmp_path: Path, case: str, expected: str) -> None:
+    o, ll = str(SMOL / "outlines.jsonl"), str(SMOL / "llamacpp.jsonl")
+    gsm = str(REPLAYS / "gsm8k" / "smollm2_135m" / "outlines.jsonl")
+    args = {"missing": ([o, "nope.jsonl"], ()), "other_task": ([o, gsm], ()),
+            "one": ([o], ()),
+            "bad_gate": ([o, ll], ('compare.fail_if_worse="constrained[arguments]:accuracy"',)),
+            "gate_arm": ([o, ll], ('compare.fail_if_worse="constrained[x]:answer_accuracy"',))}
+    if case == "no_mode":
+        proc = run_vbw("task=bfcl_simple", f"replays=[{o},{ll}]",
+                       f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    else:
+        replays, extra = args[case]
+        proc, _ = _compare_bfcl(tmp_path, replays, *extra)
+    assert expected in one_line_error(proc)
+
+
+def test_no_common_items_or_arms_is_one_line(tmp_path: Path) -> None:
+    a = _replay(tmp_path / "a.jsonl", "one", set(), ids=range(6))
+    b = _replay(tmp_path / "b.jsonl", "two", set(), ids=range(6, 12))
+    assert "no item of task capitals is scored in every replay" in \
+        one_line_error(_compare(tmp_path, a, b)[0])
+    c = _replay(tmp_path / "c.jsonl", "three", set(), arms=["unconstrained"])
+    d = _replay(tmp_path / "d.jsonl", "four", set(), arms=["constrained[answer]"])
+    assert "no arm of task capitals is in every replay" in \
+        one_line_error(_compare(tmp_path, c, d)[0])
+    proc, out = _compare(tmp_path, a,
+                         _replay(tmp_path / "e.jsonl", "five", set(), ids=range(6),
+                                 arms=ARMS[:2]))
+    assert proc.returncode == 0, proc.stderr
+    r = load_json(out / "report.json")
+    assert r["arms"] == ARMS[:2]
+    assert r["arms_left_out"] == {k: ["scripted/one"] for k in ARMS[2:]}

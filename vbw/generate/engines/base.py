@@ -1,0 +1,66 @@
+"""What every constraint engine is: a per-schema compile cache yielding `Constraint`s,
+each of which starts a fresh `TokenRule` (vbw.generate.decode) per generation.
+
+Property order is part of the schema's contract, so no engine ever sorts keys: the
+schema's own order is the order the output must follow.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from vbw.errors import UnsupportedSchema
+from vbw.generate.decode import TokenRule, Whitespace
+from vbw.generate.runtime import Runtime
+from vbw.task.schemas import schema_key
+
+
+class Constraint:
+    """A compiled schema; `rule()` starts one generation's `TokenRule` (fresh state)."""
+
+    def rule(self) -> TokenRule:
+        raise NotImplementedError
+
+
+class Engine:
+    """Base: a per-schema compile cache; the in-process backend (vbw.generate.local)
+    decodes with the constraint's `rule()`."""
+
+    name: ClassVar[str] = "none"
+
+    def __init__(self, runtime: Runtime, greedy_first: bool = True,
+                 whitespace: Whitespace = "flexible") -> None:
+        self.runtime = runtime
+        self.greedy_first = greedy_first  # the exact greedy shortcut (vbw.generate.decode)
+        # flexible: the engine's own JSON whitespace rule; compact: none between tokens
+        self.whitespace = whitespace
+        self._cache: dict[str, Constraint | UnsupportedSchema] = {}
+
+    def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:
+        raise NotImplementedError
+
+    def compile(self, schema: Mapping[str, Any]) -> tuple[Constraint, float]:
+        """Compile (or fetch from cache) a schema; returns (constraint, seconds spent now).
+
+        Seconds are 0.0 on a cache hit. Raises UnsupportedSchema, also on a cached failure.
+        """
+        key = schema_key(schema)
+        hit = self._cache.get(key)
+        if isinstance(hit, UnsupportedSchema):
+            raise hit
+        if hit is not None:
+            return hit, 0.0
+        start = time.perf_counter()
+        try:
+            constraint = self._compile(schema, key)
+        except UnsupportedSchema as exc:
+            self._cache[key] = exc
+            raise
+        seconds = time.perf_counter() - start
+        self._cache[key] = constraint
+        return constraint, seconds
+
+    def unsupported(self, reason: str) -> UnsupportedSchema:
+        return UnsupportedSchema(f"engine {self.name} cannot compile the schema: {reason}")

@@ -1,0 +1,152 @@
+"""Joining the shard replays of one live run into the replay of the whole run.
+
+`shard.index=i shard.count=k` makes a live job generate the items at positions i, i+k,
+... of the run's selection and record `meta.shard` = {index, count, of}. The merge takes
+every shard's replay and refuses, in one line each, anything that would not make the
+replay an unsharded run would have written: shards of different configurations (task and
+its hash, model, engine, arms, decoding, token caps, KV reuse, server), of different
+splits, a shard given twice or missing, an unfinished shard, an item in two shards or in
+the wrong one, an item missing. Items come out in task order, so the merged replay scores
+to the report of the same run done in one job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vbw.errors import ReplayError
+from vbw.replay.format import EndV1, ItemRecord, Replay
+from vbw.replay.header import CompleteHeader, ShardInfo
+
+# what decides the texts: shards that differ in any of these are not one run
+GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
+                   "kv_reuse")
+
+
+def _shard(replay: Replay) -> ShardInfo:
+    if replay.header.shard is None:
+        raise ReplayError(f"{replay.path}: not a shard replay (no meta.shard); mode=merge "
+                          "joins replays written with shard.count > 1")
+    return replay.header.shard
+
+
+def _same_run(replays: list[Replay]) -> tuple[int, int]:
+    """(count, of) shared by every shard; a different configuration or split is refused."""
+    first = replays[0]
+    s0 = _shard(first)
+    for r in replays[1:]:
+        s = _shard(r)
+        for key in GENERATION_KEYS:
+            a, b = getattr(first.header, key), getattr(r.header, key)
+            if a != b:
+                raise ReplayError(f"{r.path}: meta.{key} differs from {first.path}'s: the "
+                                  "shards are not of one run and cannot be merged")
+        ident = [x.backend.identity() if x.backend else None for x in (first.header, r.header)]
+        if ident[0] != ident[1]:
+            raise ReplayError(f"{r.path}: meta.backend differs from {first.path}'s: the "
+                              "shards are not of one run and cannot be merged")
+        if (s.count, s.of) != (s0.count, s0.of):
+            raise ReplayError(f"{r.path}: meta.shard splits {s.of} item(s) {s.count} ways, "
+                              f"{first.path} splits {s0.of} item(s) {s0.count} ways")
+    return s0.count, s0.of
+
+
+def _by_index(replays: list[Replay], count: int) -> dict[int, Replay]:
+    """Each shard index exactly once, every shard finished."""
+    seen: dict[int, Replay] = {}
+    for r in replays:
+        i = _shard(r).index
+        if i in seen:
+            raise ReplayError(f"shard {i} of {count} is given twice: {seen[i].path} and "
+                              f"{r.path} (overlapping shards)")
+        if r.end is None:
+            raise ReplayError(f"{r.path}: shard {i} of {count} is unfinished (no end line); "
+                              f"finish it with mode=live resume=true replay={r.path}")
+        seen[i] = r
+    missing = [i for i in range(count) if i not in seen]
+    if missing:
+        raise ReplayError(f"missing shard(s) {', '.join(map(str, missing))} of {count}: "
+                          f"given {len(seen)} shard replay(s)")
+    return seen
+
+
+def _check_items(shards: dict[int, Replay], count: int, ids: list[str]) -> dict[str, ItemRecord]:
+    """Every record by id: each item in its own shard, once, none missing."""
+    owner: dict[str, Replay] = {}
+    records: dict[str, ItemRecord] = {}
+    for i, r in sorted(shards.items()):
+        expected = set(ids[i::count])
+        for rec in r.records:
+            if rec.id in owner:
+                raise ReplayError(f"item {rec.id!r} is in both {owner[rec.id].path} and "
+                                  f"{r.path} (overlapping shards)")
+            if rec.id not in expected:
+                raise ReplayError(f"{r.path}: item {rec.id!r} does not belong to shard {i} "
+                                  f"of {count} of this task's selection")
+            owner[rec.id], records[rec.id] = r, rec
+    for i, r in sorted(shards.items()):
+        lacking = [x for x in ids[i::count] if x not in records]
+        if lacking:
+            more = f" and {len(lacking) - 3} more" if len(lacking) > 3 else ""
+            raise ReplayError(f"{r.path}: shard {i} of {count} lacks {len(lacking)} item(s): "
+                              f"{', '.join(lacking[:3])}{more}")
+    return records
+
+
+def _header(shards: dict[int, Replay], of: int) -> CompleteHeader:
+    """Shard 0's header for the whole run: no `shard`, n = every item, the earliest
+    start, the longest load; where each part came from goes under notes."""
+    heads = [shards[i].header for i in sorted(shards)]
+    meta: dict[str, Any] = {k: v for k, v in shards[0].meta_as_written.items() if k != "shard"}
+    meta["n"] = of
+    starts = [h.started for h in heads if h.started]
+    if starts:
+        meta["started"] = min(starts)
+    loads = [h.load_seconds for h in heads if h.load_seconds is not None]
+    if loads:
+        meta["load_seconds"] = max(loads)
+    parts = [{"shard": i, "path": r.path, "started": r.header.started,
+              "wall_seconds": r.end.wall_seconds if r.end else None}
+             for i, r in sorted(shards.items())]
+    meta["notes"] = {**(meta.get("notes") or {}), "merged_from": parts}
+    return CompleteHeader.model_validate(meta)
+
+
+def merge_shards(replays: list[Replay], ids_of: Callable[[int], list[str]]
+                 ) -> tuple[CompleteHeader, list[ItemRecord], EndV1]:
+    """The whole run's header, records in task order, and end line. `ids_of(of)` gives
+    the ids of the run's selection of `of` items, in task order."""
+    if not replays:
+        raise ReplayError("replays: no shard replay to merge (replays=[a.jsonl,b.jsonl] or "
+                          "a sweep folder)")
+    count, of = _same_run(replays)
+    shards = _by_index(replays, count)
+    ids = ids_of(of)
+    if len(ids) != of:
+        raise ReplayError(f"{replays[0].path}: the shards split {of} item(s), the task "
+                          f"selects {len(ids)} now")
+    records = _check_items(shards, count, ids)
+    ends = [r.end for r in shards.values() if r.end is not None]
+    end = EndV1(ended=max(e.ended for e in ends), items=of,
+                wall_seconds=max(e.wall_seconds for e in ends))
+    return _header(shards, of), [records[i] for i in ids], end
+
+
+def write_merged(path: Path, header: CompleteHeader, records: list[ItemRecord],
+                 end: EndV1) -> None:
+    """The merged replay, written whole to a temporary name and renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"meta": header.as_written()},
+             *(r.model_dump(mode="json", exclude_none=True) for r in records),
+             {"end": end.model_dump(mode="json")}]
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for obj in lines:
+            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

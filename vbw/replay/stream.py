@@ -1,0 +1,213 @@
+"""Reading a replay one line at a time, so scoring never holds the file or its texts.
+
+A replay of 100,000 items is a few hundred MB of text; scoring needs each item's texts
+only while it scores that item. `open_replay` reads and checks the header, and
+`ReplayStream.records()` yields one checked record per item line, in file order, with the
+same checks and the same one-line errors as `read_replay` (which is built on it): valid
+JSON, the item-line model, each id once, only arms the header lists, the end marker, a
+torn last line ignored.
+
+Speed without a second definition of the format: a line is decoded by orjson, and by
+Python's json whenever orjson refuses it (NaN, integers beyond 64 bits: what json accepts
+and orjson does not), so a line decodes to the same value as before. The decoded line is
+then recognised by a conservative check (`_light`) that accepts only the plain shape
+vbw and the predecessor write: exactly the types pydantic keeps as they are. Anything
+else (a coercible value such as `"n_tokens": 3.0`, a wrong type, an unknown key) goes
+through the pydantic model, which either coerces it as before or raises the error
+message it always raised. So the fast path can only accept what the model accepts, with
+the same values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, NamedTuple
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from vbw.errors import ReplayError
+from vbw.replay.format import ArmRecord, EndV1, ItemRecord
+from vbw.replay.header import FORMAT, ReplayHeader
+from vbw.validation import describe
+
+_ITEM_KEYS = frozenset(ItemRecord.model_fields)
+_ARM_KEYS = frozenset(ArmRecord.model_fields)
+_NUM = (int, float)
+_FINISH = (None, "stop", "length")
+
+
+class ScoredRecord(NamedTuple):
+    """What scoring needs of an item line: id, text per arm key, exclusion, timing."""
+
+    id: str
+    texts: dict[str, str | None]
+    unsupported: str | None  # the first arm's unsupported-schema reason, if any
+    item_seconds: float | None
+
+
+def decode(line: bytes) -> Any:
+    """Python's json.loads(line), computed by orjson where orjson accepts the line."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+def _number_or_none(v: Any) -> bool:
+    return v is None or type(v) in _NUM
+
+
+def _light_arm(a: Any) -> bool:
+    """An arm record in exactly the types ArmRecord keeps unchanged."""
+    return (type(a) is dict and a.keys() <= _ARM_KEYS
+            and (a.get("text") is None or type(a.get("text")) is str)
+            and type(a.get("seconds", 0.0)) in _NUM
+            and type(a.get("compile_seconds", 0.0)) in _NUM
+            and type(a.get("n_tokens", 0)) is int
+            and _number_or_none(a.get("ttft_seconds"))
+            and a.get("finish_reason") in _FINISH
+            and all(a.get(k) is None or type(a.get(k)) is str
+                    for k in ("reuses", "unsupported_schema")))
+
+
+def _light(obj: Any) -> ScoredRecord | None:
+    """The record, if the line is in the plain shape (see the module docstring)."""
+    if type(obj) is not dict or not obj.keys() <= _ITEM_KEYS:
+        return None
+    item_id, arms, secs = obj.get("id"), obj.get("arms"), obj.get("item_seconds")
+    if type(item_id) is not str or type(arms) is not dict or not _number_or_none(secs):
+        return None
+    if obj.get("prompt_hash") is not None and type(obj.get("prompt_hash")) is not str:
+        return None
+    if not all(_light_arm(a) for a in arms.values()):
+        return None
+    unsupported = next((a["unsupported_schema"] for a in arms.values()
+                        if a.get("unsupported_schema")), None)
+    return ScoredRecord(item_id, {k: a.get("text") for k, a in arms.items()}, unsupported,
+                        None if secs is None else float(secs))
+
+
+def as_scored(rec: ItemRecord) -> ScoredRecord:
+    return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
+                        rec.item_seconds)
+
+
+def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
+                   prefix: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise ReplayError(f"{path}:{lineno}: {prefix}{describe(e, model, data)}") from None
+
+
+def _json_line(path: Path, lineno: int, line: bytes) -> Any:
+    try:
+        return decode(line)
+    except ValueError as e:
+        raise ReplayError(f"{path}:{lineno}: not valid JSON ({e})") from None
+
+
+class ReplayStream:
+    """A replay whose header is read and checked; its item lines are read on demand."""
+
+    def __init__(self, path: Path, f: BinaryIO, meta: dict[str, Any], header: ReplayHeader,
+                 lines: Iterator[bytes]) -> None:
+        self.path, self.header, self.meta_as_written = path, header, meta
+        self._f, self._lines = f, lines
+        self.end: EndV1 | None = None
+        self.torn_tail = False
+
+    def lines(self) -> Iterator[tuple[int, Any]]:
+        """(line number among non-blank lines, decoded JSON) per line after the header;
+        an unreadable last line without its newline is a torn tail, skipped."""
+        try:
+            for lineno, line in enumerate(self._lines, 2):
+                if not line.endswith(b"\n"):  # the file's last line: a torn write?
+                    try:
+                        obj = decode(line)
+                    except ValueError:
+                        self.torn_tail = True
+                        return
+                    yield lineno, obj
+                    return
+                yield lineno, _json_line(self.path, lineno, line[:-1])
+        finally:
+            self._f.close()
+
+    def items(self, full: bool = False) -> Iterator[tuple[int, Any]]:
+        """(line number, ScoredRecord, or ItemRecord with `full`) per item line, checked;
+        the end marker is kept in `self.end`."""
+        seen: set[str] = set()
+        listed = self.header.arms
+        for lineno, obj in self.lines():
+            if isinstance(obj, dict) and set(obj) == {"end"}:
+                self.end = validate_model(EndV1, obj["end"], self.path, lineno, "end.")
+                continue
+            rec: Any = None if full else _light(obj)
+            if rec is None:
+                rec = validate_model(ItemRecord, obj, self.path, lineno, "")
+            arm_keys = rec.arms if full else rec.texts
+            if rec.id in seen:
+                raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")
+            unlisted = [k for k in arm_keys if listed is not None and k not in listed]
+            if unlisted:
+                raise ReplayError(f"{self.path}:{lineno}: arms.{unlisted[0]}: not an arm the "
+                                  f"header lists (meta.arms: {', '.join(listed or [])})")
+            seen.add(rec.id)
+            yield lineno, (rec if full or isinstance(rec, ScoredRecord) else as_scored(rec))
+
+    def drain(self) -> None:
+        """Read to the end: every line checked, none kept."""
+        for _ in self.items():
+            pass
+
+    def records(self) -> Iterator[ScoredRecord]:
+        for _, rec in self.items():
+            yield rec
+
+
+def _nonblank(f: BinaryIO) -> Iterator[bytes]:
+    for line in f:
+        if line.strip():
+            yield line
+
+
+def open_replay(path: Path) -> ReplayStream:
+    """Open a replay and check its header; errors name the file, line and field."""
+    if not path.is_file():
+        raise ReplayError(f"replay file not found: {path}")
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise ReplayError(f"cannot read replay {path}: {e}") from None
+    lines = _nonblank(f)
+    first = next(lines, None)
+    if first is None:
+        f.close()
+        raise ReplayError(f"{path}: empty replay file")
+    try:
+        meta = _meta_line(path, first)
+        header: ReplayHeader = validate_model(ReplayHeader, meta, path, 1, "meta.")
+    except BaseException:
+        f.close()
+        raise
+    return ReplayStream(path, f, meta, header, lines)
+
+
+def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
+    if not line.endswith(b"\n"):  # a header alone, cut mid-write
+        try:
+            decode(line)
+        except ValueError:
+            raise ReplayError(f"{path}: empty replay file") from None
+    head = _json_line(path, 1, line[:-1] if line.endswith(b"\n") else line)
+    if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
+        raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
+    meta: dict[str, Any] = head["meta"]
+    if "format" in meta and meta["format"] != FORMAT:
+        raise ReplayError(f"{path}:1: meta.format {meta['format']!r} is not supported "
+                          f"(this vbw reads {FORMAT!r} and validbutwrong 0.1 replays)")
+    return meta

@@ -1,0 +1,100 @@
+"""mode=compare's report.md and report.json: one table per replay pair, every arm and
+metric a row. Labels, paths, ids and reasons come from files vbw did not write, so they
+are escaped like every other report string (vbw.report.escape)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vbw.report.escape import code, text
+from vbw.report.files import MANIFEST, write_set
+from vbw.report.markdown import mde_text, metric_name, p_value, pct
+from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
+from vbw.score.paired import ALPHA, POWER
+
+_SHOWN_IDS = 5
+
+
+def _pts(x: float) -> str:
+    v = round(100 * x, 1)
+    return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
+
+
+def _delta_cell(m: MetricPair) -> str:
+    d = m.delta
+    interval = f"[{_pts(d.ci95[0])}, {_pts(d.ci95[1])}]"
+    if d.mcnemar_p < ALPHA:
+        return f"{_pts(d.delta)} pts {interval}"
+    return f"no detectable effect ({_pts(d.delta)} {interval})"
+
+
+def _mde_cell(m: MetricPair) -> str:
+    return mde_text(m.delta).removeprefix("MDE ")
+
+
+def _table(c: ReplayComparison, label: str) -> list[str]:
+    out = ["| arm | metric | A | B | Δ B − A [95% CI] | A only / B only | McNemar | MDE |",
+           "|---|---|---|---|---|---|---|---|"]
+    for arm, pair in c.arms.items():
+        for metric, m in pair.metrics.items():
+            out.append(f"| {code(arm, in_table=True)} | {metric_name(metric, label)} | "
+                       f"{pct(m.rate_from)} | {pct(m.rate_to)} | {_delta_cell(m)} | "
+                       f"{m.delta.n10} / {m.delta.n01} | {p_value(m.delta.mcnemar_p)} | "
+                       f"{_mde_cell(m)} |")
+    return out
+
+
+def _identical(arms: dict[str, ArmPair], n: int) -> str:
+    shares = ", ".join(f"{code(k)} {a.identical} of {n} ({pct(a.identical_share)})"
+                       for k, a in arms.items())
+    return f"Byte-identical generations: {shares}."
+
+
+def _why(where: dict[str, str]) -> str:
+    """`excluded in X, missing from Y`: the engine's long reason stays in report.json."""
+    return ", ".join(f"{'missing from' if v == 'missing' else 'excluded in'} {code(k)}"
+                     for k, v in where.items())
+
+
+def _header(r: CompareReport) -> list[str]:
+    out = [f"# vbw compare: {text(r.task)} (N={r.n} paired items, {len(r.replays)} replays)",
+           ""]
+    for i, s in enumerate(r.replays):
+        role = "reference" if i == 0 else "compared to the reference"
+        out.append(f"- {code(s.label)} ({role}): {code(s.path)}, {text(s.provenance)}")
+    out.append("")
+    left = r.left_out
+    shown = ", ".join(f"{code(i)} ({_why(left.reasons[i])})" for i in left.ids[:_SHOWN_IDS])
+    more = f", +{left.n - _SHOWN_IDS} more" if left.n > _SHOWN_IDS else ""
+    out.append(f"{r.n} paired of {r.n_task} in the task"
+               + (f"; {left.n} left out (not scored in every replay; why: report.json "
+                  f"`left_out`): {shown}{more}." if left.n else "; none left out."))
+    out.append(f"Task version: {text(r.task_check)}")
+    if r.arms_left_out:
+        out.append("Arms not in every replay, not compared: " + "; ".join(
+            f"{code(k)} (only in {', '.join(code(x) for x in v)})"
+            for k, v in r.arms_left_out.items()) + ".")
+    return out
+
+
+def render_compare(r: CompareReport) -> str:
+    out = _header(r)
+    for c in r.comparisons:
+        out += ["", f"## A = {code(c.from_)}, B = {code(c.to)}", ""]
+        out += _table(c, r.correctness_label)
+        out += ["", _identical(c.arms, r.n)]
+    out += ["", f"Rates over the N paired items. Δ is B − A with its paired 95% bootstrap "
+            f"CI ({r.bootstrap['resamples']} resamples, seed {r.bootstrap['seed']}); "
+            "\"A only / B only\": items where the metric holds in one replay only. "
+            f"McNemar: the exact two-sided test on those items; an effect is reported "
+            f"when p<{ALPHA:g}. MDE: the smallest |Δ| that test detects with "
+            f"{100 * POWER:.0f}% power at this N and this number of discordant items."]
+    return "\n".join(out) + "\n"
+
+
+def write_compare(r: CompareReport, out_dir: Path) -> str:
+    """report.md and report.json, atomically (report.json last); returns the markdown."""
+    md = render_compare(r)
+    write_set(out_dir, {"report.md": md,
+                        MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"})
+    return md

@@ -1,0 +1,185 @@
+"""Paired comparison of two or more replays of one task, item by item (mode=compare).
+
+"Did the other engine, quantisation or server change anything?" is a paired question: the
+same items went through both runs, so each item is compared with itself. Replays are
+paired on item id, and only items scored in EVERY replay are compared (not excluded as
+unsupported_schema, not missing), so every comparison runs on the same items; the rest are
+listed with why.
+
+The first replay is the reference and each other one is compared to it (k - 1
+comparisons, not all k(k - 1)/2 pairs: the question is "what moved against the
+baseline", and fewer tests mean fewer false alarms). Per arm and metric: both rates, the
+paired delta with its bootstrap CI, the exact McNemar p-value and the minimum detectable
+effect (vbw.score.paired), the discordant counts both ways, and per arm the share of
+byte-identical generations. Each (arm, replay pair) resamples from its own stream keyed
+by the arm and both files' sha256, so renaming, reordering or adding a replay never moves
+an interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from vbw.score.bootstrap import key_rng
+from vbw.score.metrics import metric_columns, paired_delta
+from vbw.score.model import METRICS, Delta
+from vbw.score.paired import ALPHA, POWER
+from vbw.score.states import ItemStates
+from vbw.task.arms import Arm
+
+# which way is worse, per metric: a drop in validity or accuracy, a rise in wrong-but-valid
+HIGHER_IS_BETTER = {"schema_validity": True, "answer_accuracy": True, "wrong_but_valid": False}
+TEST = {"name": "exact McNemar (two-sided binomial test on the discordant items)",
+        "alpha": ALPHA, "power": POWER,
+        "mde": "smallest |delta| the test detects with this power, given N and the "
+               "observed number of discordant items"}
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ReplaySide(_M):
+    """One compared replay: how it is named in the report and what it held."""
+    label: str
+    path: str
+    sha256: str
+    task_hash: str | None
+    provenance: str
+    excluded: dict[str, str]  # item id -> why its schema could not be enforced
+    missing: list[str]  # task items the file does not hold
+
+
+class MetricPair(_M):
+    rate_from: float
+    rate_to: float
+    delta: Delta
+
+
+class ArmPair(_M):
+    identical: int  # paired items whose texts are byte-identical in both replays
+    identical_share: float
+    metrics: dict[str, MetricPair]
+
+
+class ReplayComparison(_M):
+    from_: str = Field(alias="from")
+    to: str
+    arms: dict[str, ArmPair]
+
+
+class LeftOut(_M):
+    """Task items not compared: excluded from or missing in at least one replay.
+    `reasons`: item id -> replay label -> "excluded: <why>" or "missing"."""
+    n: int
+    ids: list[str]
+    reasons: dict[str, dict[str, str]]
+
+
+class CompareReport(_M):
+    task: str
+    correctness_label: str
+    mode: Literal["compare"] = "compare"
+    n: int  # paired items: scored in every replay
+    n_task: int
+    replays: list[ReplaySide]
+    arms: list[str]
+    arms_left_out: dict[str, list[str]]  # arm key -> labels of the replays that have it
+    left_out: LeftOut
+    task_hash: str
+    task_check: str  # how the replays' task versions were checked
+    bootstrap: dict[str, Any]
+    test: dict[str, Any]
+    comparisons: list[ReplayComparison]
+
+
+class Scored(BaseModel):
+    """One replay as scored on the compared arms, with its texts (for identity)."""
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+    side: ReplaySide
+    states: ItemStates
+    texts: dict[str, dict[str, str | None]]  # item id -> arm key -> text
+
+
+def pair_key(arm: str, sha_from: str, sha_to: str) -> str:
+    """The key of one (arm, replay pair)'s bootstrap stream."""
+    return f"compare {arm}: {sha_from} -> {sha_to}"
+
+
+def _left_out(selected: list[str], paired: set[str], sides: list[ReplaySide]) -> LeftOut:
+    reasons: dict[str, dict[str, str]] = {}
+    for item_id in selected:
+        if item_id in paired:
+            continue
+        reasons[item_id] = {s.label: f"excluded: {s.excluded[item_id]}"
+                            if item_id in s.excluded else "missing" for s in sides
+                            if item_id in s.excluded or item_id in s.missing}
+    return LeftOut(n=len(reasons), ids=list(reasons), reasons=reasons)
+
+
+def _rows(states: ItemStates, ids: list[str]) -> np.ndarray:
+    where = {item_id: row for row, item_id in enumerate(states.ids)}
+    return np.array([where[i] for i in ids], dtype=np.int64)
+
+
+def _arm_pair(a: Scored, b: Scored, arm: Arm, ids: list[str], seed: int,
+              resamples: int) -> ArmPair:
+    rows_a, rows_b = _rows(a.states, ids), _rows(b.states, ids)
+    cols_a = metric_columns(a.states, a.states.arms.index(arm))
+    cols_b = metric_columns(b.states, b.states.arms.index(arm))
+    rng = key_rng(seed, pair_key(arm.key, a.side.sha256, b.side.sha256))
+    metrics = {}
+    for m in METRICS:
+        if m in cols_a:
+            x, y = cols_a[m][rows_a], cols_b[m][rows_b]
+            metrics[m] = MetricPair(rate_from=float(x.mean()) if ids else 0.0,
+                                    rate_to=float(y.mean()) if ids else 0.0,
+                                    delta=paired_delta(x, y, rng, resamples))
+    same = sum(1 for i in ids if (t := a.texts[i].get(arm.key)) is not None
+               and t == b.texts[i].get(arm.key))
+    return ArmPair(identical=same, identical_share=same / len(ids) if ids else 0.0,
+                   metrics=metrics)
+
+
+def build_comparison(scored: list[Scored], arms: list[Arm], *, task: str, label: str,
+                     selected: list[str], task_hash: str, task_check: str,
+                     arms_left_out: dict[str, list[str]], seed: int,
+                     resamples: int) -> CompareReport:
+    """Pair the replays on the items scored in all of them and compare each to the first."""
+    common = set(scored[0].states.ids)
+    for s in scored[1:]:
+        common &= set(s.states.ids)
+    ids = [i for i in scored[0].states.ids if i in common]
+    comparisons = []
+    ref = scored[0]
+    for other in scored[1:]:
+        pairs = {arm.key: _arm_pair(ref, other, arm, ids, seed, resamples) for arm in arms}
+        comparisons.append(ReplayComparison(from_=ref.side.label, to=other.side.label,
+                                            arms=pairs))
+    return CompareReport(task=task, correctness_label=label, n=len(ids),
+                         n_task=len(selected), replays=[s.side for s in scored],
+                         arms=[a.key for a in arms], arms_left_out=arms_left_out,
+                         left_out=_left_out(selected, common, [s.side for s in scored]),
+                         task_hash=task_hash, task_check=task_check,
+                         bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
+                                    "method": "percentile"},
+                         test=TEST, comparisons=comparisons)
+
+
+def worse(report: CompareReport, gates: list[tuple[str, str]]) -> list[str]:
+    """(arm key, metric) gates that trip: in some comparison the metric moved the bad way
+    (HIGHER_IS_BETTER) and the exact McNemar p < ALPHA. One line each."""
+    tripped = []
+    for c in report.comparisons:
+        for arm, metric in gates:
+            pair = c.arms[arm].metrics[metric]
+            d = pair.delta
+            bad = d.delta < 0 if HIGHER_IS_BETTER[metric] else d.delta > 0
+            if bad and d.mcnemar_p < ALPHA:
+                tripped.append(f"{arm} {metric} {100 * pair.rate_from:.1f}% in {c.from_} -> "
+                               f"{100 * pair.rate_to:.1f}% in {c.to} (exact McNemar "
+                               f"p={d.mcnemar_p:.3g})")
+    return tripped

@@ -1,0 +1,164 @@
+"""Scoring a replay as it is read: one pass, holding per item only its states.
+
+A replay of 100,000 items x 6 arms is hundreds of MB of text, and scoring needs each
+item (its task row, gold and schemas) and its texts only while it scores them. So each
+record is scored as it arrives (vbw.replay.stream), its item is built from the task row
+of its id, checked (vbw.task.audit.Auditor) and dropped; what stays is two small arrays
+per (item, arm).
+
+The result, the warnings and every error are those of scoring the whole replay read in
+memory, in the same order of precedence: a bad line anywhere in the file; ids the task
+does not have; no selected item held; an item whose row cannot be built (the first in
+task order); a task check problem (the Audit re-run in task order, for its exact words);
+an item lacking an arm (the first in task order). Items are reported in task order
+whatever the order of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from typing import NamedTuple, TextIO
+
+import numpy as np
+
+from vbw.errors import ConfigError, ReplayError, VbwError
+from vbw.replay.format import EndV1
+from vbw.replay.io import legacy_end
+from vbw.replay.stream import ReplayStream, ScoredRecord
+from vbw.score.states import ItemStates, arm_states, no_arm_message
+from vbw.task.arms import Arm
+from vbw.task.audit import Auditor, audit, first_error, first_ids
+from vbw.task.runner import Task
+from vbw.task.validity import Validators
+
+
+class Timing(NamedTuple):
+    """A record's recorded seconds, in file order: what the provenance line sums."""
+
+    item_seconds: float | None
+
+
+class Scored(NamedTuple):
+    states: ItemStates
+    missing: list[str]  # selected task items the replay lacks
+    n_task: int  # items selected from the task
+    timings: list[Timing]
+    end: EndV1 | None
+
+
+class _Pass:
+    """What one pass over the records gathers, indexed by position among the selected."""
+
+    def __init__(self, task: Task, selected: list[str], arms: list[Arm]) -> None:
+        self.task, self.arms = task, arms
+        self.position: dict[str, list[int]] = {}
+        for i, item_id in enumerate(selected):
+            self.position.setdefault(item_id, []).append(i)
+        n = len(selected)
+        self.held = np.zeros(n, dtype=bool)
+        self.scored = np.zeros(n, dtype=bool)
+        self.valid = np.zeros((n, len(arms)), dtype=np.int8)
+        self.right = np.zeros((n, len(arms)), dtype=bool)
+        self.excluded: dict[int, str] = {}
+        self.stray: list[str] = []
+        self.timings: list[Timing] = []
+        self.bad_row: tuple[int, VbwError] | None = None
+        self.no_arm: tuple[int, str] | None = None
+        self.auditor = Auditor(task)
+        self.validators = Validators()
+
+    def add(self, rec: ScoredRecord, path: str) -> None:
+        self.timings.append(Timing(rec.item_seconds))
+        positions = self.position.get(rec.id)
+        if positions is None:
+            self.stray.append(rec.id)
+            return
+        for pos in positions:  # one, unless the task's data repeats an id
+            self._add_at(pos, rec, path)
+
+    def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
+        self.held[pos] = True
+        if rec.unsupported:
+            self.excluded[pos] = rec.unsupported
+            return
+        try:
+            item = self.task.item(pos, rec.id)
+        except VbwError as e:  # a row the task cannot build: the first in task order stops
+            if self.bad_row is None or pos < self.bad_row[0]:
+                self.bad_row = (pos, e)
+            return
+        self.auditor.add(item, pos)
+        lacking = next((a.key for a in self.arms if a.key not in rec.texts), None)
+        if lacking is not None:
+            if self.no_arm is None or pos < self.no_arm[0]:
+                self.no_arm = (pos, no_arm_message(path, rec.id, lacking, rec.texts))
+            return
+        vrow, rrow = arm_states(self.task, item, rec.texts, self.arms, self.validators)
+        self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
+
+
+def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str],
+              path: str, records: int, err: TextIO) -> list[str]:
+    """Replay ids the task does not have (`stray`, beyond the selection) are an error
+    unless `n`/`first` explains them; selected items not `held` are a warning. Returns the
+    missing ids. Shared by streamed scoring and mode=compare."""
+    if stray:
+        everywhere = set(task.ids(None, all_rows=True))
+        unknown = [i for i in stray if i not in everywhere]
+        if unknown:
+            raise ReplayError(f"{path}: {len(unknown)} item id(s) are not in task "
+                              f"{task.name} ({task.path}): {first_ids(unknown, quote=True)}; "
+                              "the replay belongs to other data, or its ids were changed")
+    missing = [i for i, h in zip(selected, held) if not h]
+    if len(missing) == len(selected):
+        raise ReplayError(f"{path}: no item of task {task.name} can be scored (the "
+                          f"replay holds {records} item(s), none of the {len(selected)} "
+                          "selected)")
+    if missing:
+        print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
+              f"{path}: {first_ids(missing, quote=True)}; scoring the "
+              f"{len(selected) - len(missing)} it holds", file=err)
+    return missing
+
+
+def _checked(p: _Pass, task: Task, n: int | None, selected: list[str], err: TextIO) -> None:
+    """The task checks on the held items, as vbw.app did before scoring: a problem stops
+    the run (re-found in task order, for its exact words), warnings are printed."""
+    if p.bad_row is not None:
+        raise p.bad_row[1]
+    result = p.auditor.result()
+    if result.problems:
+        held = {selected[i] for i in np.flatnonzero(p.held)}
+        result = audit(task, task.items(n, only=held))
+        if result.problems:
+            raise ConfigError(first_error(result))
+    for w in result.warnings:
+        print(f"vbw: warning: {w}", file=err)
+
+
+def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
+                 err: TextIO, take: Callable[[list[str]], list[str]] | None = None) -> Scored:
+    """Score every record of `stream` (see the module docstring). `take` narrows the
+    selection (a shard job's replay holds its shard of the items only)."""
+    selected = task.ids(n) if take is None else take(task.ids(n))
+    p = _Pass(task, selected, arms)
+    path = str(stream.path)
+    for rec in stream.records():
+        p.add(rec, path)
+    missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
+    _checked(p, task, n, selected, err)
+    if p.no_arm is not None:
+        raise ReplayError(p.no_arm[1])
+    end = stream.end
+    if stream.header.version == 0 and end is None:
+        end = legacy_end(stream.meta_as_written, len(p.timings))
+    return Scored(_states(selected, arms, p), missing, len(selected), p.timings, end)
+
+
+def _states(selected: list[str], arms: list[Arm], p: _Pass) -> ItemStates:
+    rows = np.flatnonzero(p.scored)
+    excluded = sorted(p.excluded)
+    return ItemStates(ids=[selected[i] for i in rows], arms=list(arms), valid=p.valid[rows],
+                      right=p.right[rows], excluded=[selected[i] for i in excluded],
+                      excluded_reasons={selected[i]: p.excluded[i] for i in excluded})

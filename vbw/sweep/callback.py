@@ -1,0 +1,112 @@
+"""The end of a multirun, in the process that launched it: merge shards, summarise, and
+compute the exit code from the jobs' status files.
+
+Hydra calls `on_multirun_end` in the launching process after every job has returned,
+whichever launcher ran them (configured in conf/config.yaml under `hydra.callbacks`).
+The exit code is read from the files written there (summary.json), so it never depends on
+a job's process being this one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from vbw.errors import VbwError
+from vbw.rundir import claimed
+from vbw.sweep.shards import MERGED_PREFIX
+from vbw.sweep.status import (JobStatus, job_dirs, read_status, reports_in, sweep_exit,
+                              write_status)
+from vbw.sweep.summary import job_rows, write_summary
+
+_summaries: list[Path] = []  # summary.json files this process's sweeps wrote
+
+
+class SweepEnd(Callback):
+    """Hydra callback: see the module docstring."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        finish_sweep(Path(str(config.hydra.sweep.dir)))
+
+
+def _group_key(status: JobStatus) -> tuple[str, ...]:
+    return tuple(o for o in status.overrides if not o.lstrip("+~").startswith("shard.index="))
+
+
+def _shard_groups(jobs: list[tuple[Path, JobStatus]]) -> list[list[tuple[Path, JobStatus]]]:
+    """Shard jobs of one run: the same overrides but for shard.index, in sweep order."""
+    groups: dict[tuple[str, ...], list[tuple[Path, JobStatus]]] = {}
+    for d, s in jobs:
+        if s.shard is not None:
+            groups.setdefault(_group_key(s), []).append((d, s))
+    return list(groups.values())
+
+
+def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
+           err: TextIO) -> JobStatus:
+    """Merge one run's shards into out_dir and score it, as mode=merge would."""
+    from vbw.app import run
+
+    first = group[0][1]
+    overrides = list(_group_key(first))
+    status = JobStatus(job=out_dir.name, overrides=overrides, model=first.model,
+                       engine=first.engine, exit_code=3, reason="internal error")
+    failed = [s for _, s in group if s.exit_code != 0]
+    if failed or first.inputs is None:
+        bad = failed[0] if failed else first
+        status.exit_code, status.reason = max(bad.exit_code, 2), \
+            f"not merged: {bad.job} (shard {(bad.shard or {}).get('index')}) failed: {bad.reason}"
+        print(f"vbw: error: {out_dir.name}: {status.reason}", file=err)
+        return status
+    print(f"== {out_dir.name}: {len(group)} shard(s) of {' '.join(overrides)} ==", file=out,
+          flush=True)
+    try:
+        cfg, tasks = first.inputs.resolve(mode="merge", replays=[str(d) for d, _ in group],
+                                          shard={"index": 0, "count": 1}, replay=None,
+                                          resume=False)
+        with claimed(out_dir):
+            status.exit_code = run(cfg, tasks, out_dir, Path(first.inputs.cwd), out, err,
+                                   job=f"{out_dir.name} ({' '.join(overrides)})")
+        status.reason = "ok" if status.exit_code == 0 else "gate tripped"
+    except VbwError as e:
+        print(f"vbw: error: {out_dir.name}: {e}", file=err)
+        status.exit_code, status.reason = e.exit_code, str(e)
+    except Exception as e:  # noqa: BLE001  a bug: recorded like a job's
+        traceback.print_exc(file=err)
+        status.reason = f"internal error: {type(e).__name__}: {e}"
+    status.reports = reports_in(out_dir)
+    write_status(out_dir, status)
+    return status
+
+
+def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Merge shard groups, write and print the summary; return the sweep's exit code."""
+    out, err = out or sys.stdout, err or sys.stderr
+    jobs = [(d, read_status(d)) for d in job_dirs(sweep_dir, MERGED_PREFIX)]
+    groups = _shard_groups(jobs)
+    for k, group in enumerate(groups):
+        name = MERGED_PREFIX if len(groups) == 1 else f"{MERGED_PREFIX}_{k}"
+        jobs.append((sweep_dir / name, _merge(group, sweep_dir / name, out, err)))
+    code = sweep_exit([s.exit_code for _, s in jobs])
+    rows = [row for d, s in jobs for row in job_rows(d, sweep_dir, s)]
+    md = write_summary(sweep_dir, rows, code)
+    print(md, file=out)
+    print(f"Sweep summary written to {sweep_dir / 'summary.md'} (and summary.json, "
+          "summary.html)", file=out, flush=True)
+    _summaries.append(sweep_dir / "summary.json")
+    return code
+
+
+def finished_sweep_exit() -> int | None:
+    """The exit code of the sweep this process launched, read back from its summary.json
+    (None: no sweep ended here)."""
+    if not _summaries:
+        return None
+    data = json.loads(_summaries[-1].read_text(encoding="utf-8"))
+    return int(data["exit_code"])

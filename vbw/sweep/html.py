@@ -1,0 +1,63 @@
+"""summary.html: the sweep summary as one self-contained page (no script, no network),
+each job linking its own report.html by a relative path, so the sweep folder can be
+opened from file:// or copied anywhere. Every string is escaped: task names, overrides
+and reasons come from the user's command line and files."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from vbw.sweep.summary import arm_cell, headline_cell, status_cell
+
+_STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;
+padding:.3em .6em;text-align:left;vertical-align:top}th{background:#f3f3f3}
+.bad{color:#a40000;font-weight:600}.ok{color:#1a6b1a}code{font-size:90%}
+ul{margin:0;padding-left:1.1em}"""
+
+
+def _e(s: Any) -> str:
+    return escape("" if s is None else str(s), quote=True)
+
+
+def _link(path: str | None, label: str) -> str:
+    if not path:
+        return "-"
+    href = "/".join(quote(part) for part in Path(path).parts)
+    return f'<a href="{_e(href)}">{_e(label)}</a>'
+
+
+def _arms(row: dict[str, Any]) -> str:
+    if not row["arms"]:
+        return "-"
+    items = [f"<li><code>{_e(k)}</code>: validity {_e(arm_cell(m['schema_validity']))}; "
+             f"{_e(row['correctness_label'])} {_e(arm_cell(m['answer_accuracy']))}; "
+             f"wrong-but-valid {_e(arm_cell(m['wrong_but_valid']))}</li>"
+             for k, m in row["arms"].items()]
+    return "<ul>" + "".join(items) + "</ul>"
+
+
+def _row(row: dict[str, Any]) -> str:
+    cls = "ok" if row["exit_code"] == 0 else "bad"
+    cells = [_e(row["job"]), _e(row["task"] or "?"), _e(row["model"] or "?"),
+             _e(row["engine"] or "?"), "<code>" + _e(" ".join(row["other_overrides"])) + "</code>",
+             _e(row["n"] if row["n"] is not None else "-"), _arms(row),
+             _e(headline_cell(row["headline"], row["n"])),
+             f'<span class="{cls}">{_e(status_cell(row))}</span>',
+             _link(row["report_html"], "report.html") + " · " + _link(row["report"], "report.md")]
+    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def render_html(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
+    head = ("<tr><th>job</th><th>task</th><th>model</th><th>engine</th><th>other overrides"
+            "</th><th>N</th><th>arms: validity; accuracy; wrong-but-valid (95% CI)</th>"
+            "<th>headline Δ accuracy</th><th>status</th><th>report</th></tr>")
+    body = "\n".join(_row(r) for r in rows)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>vbw sweep summary</title><style>{_STYLE}</style></head><body>\n"
+            f"<h1>vbw sweep: {len(rows)} row(s), exit {exit_code}</h1>\n"
+            f"<p>Sweep folder: <code>{_e(sweep_dir)}</code></p>\n"
+            f"<table>{head}\n{body}\n</table>\n</body></html>\n")

@@ -1,0 +1,64 @@
+"""mode=merge: the shard replays named by `replays=[...]` become one replay, then scored.
+
+An entry of `replays` is a replay file, or a folder: a run folder holding `replay.jsonl`,
+or a sweep folder whose job folders hold one each (folders named `merged*`, where a sweep
+writes its merges, are skipped). The merged replay is written to the run folder as
+`replay.jsonl`; its report is the one the run done in one job would have.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vbw.errors import ReplayError
+from vbw.replay import read_replay
+from vbw.replay.merge import merge_shards, write_merged
+from vbw.task.runner import Task
+
+MERGED_PREFIX = "merged"
+
+
+def _entry(entry: str, cwd: Path) -> list[Path]:
+    p = Path(entry).expanduser()
+    p = p if p.is_absolute() else cwd / p
+    if not p.is_dir():
+        return [p]
+    if (p / "replay.jsonl").is_file():
+        return [p / "replay.jsonl"]
+    found = sorted((q for q in p.glob("*/replay.jsonl")
+                    if not q.parent.name.startswith(MERGED_PREFIX)),
+                   key=lambda q: (len(q.parent.name), q.parent.name))
+    if not found:
+        raise ReplayError(f"replays: {entry}: no replay.jsonl in this folder or its "
+                          "sub-folders")
+    return found
+
+
+def shard_paths(entries: list[str] | None, cwd: Path) -> list[Path]:
+    """Every replay file the entries name, in the order given, each once."""
+    if not entries:
+        raise ReplayError("mode=merge needs replays=[...]: the shard replays (files, run "
+                          "folders or a sweep folder), e.g. 'replays=[vbw-runs/multirun/x]'")
+    out: list[Path] = []
+    for e in entries:
+        for p in _entry(e, cwd):
+            if p.resolve() not in {q.resolve() for q in out}:
+                out.append(p)
+    return out
+
+
+def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
+                  out_dir: Path) -> Path:
+    """Merge the shards into out_dir/replay.jsonl; return its path. `n`, if given, must
+    be the run's (the shards record how many items the whole run selected)."""
+    replays = [read_replay(p) for p in shard_paths(entries, cwd)]
+    header, records, end = merge_shards(replays, lambda of: task.ids(of))
+    if n is not None and n != header.n:
+        raise ReplayError(f"n={n}, but the shards are of a run of {header.n} item(s); "
+                          f"pass n={header.n} or leave n out")
+    path = out_dir / "replay.jsonl"
+    if path.resolve() in {Path(r.path).resolve() for r in replays}:
+        raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
+                          "merge its own hydra.run.dir")
+    write_merged(path, header, records, end)
+    return path

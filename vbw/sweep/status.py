@@ -1,0 +1,104 @@
+"""Each sweep job's outcome, written to its own folder as `status.json`.
+
+The file is the only channel from a job to the end of the sweep, so the sweep's exit code
+is right whatever runs the jobs (in this process, joblib's worker processes, submitit on a
+SLURM cluster, Ray). It also keeps what the job was run with (`inputs`: the validated
+config and how its tasks were selected), so the end of a sharded sweep can merge and score
+the shards with exactly the job's configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from vbw.config import RunConfig
+from vbw.report.files import write_atomic
+from vbw.task.locate import select_tasks
+from vbw.task.runner import Task
+from vbw.validation import validate
+
+STATUS = "status.json"
+NOT_FINISHED = 3  # a job folder without a status: killed, or its launcher failed
+
+
+class JobInputs(BaseModel):
+    """What a job's run is made of, as the CLI composed it (see vbw.cli)."""
+
+    model_config = ConfigDict(extra="forbid")
+    config: dict[str, Any]          # the run config as composed, before validation
+    task_node: Any = None           # the composed `task` node, as written
+    task_choice: str | None = None  # the `task=` option chosen
+    roots: list[str]                # config roots, in Hydra's search order
+    cwd: str
+    task_overrides: list[str] = []
+
+    def resolve(self, **changes: Any) -> tuple[RunConfig, list[Task]]:
+        """The validated run config (with `changes` applied) and the tasks."""
+        cfg = validate(RunConfig, {**self.config, **changes}, source="config")
+        tasks = select_tasks(self.task_node, self.task_choice, [Path(r) for r in self.roots],
+                             Path(self.cwd), self.task_overrides)
+        return cfg, tasks
+
+
+class JobStatus(BaseModel):
+    """One job: its label and overrides, what it ran, how it ended."""
+
+    model_config = ConfigDict(extra="forbid")
+    job: str                         # "job 2" or "merged"
+    num: int | None = None           # Hydra's job number
+    overrides: list[str] = []
+    model: str | None = None
+    engine: str | None = None
+    shard: dict[str, int] | None = None  # {index, count} of a shard job
+    exit_code: int
+    reason: str                      # "ok", "gate tripped ...", or the error line
+    reports: list[str] = []          # report.json paths, relative to the job folder
+    inputs: JobInputs | None = None
+    host: str = Field(default_factory=socket.gethostname)  # where the job ran
+    pid: int = Field(default_factory=os.getpid)
+
+
+def reports_in(job_dir: Path) -> list[str]:
+    """The report.json files a run wrote: in its folder, or one sub-folder per task."""
+    found = [job_dir / "report.json"] if (job_dir / "report.json").is_file() else \
+        sorted(job_dir.glob("*/report.json"))
+    return [str(p.relative_to(job_dir)) for p in found]
+
+
+def write_status(job_dir: Path, status: JobStatus) -> Path:
+    job_dir.mkdir(parents=True, exist_ok=True)
+    path = job_dir / STATUS
+    write_atomic(path, status.model_dump_json(indent=1) + "\n")
+    return path
+
+
+def read_status(job_dir: Path) -> JobStatus:
+    """The job's status; a folder without a readable one is a job that did not finish."""
+    path = job_dir / STATUS
+    try:
+        return JobStatus.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        reason = "no status.json: the job did not finish (killed, or its launcher failed)"
+    except (OSError, ValidationError, ValueError) as e:
+        reason = f"unreadable status.json ({type(e).__name__})"
+    return JobStatus(job=f"job {job_dir.name}", exit_code=NOT_FINISHED, reason=reason)
+
+
+def job_dirs(sweep_dir: Path, skip_prefix: str) -> list[Path]:
+    """Folders of the sweep's jobs: those Hydra set up (`.hydra/`) or that hold a status,
+    in job-number order; folders starting with `skip_prefix` (merges) are not jobs."""
+    marks = list(sweep_dir.rglob(STATUS)) + list(sweep_dir.rglob(".hydra"))
+    dirs = {m.parent for m in marks if m.parent != sweep_dir}
+    dirs = {d for d in dirs
+            if not d.relative_to(sweep_dir).parts[0].startswith(skip_prefix)}
+    return sorted(dirs, key=lambda d: (len(d.name), d.name) if d.name.isdigit() else (1 << 30, str(d)))
+
+
+def sweep_exit(codes: list[int]) -> int:
+    """The sweep's exit code: the worst job's (3 internal > 2 usage > 1 gate > 0)."""
+    return max(codes, default=0)

@@ -1,0 +1,142 @@
+"""The sweep summary: one row per job (per task it scored), in summary.md/.json/.html.
+
+A row holds the job's overrides (task, model and engine apart), N, every arm's validity,
+accuracy and wrong-but-valid rate with CIs, the headline comparison's delta, where the
+report is and how the job ended. Built from the files the jobs left (status.json,
+report.json), so it is the same whichever launcher ran them; written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from vbw.report.escape import code, text
+from vbw.report.files import write_atomic
+from vbw.report.markdown import rate_cell
+from vbw.score.model import Report
+from vbw.sweep.status import JobStatus
+
+_PLAIN = ("task", "model", "engine")
+
+
+def _other(overrides: list[str]) -> list[str]:
+    return [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in _PLAIN]
+
+
+def _rate(r: Any) -> dict[str, Any] | None:
+    return None if r is None else {"rate": r.rate, "ci95": list(r.ci95)}
+
+
+def _headline(r: Report) -> dict[str, Any] | None:
+    c = next((c for c in r.comparisons if c.kind == "headline"), None)
+    if c is None:
+        return None
+    d = c.deltas["answer_accuracy"]
+    return {"from": c.from_, "to": c.to, "metric": r.correctness_label, "delta": d.delta,
+            "ci95": list(d.ci95), "excludes_0": d.excludes_0}
+
+
+def _load(path: Path) -> Report | None:
+    try:
+        return Report.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str, Any]]:
+    """The rows of one job: one per report it wrote, or one saying why there is none."""
+    rel = job_dir.relative_to(sweep_dir)
+    base = {"job": status.job, "num": status.num, "folder": str(rel),
+            "overrides": status.overrides, "other_overrides": _other(status.overrides),
+            "model": status.model, "engine": status.engine, "shard": status.shard,
+            "exit_code": status.exit_code, "reason": status.reason}
+    rows = []
+    for name in status.reports:
+        r = _load(job_dir / name)
+        if r is None:
+            continue
+        where = rel / Path(name).parent
+        rows.append({**base, "task": r.task, "n": r.n, "n_task": r.n_task,
+                     "correctness_label": r.correctness_label,
+                     "arms": {k: {"schema_validity": _rate(m.schema_validity),
+                                  "answer_accuracy": _rate(m.answer_accuracy),
+                                  "wrong_but_valid": _rate(m.wrong_but_valid)}
+                              for k, m in r.arms.items()},
+                     "headline": _headline(r), "report": str(where / "report.md"),
+                     "report_json": str(where / name.split("/")[-1]),
+                     "report_html": str(where / "report.html")})
+    if not rows:
+        task = (status.inputs.task_choice if status.inputs else None)
+        rows.append({**base, "task": task, "n": None, "n_task": None, "correctness_label": None,
+                     "arms": {}, "headline": None, "report": None, "report_json": None,
+                     "report_html": None})
+    return rows
+
+
+def pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def headline_cell(h: dict[str, Any] | None, n: int | None) -> str:
+    """`+2.0 pts [+0.5, +4.0]`, or `no detectable effect at N=200 [-0.5, +3.5]`."""
+    if h is None:
+        return "n/a"
+    interval = f"[{pts(h['ci95'][0])}, {pts(h['ci95'][1])}]"
+    return (f"{pts(h['delta'])} pts {interval}" if h["excludes_0"]
+            else f"no detectable effect at N={n} {interval}")
+
+
+def status_cell(row: dict[str, Any]) -> str:
+    return "ok" if row["exit_code"] == 0 else f"exit {row['exit_code']}: {row['reason']}"
+
+
+class _R:
+    """A rate dict as the markdown helpers read it."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.rate, self.ci95 = d["rate"], tuple(d["ci95"])
+
+
+def arm_cell(d: dict[str, Any] | None) -> str:
+    return rate_cell(None if d is None else _R(d))  # type: ignore[arg-type]
+
+
+def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
+    out = [f"# vbw sweep: {len(rows)} row(s), exit {exit_code}", "",
+           f"Sweep folder: {code(str(sweep_dir))}", "",
+           "| job | task | model | engine | other overrides | N | headline Δ accuracy | "
+           "status | report |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        other = " ".join(row["other_overrides"])
+        out.append(" | ".join([
+            f"| {text(row['job'])}", text(row["task"] or "?"), text(row["model"] or "?"),
+            text(row["engine"] or "?"), code(other, in_table=True) if other else "",
+            str(row["n"] if row["n"] is not None else "-"),
+            headline_cell(row["headline"], row["n"]), text(status_cell(row)),
+            code(row["report"], in_table=True) if row["report"] else "-"]) + " |")
+    for row in rows:
+        if not row["arms"]:
+            continue
+        out += ["", f"## {text(row['job'])}: {text(' '.join(row['overrides']))}", "",
+                f"| arm | schema validity | {text(row['correctness_label'])} | "
+                "wrong-but-valid |", "|---|---|---|---|"]
+        for key, m in row["arms"].items():
+            out.append(f"| {code(key, in_table=True)} | {arm_cell(m['schema_validity'])} | "
+                       f"{arm_cell(m['answer_accuracy'])} | {arm_cell(m['wrong_but_valid'])} |")
+    return "\n".join(out) + "\n"
+
+
+def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
+    """summary.json, summary.html, then summary.md (all atomically); return the markdown."""
+    from vbw.sweep.html import render_html
+
+    md = render_markdown(sweep_dir, rows, exit_code)
+    data = {"sweep_dir": str(sweep_dir), "exit_code": exit_code, "rows": rows}
+    write_atomic(sweep_dir / "summary.json", json.dumps(data, indent=1) + "\n")
+    write_atomic(sweep_dir / "summary.html", render_html(sweep_dir, rows, exit_code))
+    write_atomic(sweep_dir / "summary.md", md)
+    return md

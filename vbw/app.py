@@ -85,8 +85,7 @@ def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Br
     texts of the items the report holds."""
     stream = open_replay(replay_path)
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
-    records = (rec for _, rec in stream.items(full=True))
-    return build_browser(report, task, stream.header, records, arms)
+    return build_browser(report, task, stream.header, (obj for _, obj in stream.lines()), arms)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:

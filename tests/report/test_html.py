@@ -14,7 +14,7 @@ from tests.conftest import REPLAYS, ROOT, TASK_CONF, load_json
 from tests.report.conftest import (BIG, BIG_TEXT, EMOJI_TEXT, EVIL_CPU, EVIL_ID, EVIL_LABEL,
                                    EVIL_QUESTION, EVIL_TEXT)
 from vbw.replay import read_replay
-from vbw.report.browser import MAX_TEXT_CHARS, Browser, build_browser, cut, cut_span
+from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, Browser, build_browser, cut, cut_span
 from vbw.report.files import write_reports
 from vbw.report.html import embed_json, render_html
 from vbw.report.provenance import provenance
@@ -40,7 +40,7 @@ def js_units(s: str) -> int:
     return len(s.encode("utf-16-le")) // 2
 
 
-def scored(rel: Path) -> tuple[Report, Browser]:
+def scored(rel: Path, **cap: int) -> tuple[Report, Browser]:
     """A bundled replay scored as a run scores it, with report.html's item data."""
     task = load_task(TASK_CONF / f"{rel.parts[0]}.yaml")
     replay = read_replay(REPLAYS / rel)
@@ -51,7 +51,8 @@ def scored(rel: Path) -> tuple[Report, Browser]:
                           meta=replay.meta_as_written, source=str(replay.path),
                           provenance=provenance(replay.header, replay.records, replay.end),
                           seed=0, resamples=200, n_task=len(task.ids(None)), missing=[])
-    return report, build_browser(report, task, replay.header, replay.records, arms)
+    lines = [json.loads(x) for x in (REPLAYS / rel).read_text("utf-8").splitlines()[1:]]
+    return report, build_browser(report, task, replay.header, lines, arms, **cap)
 
 
 def test_embedded_json_cannot_close_its_block() -> None:
@@ -165,3 +166,18 @@ def test_the_readme_states_the_cap_in_force() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
     assert f"longer than {MAX_TEXT_CHARS:,} characters is embedded as its first and last\n" \
            f"{MAX_TEXT_CHARS // 2:,}" in readme
+    assert f"embedded for the first {MAX_DETAILED_ITEMS:,} items" in readme
+
+
+def test_items_over_the_cap_are_rows_of_states_without_texts() -> None:
+    rel = Path("gsm8k/smollm2_135m/llamacpp.jsonl")
+    report, browser = scored(rel, max_detailed=5)
+    records = {r.id: r for r in read_replay(REPLAYS / rel).records}
+    assert [i.detailed for i in browser.items] == [True] * 5 + [False] * (report.n - 5)
+    ledger = {r["id"]: r for r in report.ledger}
+    for item in browser.items[5:]:
+        assert item.gold is None and item.prompts == []
+        for key, arm in item.arms.items():
+            assert arm.state == ledger[item.id][key] and arm.text is None
+            assert arm.finish_reason == records[item.id].arms[key].finish_reason
+    assert any(a.finish_reason == "length" for i in browser.items[5:] for a in i.arms.values())

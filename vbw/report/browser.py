@@ -10,7 +10,10 @@ is recorded so the page can mark it.
 Size: a text (or prompt) longer than MAX_TEXT_CHARS keeps its first and last
 MAX_TEXT_CHARS/2 characters and records how many were left out between them; the page
 shows a marker there. So an item costs at most (arms + distinct prompts) x MAX_TEXT_CHARS
-characters, whatever the model wrote; the full texts stay in the replay.
+characters, whatever the model wrote; the full texts stay in the replay. Only the first
+MAX_DETAILED_ITEMS items (in task order) carry texts and prompts; every other item is a
+row of states and finish reasons (from the ledger and the raw replay line, with no
+extraction), so a 100,000-item run stays within scoring's time and memory.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from vbw.task.runner import Item, Task
 
 MAX_TEXT_CHARS = 20_000   # embedded characters per text: the head and tail halves
 MAX_VALUE_CHARS = 2_000   # a gold or extracted answer's JSON spelling, cut beyond this
+MAX_DETAILED_ITEMS = 2_000  # items whose texts and prompts are embedded (the first, in task order)
 FREE = Arm("unconstrained", None)
 PROMPTS_FROM_TASK = ("Prompts are not recorded in replays: they are rendered here from the "
                      "task file with the runner's own templates")
@@ -68,8 +72,9 @@ class ArmView(_M):
 class ItemView(_M):
     id: str
     excluded: str | None = None      # why the item is left out of every arm
-    gold: str
-    prompts: list[Cut]
+    detailed: bool = True            # False: states and finish reasons only (over the cap)
+    gold: str | None = None
+    prompts: list[Cut] = []
     arms: dict[str, ArmView]
 
 
@@ -80,6 +85,7 @@ class Browser(_M):
     comparisons: list[tuple[str, str]]
     prompts_note: str
     max_text_chars: int = MAX_TEXT_CHARS
+    max_detailed: int = MAX_DETAILED_ITEMS
     items: list[ItemView]
 
 
@@ -196,25 +202,42 @@ def prompts_note(header: ReplayHeader, task: Task) -> str:
     return f"{PROMPTS_FROM_TASK}; the replay's task hash matches, so they are the ones sent."
 
 
+def _lengths(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None) -> dict[str, ArmView]:
+    """A row without details: each arm's state and finish reason, from the line as decoded
+    (the scoring pass has already checked it against the item-line model)."""
+    raw = obj.get("arms") or {}
+    return {a.key: ArmView(state="excluded" if states is None else states[a.key],
+                           finish_reason=(raw.get(a.key) or {}).get("finish_reason"))
+            for a in arms}
+
+
 def build_browser(report: Report, task: Task, header: ReplayHeader,
-                  records: Iterable[ItemRecord], arms: list[Arm]) -> Browser:
+                  lines: Iterable[Any], arms: list[Arm],
+                  max_detailed: int = MAX_DETAILED_ITEMS) -> Browser:
     """The browser's data for every item the report scored or excluded, in task order.
-    `records` is a second pass over the replay (vbw.replay.stream): only the cut texts of
-    the items it shows are kept, never the file."""
+    `lines` are the replay's decoded lines after the header, a second streamed pass
+    (vbw.replay.stream): only the cut texts of the first `max_detailed` items are kept."""
     ledger = {row["id"]: row for row in report.ledger}
     excluded = set(report.excluded.ids)
     row_of = {item_id: i for i, item_id in enumerate(task.ids(None))}
+    shown = sorted((row_of[i] for i in (*ledger, *excluded)))
+    detailed = set(shown[:max_detailed])
     views: dict[int, ItemView] = {}
-    for rec in records:
-        if rec.id not in ledger and rec.id not in excluded:
+    for obj in lines:
+        item_id = obj.get("id") if isinstance(obj, dict) else None
+        if item_id not in ledger and item_id not in excluded:
             continue
-        reason = (report.excluded.reasons.get(rec.id) or report.excluded.reason) \
-            if rec.id in excluded else None
-        row = row_of[rec.id]
-        views[row] = item_view(task, task.item(row, rec.id), arms, rec, ledger.get(rec.id),
-                               reason)
+        reason = (report.excluded.reasons.get(item_id) or report.excluded.reason) \
+            if item_id in excluded else None
+        row, states = row_of[item_id], ledger.get(item_id)
+        if row in detailed:
+            views[row] = item_view(task, task.item(row, item_id), arms,
+                                   ItemRecord.model_validate(obj), states, reason)
+        else:
+            views[row] = ItemView(id=item_id, excluded=reason, detailed=False,
+                                  arms=_lengths(obj, arms, states))
     return Browser(arms=[a.key for a in arms],
                    contract=[a.key for a in arms if a.has_contract],
                    comparisons=[(c.from_, c.to) for c in report.comparisons],
-                   prompts_note=prompts_note(header, task),
+                   prompts_note=prompts_note(header, task), max_detailed=max_detailed,
                    items=[views[r] for r in sorted(views)])

@@ -61,7 +61,7 @@
   function haystack(it) {
     let h = haystacks.get(it);
     if (h === undefined) {
-      const parts = [it.id, it.gold];
+      const parts = [it.id, it.gold || ""];
       for (const p of it.prompts) parts.push(p.s);
       for (const a of data.arms) {
         const v = it.arms[a];
@@ -202,7 +202,8 @@
       const st = tr.appendChild(el("td"));
       st.appendChild(badge(v.state));
       st.appendChild(el("span", "note", " " + v.state));
-      tr.appendChild(el("td", "mono answer", v.answer === null || v.answer === undefined ? "none" : v.answer));
+      tr.appendChild(el("td", "mono answer", !it.detailed ? "not embedded" :
+        v.answer === null || v.answer === undefined ? "none" : v.answer));
       tr.appendChild(el("td", null, v.finish_reason || ""));
     }
     return t;
@@ -215,10 +216,16 @@
     d.replaceChildren();
     d.dataset.id = it.id;
     d.appendChild(el("h3", "mono", it.id));
-    const facts = [["gold", it.gold, "mono gold"]];
+    const facts = it.detailed ? [["gold", it.gold, "mono gold"]] : [];
     if (it.excluded) facts.push(["excluded", it.excluded]);
     d.appendChild(kv(facts));
     d.appendChild(summary(it));
+    if (!it.detailed) {
+      d.appendChild(el("p", "note", "Texts not embedded: this page carries the texts, prompts " +
+        "and gold of the first " + data.max_detailed.toLocaleString("en") + " items only (in " +
+        "task order); the replay has them all."));
+      return;
+    }
     d.appendChild(el("p", "note", data.prompts_note));
     for (const a of data.arms) d.appendChild(armSection(it, a));
     for (const pre of d.querySelectorAll("pre.text")) {  // a long text opens at its mark

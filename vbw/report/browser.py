@@ -86,7 +86,8 @@ class Browser(_M):
     prompts_note: str
     max_text_chars: int = MAX_TEXT_CHARS
     max_detailed: int = MAX_DETAILED_ITEMS
-    items: list[ItemView]
+    items: list[ItemView]            # the first max_detailed items, with their texts
+    rows: list[dict[str, Any]] = []  # the items after them: plain rows (see _row), JSON as is
 
 
 def utf16(s: str, i: int) -> int:
@@ -202,13 +203,23 @@ def prompts_note(header: ReplayHeader, task: Task) -> str:
     return f"{PROMPTS_FROM_TASK}; the replay's task hash matches, so they are the ones sent."
 
 
-def _lengths(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None) -> dict[str, ArmView]:
-    """A row without details: each arm's state and finish reason, from the line as decoded
-    (the scoring pass has already checked it against the item-line model)."""
+def _row(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None,
+         excluded: str | None) -> dict[str, Any]:
+    """An item without details, as a plain dict in ItemView's JSON shape (no model: there
+    may be 100,000): each arm's state and finish reason, from the line as decoded (the
+    scoring pass has already checked it against the item-line model)."""
     raw = obj.get("arms") or {}
-    return {a.key: ArmView(state="excluded" if states is None else states[a.key],
-                           finish_reason=(raw.get(a.key) or {}).get("finish_reason"))
-            for a in arms}
+    views = {}
+    for a in arms:
+        view = {"state": "excluded" if states is None else states[a.key]}
+        finish = (raw.get(a.key) or {}).get("finish_reason")
+        if finish is not None:
+            view["finish_reason"] = finish
+        views[a.key] = view
+    row: dict[str, Any] = {"id": obj["id"], "detailed": False, "arms": views}
+    if excluded is not None:
+        row["excluded"] = excluded
+    return row
 
 
 def build_browser(report: Report, task: Task, header: ReplayHeader,
@@ -223,6 +234,7 @@ def build_browser(report: Report, task: Task, header: ReplayHeader,
     shown = sorted((row_of[i] for i in (*ledger, *excluded)))
     detailed = set(shown[:max_detailed])
     views: dict[int, ItemView] = {}
+    rows: dict[int, dict[str, Any]] = {}
     for obj in lines:
         item_id = obj.get("id") if isinstance(obj, dict) else None
         if item_id not in ledger and item_id not in excluded:
@@ -234,10 +246,11 @@ def build_browser(report: Report, task: Task, header: ReplayHeader,
             views[row] = item_view(task, task.item(row, item_id), arms,
                                    ItemRecord.model_validate(obj), states, reason)
         else:
-            views[row] = ItemView(id=item_id, excluded=reason, detailed=False,
-                                  arms=_lengths(obj, arms, states))
-    return Browser(arms=[a.key for a in arms],
-                   contract=[a.key for a in arms if a.has_contract],
-                   comparisons=[(c.from_, c.to) for c in report.comparisons],
-                   prompts_note=prompts_note(header, task), max_detailed=max_detailed,
-                   items=[views[r] for r in sorted(views)])
+            rows[row] = _row(obj, arms, states, reason)
+    browser = Browser(arms=[a.key for a in arms],
+                      contract=[a.key for a in arms if a.has_contract],
+                      comparisons=[(c.from_, c.to) for c in report.comparisons],
+                      prompts_note=prompts_note(header, task), max_detailed=max_detailed,
+                      items=[views[r] for r in sorted(views)])
+    browser.rows = [rows[r] for r in sorted(rows)]  # assigned, not validated: no copy
+    return browser

@@ -78,7 +78,10 @@ def render_html(r: Report, svg: str, browser: Browser | None) -> str:
                  rate_cell(m.wrong_but_valid)) for k, m in r.arms.items()]
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
            else "Generated in this run.")
-    data = browser.model_dump(mode="json") if browser is not None else None
+    data = None
+    if browser is not None:  # plain rows are JSON already: embedded without a copy
+        data = {**browser.model_dump(mode="json", exclude_none=True, exclude={"rows"}),
+                "rows": browser.rows}
     return _template().render(
         r=r, how=how, arm_rows=arm_rows,
         comparisons=[_comparison(c, r.n, r.correctness_label) for c in r.comparisons],

@@ -5,7 +5,7 @@
   const node = document.getElementById("vbw-data");
   const data = node ? JSON.parse(node.textContent) : null;
   if (!data || !data.items) return;
-  const items = data.items;
+  const items = data.items.concat(data.rows || []);  // detailed first, then plain rows
   const $ = (id) => document.getElementById(id);
 
   function el(tag, cls, text) {
@@ -62,7 +62,7 @@
     let h = haystacks.get(it);
     if (h === undefined) {
       const parts = [it.id, it.gold || ""];
-      for (const p of it.prompts) parts.push(p.s);
+      for (const p of it.prompts || []) parts.push(p.s);
       for (const a of data.arms) {
         const v = it.arms[a];
         if (v.text) parts.push(v.text.s);
@@ -163,7 +163,7 @@
     if (v.finish_reason) facts.push(["finish_reason", v.finish_reason]);
     if (v.unsupported) facts.push(["unsupported schema", v.unsupported]);
     if (facts.length) sec.appendChild(kv(facts));
-    for (const t of v.turns) {
+    for (const t of v.turns || []) {
       sec.appendChild(el("div", "role", t.role));
       if (t.prompt !== null && t.prompt !== undefined) {
         sec.appendChild(textBlock(it.prompts[t.prompt], "prompt"));
@@ -202,7 +202,7 @@
       const st = tr.appendChild(el("td"));
       st.appendChild(badge(v.state));
       st.appendChild(el("span", "note", " " + v.state));
-      tr.appendChild(el("td", "mono answer", !it.detailed ? "not embedded" :
+      tr.appendChild(el("td", "mono answer", it.detailed === false ? "not embedded" :
         v.answer === null || v.answer === undefined ? "none" : v.answer));
       tr.appendChild(el("td", null, v.finish_reason || ""));
     }
@@ -216,11 +216,11 @@
     d.replaceChildren();
     d.dataset.id = it.id;
     d.appendChild(el("h3", "mono", it.id));
-    const facts = it.detailed ? [["gold", it.gold, "mono gold"]] : [];
+    const facts = it.detailed !== false ? [["gold", it.gold, "mono gold"]] : [];
     if (it.excluded) facts.push(["excluded", it.excluded]);
     d.appendChild(kv(facts));
     d.appendChild(summary(it));
-    if (!it.detailed) {
+    if (it.detailed === false) {
       d.appendChild(el("p", "note", "Texts not embedded: this page carries the texts, prompts " +
         "and gold of the first " + data.max_detailed.toLocaleString("en") + " items only (in " +
         "task order); the replay has them all."));

@@ -178,9 +178,24 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
+    out["html-size"] = lambda: _if_exists(BENCH / "html.json", _html_size)
     out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     return out
+
+
+def _html_size() -> str:
+    """report.html's size on every bundled replay and in the worst case, from html.json."""
+    d = json.loads((BENCH / "html.json").read_text(encoding="utf-8"))
+    lines = ["| replay | items | replay size | report.html | per item |", "|---|---|---|---|---|"]
+    for r in [*d["bundled"], d["worst_case"]]:
+        lines.append(f"| `{r['replay']}` | {r['items']} | {r['replay_bytes'] / 1e6:,.2f} MB | "
+                     f"{r['html_bytes'] / 1e6:,.2f} MB | {r['bytes_per_item'] / 1e3:,.1f} kB |")
+    w = d["worst_case"]
+    return "\n".join(lines) + (
+        f"\n\nMeasured {d['measured']}. The last row is the cap at work: {w['texts']:,} texts "
+        f"of 1 MB each ({w['replay_bytes'] / 1e9:.1f} GB of replay) embed as "
+        f"{d['max_text_chars']:,} characters each.")
 
 
 def _engine_title(engine: str) -> str:

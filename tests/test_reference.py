@@ -68,5 +68,5 @@ def test_demo_prints_both_tables_in_order(demo_run: tuple[Path, str]) -> None:
     assert "answer accuracy: no detectable effect at N=200" in stdout
     assert stdout.strip().splitlines()[-1] == f"Reports written to {out}"
     for task in ("bfcl_simple", "gsm8k"):
-        for name in ("report.json", "report.md", "quadrants.svg", "ledger.csv"):
+        for name in ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv"):
             assert (out / task / name).stat().st_size > 0, (task, name)

@@ -62,6 +62,8 @@ def test_installed_vbw_scores_from_any_directory(venv: Path, tmp_path: Path) -> 
     rep = json.loads((tmp_path / "o/report.json").read_text())
     assert rep["n"] == 200
     assert rep["arms"]["constrained[answer]"]["answer_accuracy"]["rate"] == 0.055
+    html = (tmp_path / "o/report.html").read_text()  # its template, CSS and script ship too
+    assert "vbw-data" in html and "function shortArm" in html and "--ok:" in html
 
 
 def _vbw(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -19,6 +19,7 @@ from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.replay.io import bundled_key, no_replay_message
 from vbw.report import write_reports
+from vbw.report.browser import Browser, build_browser
 from vbw.report.checkup import render_check
 from vbw.report.provenance import provenance
 from vbw.resources import bundled
@@ -77,6 +78,14 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
                         provenance=provenance(replay.header, scored.timings, scored.end),
                         seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
                         n_task=scored.n_task, missing=scored.missing)
+
+
+def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Browser:
+    """report.html's item data: a second pass over the replay, keeping only the (cut)
+    texts of the items the report holds."""
+    stream = open_replay(replay_path)
+    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    return build_browser(report, task, stream.header, (obj for _, obj in stream.lines()), arms)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
@@ -232,7 +241,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         if cfg.mode == "merge":  # scored over the whole run's selection
             cfg = cfg.model_copy(update={"n": replay.header.n})
         report = score(task, replay, cfg, mode, err)
-        md = write_reports(report, task_dir)
+        md = write_reports(report, task_dir, browser(report, task, replay_path, cfg))
         print(md, file=out)
         dirs.append(task_dir)
         if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TASK_CONF
+from tests.report.test_html import embedded
 from vbw.app import run
 from vbw.config import MaxTokens, RunConfig
 from vbw.errors import EngineError, ReplayError
@@ -100,6 +101,10 @@ def test_app_run_in_process_writes_and_scores_a_replay(tmp_path: Path) -> None:
     assert replay.header.engine == "outlines" and replay.end is not None
     report = json.loads((tmp_path / "o/report.json").read_text())
     assert report["mode"] == "live" and report["n"] == 3
+    page = embedded((tmp_path / "o/report.html").read_text("utf-8"))  # live runs write it too
+    assert page["prompts_note"].endswith("the replay's task hash matches, so they are the ones sent.")
+    assert [i["arms"]["unconstrained"]["text"]["s"] for i in page["items"]] == \
+        [r.arms["unconstrained"].text for r in replay.records]
 
 
 def test_a_failed_request_records_nothing_and_resume_completes(tmp_path: Path) -> None:

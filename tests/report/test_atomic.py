@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 from vbw.report import files
 from vbw.report.files import MANIFEST, PARTIAL, write_reports
 
-NAMES = ("report.md", "quadrants.svg", "ledger.csv", MANIFEST)
+NAMES = ("report.md", "quadrants.svg", "report.html", "ledger.csv", MANIFEST)
 
 # A subprocess that writes one large report into one folder over and over, so a kill lands
 # mid-write: the reference copy is written first, into <folder>/ref.

@@ -1,4 +1,4 @@
-"""The four report files agree with the Report they render: JSON round-trips, the ledger
+"""The report files agree with the Report they render: JSON round-trips, the ledger
 CSV is the ledger, the SVG is well-formed with one panel per contract arm whose cells are
 the quadrant counts, and the Markdown states the exclusions."""
 
@@ -41,10 +41,10 @@ def report() -> Report:
                         n_task=200, missing=[])
 
 
-def test_write_reports_writes_four_files_that_round_trip(report: Report, tmp_path: Path) -> None:
+def test_write_reports_writes_five_files_that_round_trip(report: Report, tmp_path: Path) -> None:
     md = write_reports(report, tmp_path / "out")
     files = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert files == ["ledger.csv", "quadrants.svg", "report.json", "report.md"]
+    assert files == ["ledger.csv", "quadrants.svg", "report.html", "report.json", "report.md"]
     again = Report.model_validate_json((tmp_path / "out/report.json").read_text("utf-8"))
     assert again == report.model_copy(update={"coverage": coverage(report)})
     assert again.coverage.startswith("197 scored of 200 in the task")

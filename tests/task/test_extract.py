@@ -14,6 +14,7 @@ from vbw.errors import ConfigError, DataError
 from vbw.task.check import RegexChecker
 from vbw.task.extract import (MAX_CALL_CHARS, BoxedStep, JsonExtract, LastNumberStep,
                               PythonCallStep, RegexStep, first_json_object)
+from vbw.task.jsonscan import first_json_span
 from vbw.task.runner import load_task
 
 
@@ -146,6 +147,29 @@ def test_regex_reads_only_max_chars_of_head_or_tail() -> None:
     cut = RegexStep(kind="regex", pattern="^a", max_chars=2)
     assert cut.apply("bbbbab", {}) == "a"  # "^" matches where the text was cut
 
+
+
+def test_regex_span_is_where_apply_read_its_candidate() -> None:
+    """The HTML report marks this span; it must hold exactly apply()'s candidate, also when
+    only the head or tail of the text was read."""
+    text = "a=1 " + "x" * 200 + " a=2"
+    for match in ("first", "last"):
+        for max_chars in (None, 100):
+            step = RegexStep(kind="regex", pattern=r"a=(\d)", group=1, match=match,
+                             max_chars=max_chars)
+            start, end = step.span(text)  # type: ignore[misc]
+            assert text[start:end] == step.apply(text, {})
+    assert RegexStep(kind="regex", pattern=r"a=(\d)|(b)", group=2).span("a=1") is None
+    boxed = r"\boxed{3} then \boxed{x}"
+    start, end = BoxedStep(kind="boxed").span(boxed)  # type: ignore[misc]
+    assert boxed[start:end] == "x"
+
+
+def test_first_json_span_holds_the_first_json_object() -> None:
+    for text in ('x {"a": 1} {"b": 2}', '{bad {"a": {"b": 1}}', '[{"a": 1}]', '😀{"a": "}"}'):
+        start, end = first_json_span(text)  # type: ignore[misc]
+        assert json.loads(text[start:end]) == first_json_object(text)
+    assert first_json_span('{"a": 1') is None and first_json_span("[1]") is None
 
 OLD_GSM8K = r"[Aa]nswer\s*[:=]\s*\**\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?)"
 

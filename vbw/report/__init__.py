@@ -1,4 +1,5 @@
-"""Report rendering: JSON, Markdown, SVG quadrants and the per-item ledger CSV."""
+"""Report rendering: JSON, Markdown, HTML (with an item browser), SVG quadrants and the
+per-item ledger CSV."""
 
 from vbw.report.files import ledger_csv, write_reports
 from vbw.report.markdown import render_markdown

@@ -1,4 +1,5 @@
-"""Write one task's report files: report.json, report.md, quadrants.svg, ledger.csv.
+"""Write one task's report files: report.json, report.md, report.html, quadrants.svg,
+ledger.csv.
 
 Written atomically, because a CI job or a person may read them while a run is killed:
 every file goes to a hidden temporary name in the same folder, is fsynced and renamed
@@ -14,6 +15,8 @@ import io
 import os
 from pathlib import Path
 
+from vbw.report.browser import Browser
+from vbw.report.html import render_html
 from vbw.report.markdown import coverage, render_markdown
 from vbw.report.svg import render_svg
 from vbw.score.model import Report
@@ -50,12 +53,15 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_reports(r: Report, out_dir: Path) -> str:
-    """Write the four files into out_dir; return the markdown (also printed by the CLI)."""
+def write_reports(r: Report, out_dir: Path, browser: Browser | None = None) -> str:
+    """Write the five files into out_dir; return the markdown (also printed by the CLI).
+    `browser` is report.html's item data (vbw.report.browser); without it the page holds
+    the tables and panels only."""
     out_dir.mkdir(parents=True, exist_ok=True)
     r = r.model_copy(update={"coverage": coverage(r)})  # the sentence report.md says too
-    md = render_markdown(r)
-    contents = {"report.md": md, "quadrants.svg": render_svg(r), "ledger.csv": ledger_csv(r),
+    md, svg = render_markdown(r), render_svg(r)
+    contents = {"report.md": md, "quadrants.svg": svg, "report.html": render_html(r, svg, browser),
+                "ledger.csv": ledger_csv(r),
                 MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"}  # all rendered first
     write_set(out_dir, contents)
     return md

@@ -68,20 +68,33 @@ class RegexStep(StrictModel):
             flags |= getattr(re, f)
         return flags
 
-    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+    def _found(self, text: str) -> tuple[re.Match[str] | None, int]:
+        """The match the step reads, and where in `text` the part it searched starts."""
         rx = _compiled(self.pattern, self._flags())
+        offset = 0
         if self.max_chars is not None and len(text) > self.max_chars:
-            text = text[:self.max_chars] if self.match == "first" else text[-self.max_chars:]
+            offset = 0 if self.match == "first" else len(text) - self.max_chars
+            text = text[offset:offset + self.max_chars]
         if self.match == "first":
-            m = rx.search(text)
-        else:
-            m = next(iter(deque(rx.finditer(text), maxlen=1)), None)
+            return rx.search(text), offset
+        return next(iter(deque(rx.finditer(text), maxlen=1)), None), offset
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        m, _ = self._found(text)
         if m is None:
             return None
         try:
             return m.group(self.group)
         except IndexError:
             return None
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        """Where in `text` the candidate that apply() returns lies (for the HTML report's
+        highlight); None when there is none."""
+        m, offset = self._found(text)
+        if m is None or m.start(self.group) < 0:
+            return None
+        return offset + m.start(self.group), offset + m.end(self.group)
 
 
 @STEPS.register
@@ -92,6 +105,9 @@ class BoxedStep(StrictModel):
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
         return _BOXED.apply(text, fields)
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        return _BOXED.span(text)
 
 
 @STEPS.register

@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from vbw.task import jsongrammar as g
-from vbw.task.jsonvalues import decode_at
+from vbw.task.jsonvalues import decode_at, decode_span_at
 
 MAX_DEPTH = 512
 _LONG_DIGITS = re.compile(r"\d{19}")
@@ -83,6 +83,17 @@ def _depth(value: Any) -> int:
             deepest = max(deepest, d)
             stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
     return deepest
+
+
+def first_json_span(text: str) -> tuple[int, int] | None:
+    """Where first_json_object's object lies in `text` (start, end), or None."""
+    if "{" not in text:
+        return None
+    start = _Search(text, MAX_DEPTH).run()
+    if start is None:
+        return None
+    value, end = decode_span_at(text, start)
+    return (start, end) if isinstance(value, dict) else None
 
 
 class _Search:

@@ -41,8 +41,12 @@ _DECODER = json.JSONDecoder(parse_int=_parse_int)
 
 def decode_at(text: str, start: int) -> Any:
     """The JSON value that starts exactly at `text[start]` (no whitespace skipped)."""
-    value, _ = _DECODER.raw_decode(text, start)
-    return value
+    return decode_span_at(text, start)[0]
+
+
+def decode_span_at(text: str, start: int) -> tuple[Any, int]:
+    """decode_at's value and the index just past it."""
+    return _DECODER.raw_decode(text, start)
 
 
 def is_number(value: Any) -> bool:

@@ -1,0 +1,185 @@
+"""report.html as a file: self-contained, every hostile string inert, the embedded item data
+true to the ledger and the replay, texts cut with a marker, and a 200-item report under
+2 MB for every bundled replay. (What a browser makes of it: test_html_browser.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPLAYS, ROOT, TASK_CONF, load_json
+from tests.report.conftest import (BIG, BIG_TEXT, EMOJI_TEXT, EVIL_CPU, EVIL_ID, EVIL_LABEL,
+                                   EVIL_QUESTION, EVIL_TEXT)
+from vbw.replay import read_replay
+from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, Browser, build_browser, cut, cut_span
+from vbw.report.files import write_reports
+from vbw.report.html import embed_json, render_html
+from vbw.report.provenance import provenance
+from vbw.report.svg import render_svg
+from vbw.score.metrics import build_report
+from vbw.score.model import Report
+from vbw.score.states import score_items
+from vbw.task.arms import ARM_KINDS, task_arms
+from vbw.task.jsonscan import first_json_object
+from vbw.task.runner import load_task
+
+DATA_BLOCK = re.compile(r'<script type="application/json" id="vbw-data">(.*?)</script>', re.S)
+BUNDLED = sorted(p.relative_to(REPLAYS) for p in REPLAYS.glob("*/*/*.jsonl"))
+
+
+def embedded(html: str) -> dict:
+    m = DATA_BLOCK.search(html)
+    assert m, "no data block"
+    return json.loads(m.group(1))
+
+
+def js_units(s: str) -> int:
+    return len(s.encode("utf-16-le")) // 2
+
+
+def scored(rel: Path, **cap: int) -> tuple[Report, Browser]:
+    """A bundled replay scored as a run scores it, with report.html's item data."""
+    task = load_task(TASK_CONF / f"{rel.parts[0]}.yaml")
+    replay = read_replay(REPLAYS / rel)
+    items = task.items(None, only={r.id for r in replay.records})
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    states = score_items(task, items, replay, arms)
+    report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
+                          meta=replay.meta_as_written, source=str(replay.path),
+                          provenance=provenance(replay.header, replay.records, replay.end),
+                          seed=0, resamples=200, n_task=len(task.ids(None)), missing=[])
+    lines = [json.loads(x) for x in (REPLAYS / rel).read_text("utf-8").splitlines()[1:]]
+    return report, build_browser(report, task, replay.header, lines, arms, **cap)
+
+
+def test_embedded_json_cannot_close_its_block() -> None:
+    value = {"s": "</script><!--<script>&amp;]]>\u2028\u2029", "lone": "\ud800x", "ok": "é😀"}
+    out = embed_json(value)
+    assert not set(out) & set("<>&\u2028\u2029")
+    assert json.loads(out) == value
+    out.encode("utf-8")  # a lone surrogate is escaped, so the page encodes
+    assert "é😀" in out  # other text stays as it is (no 6x growth)
+
+
+def test_hostile_strings_stay_inert_text(hostile_run: Path) -> None:
+    html = (hostile_run / "report.html").read_text("utf-8")
+    assert html.count("<script") == 2 and html.lower().count("</script") == 2  # the page's own
+    for raw in ("<img", "<svg onload", "</textarea>", "]]>", "<!--", "window.pwned=1</"):
+        assert raw not in html, raw
+    assert "accuracy &lt;img src=x onerror=&#34;window.pwned=2&#34;&gt; &amp; &#34;quoted&#34;" \
+        in html  # the label, escaped in the table header
+    assert "&lt;svg onload=&#34;window.pwned=3&#34;&gt;&lt;/svg&gt; ]]&gt;" in html  # provenance
+    data = embedded(html)
+    first = data["items"][0]
+    assert first["id"] == EVIL_ID
+    assert any(EVIL_QUESTION in p["s"] for p in first["prompts"])
+    assert first["arms"]["unconstrained"]["text"]["s"] == EVIL_TEXT
+    assert first["gold"] == '"Paris"'
+    assert json.loads(first["arms"]["prompt_json[answer]"]["answer"]) == \
+        '<img src=x onerror="window.pwned=4">'
+    assert EVIL_CPU not in html and EVIL_LABEL not in html
+
+
+def test_a_1_mb_output_is_cut_with_its_answer_still_marked(hostile_run: Path) -> None:
+    html = (hostile_run / "report.html").read_text("utf-8")
+    assert len(html.encode()) < 400_000  # the 1 MB output is not embedded whole
+    arm = embedded(html)["items"][1]["arms"]["unconstrained"]
+    text = arm["text"]
+    assert len(text["s"]) == MAX_TEXT_CHARS and text["at"] == MAX_TEXT_CHARS // 2
+    assert text["omitted"] == len(BIG_TEXT) - MAX_TEXT_CHARS and len(BIG_TEXT) > BIG
+    start, end = arm["span"]
+    assert text["s"][start:end] == "Tokyo" and arm["span_kind"] == "answer"
+    assert text["s"][:9] == "</script>" and text["s"].endswith("Answer: Tokyo")
+
+
+def test_spans_count_as_javascript_does(hostile_run: Path) -> None:
+    item = embedded((hostile_run / "report.html").read_text("utf-8"))["items"][2]
+    arm = item["arms"]["unconstrained"]
+    start, end = arm["span"]
+    units = EMOJI_TEXT.encode("utf-16-le")
+    assert units[2 * start:2 * end].decode("utf-16-le") == "Rome"
+    assert start == js_units(EMOJI_TEXT[:EMOJI_TEXT.index("Rome")])  # two more than Python's
+    assert item["arms"]["prompt_json[answer]"]["finish_reason"] == "length"
+    assert item["arms"]["prompt_json[answer]"]["state"] == "invalid/wrong"
+
+
+def test_cut_maps_spans_from_head_and_tail_and_drops_those_cut() -> None:
+    text = "😀" + "a" * 50 + "b" * 50 + "😀z"
+    c = cut(text, limit=20)
+    assert c.s == "😀" + "a" * 9 + "b" * 8 + "😀z" and c.omitted == len(text) - 20
+    assert c.at == js_units("😀" + "a" * 9)
+    assert cut_span((1, 3), text, limit=20) == (2, 4)
+    tail = len(text) - 1
+    assert cut_span((tail, tail + 1), text, limit=20) == (js_units(c.s) - 1, js_units(c.s))
+    assert cut_span((5, 60), text, limit=20) is None
+
+
+def test_item_data_agrees_with_the_ledger_and_the_replay() -> None:
+    rel = Path("bfcl_simple/smollm2_135m/llamacpp.jsonl")  # three excluded items
+    report, browser = scored(rel)
+    replay = {r.id: r for r in read_replay(REPLAYS / rel).records}
+    assert [i.id for i in browser.items if i.excluded is None] == [r["id"] for r in report.ledger]
+    assert sorted(i.id for i in browser.items if i.excluded) == sorted(report.excluded.ids)
+    ledger = {r["id"]: r for r in report.ledger}
+    for item in browser.items:
+        for key, arm in item.arms.items():
+            assert arm.state == ("excluded" if item.excluded else ledger[item.id][key])
+            full = replay[item.id].arms[key].text
+            if full is not None and len(full) <= MAX_TEXT_CHARS:
+                assert arm.text is not None and arm.text.s == full
+            if arm.span_kind == "json":  # the mark is exactly the object that was read
+                assert json.loads(arm.text.s[arm.span[0]:arm.span[1]]) == first_json_object(full)
+        pj, c, rtc = (item.arms[k].turns for k in ("prompt_json[arguments]",
+                                                   "constrained[arguments]",
+                                                   "reason_then_constrain[arguments]"))
+        assert pj == c  # one prompt: only the grammar differs
+        free = item.arms["unconstrained"].turns
+        assert [t.role for t in rtc] == ["user", "assistant", "user"]
+        assert rtc[0] == free[0] and rtc[1].arm == "unconstrained"
+        assert len(item.prompts) == 3  # free, json, package: each embedded once
+
+
+@pytest.mark.parametrize("rel", BUNDLED, ids=str)
+def test_a_200_item_report_stays_under_2_mb(rel: Path) -> None:
+    report, browser = scored(rel)
+    html = render_html(report, render_svg(report), browser)
+    assert report.n + report.excluded.n == len(browser.items) == 200
+    assert len(html.encode("utf-8")) < 2_000_000
+
+
+def test_every_run_writes_report_html_beside_report_md(tmp_path: Path) -> None:
+    report, browser = scored(Path("gsm8k/qwen2_5_0_5b/outlines.jsonl"))
+    write_reports(report, tmp_path, browser)
+    html = (tmp_path / "report.html").read_text("utf-8")
+    data = embedded(html)
+    assert len(data["items"]) == report.n and data["arms"] == list(report.arms)
+    assert (tmp_path / "quadrants.svg").read_text("utf-8").strip() in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # nothing fetched
+    got = load_json(tmp_path / "report.json")
+    assert f"N={got['n']}" in html
+
+
+def test_the_readme_states_the_cap_in_force() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert f"longer than {MAX_TEXT_CHARS:,} characters is embedded as its first and last\n" \
+           f"{MAX_TEXT_CHARS // 2:,}" in readme
+    assert f"embedded for the first {MAX_DETAILED_ITEMS:,} items" in readme
+
+
+def test_items_over_the_cap_are_rows_of_states_without_texts() -> None:
+    rel = Path("gsm8k/smollm2_135m/llamacpp.jsonl")
+    report, browser = scored(rel, max_detailed=5)
+    records = {r.id: r for r in read_replay(REPLAYS / rel).records}
+    assert [i.id for i in browser.items] == [r["id"] for r in report.ledger[:5]]
+    assert [r["id"] for r in browser.rows] == [r["id"] for r in report.ledger[5:]]
+    ledger = {r["id"]: r for r in report.ledger}
+    for row in browser.rows:
+        assert set(row) == {"id", "detailed", "arms"} and row["detailed"] is False
+        for key, arm in row["arms"].items():
+            assert arm["state"] == ledger[row["id"]][key]
+            assert arm.get("finish_reason") == records[row["id"]].arms[key].finish_reason
+    assert any(a.get("finish_reason") == "length" for r in browser.rows
+               for a in r["arms"].values())

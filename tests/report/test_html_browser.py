@@ -1,0 +1,181 @@
+"""report.html in a real browser: headless Chromium (Debian's `chromium`, driven by
+Playwright for Python with that system browser: no browser download) opens the page from
+file://, filters, searches, opens items and takes the README's screenshot.
+
+    VBW_UPDATE_SCREENSHOT=1 python -m pytest tests/report/test_html_browser.py
+
+rewrites tests/report/report_html.png, the picture the README shows; otherwise the test
+checks its own screenshot is not blank and leaves the committed one alone. In CI (CI=true)
+a missing Chromium or Playwright fails the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPLAYS, load_json, run_vbw
+from tests.report.conftest import BIG_TEXT, EMOJI_TEXT, EVIL_ID, EVIL_LABEL, EVIL_QUESTION, EVIL_TEXT
+from vbw.replay import read_replay
+
+pytestmark = pytest.mark.browser
+SCREENSHOT = Path(__file__).resolve().parent / "report_html.png"
+GSM8K = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
+
+
+def _unavailable(why: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{why}: CI must run the browser tests (.ci/run installs them)")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    exe = shutil.which("chromium")
+    if exe is None:
+        _unavailable("no `chromium` on PATH (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright for Python is not installed (the `test` extra)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A page that records every request it makes and every script error or dialog."""
+    pg = browser.new_page(viewport={"width": 1400, "height": 900})
+    pg.set_default_timeout(15_000)
+    pg.requests, pg.problems = [], []
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    pg.on("pageerror", lambda e: pg.problems.append(f"error: {e}"))
+    pg.on("dialog", lambda d: (pg.problems.append(f"dialog: {d.message}"), d.dismiss()))
+    yield pg
+    pg.close()
+
+
+@pytest.fixture(scope="module")
+def gsm8k_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("gsm8k_html") / "out"
+    proc = run_vbw("task=gsm8k", f"hydra.run.dir={out}", cwd=out.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _filter(page: Any, label: str) -> int:
+    """Choose a filter by its label; the number of rows then shown."""
+    value = page.eval_on_selector(
+        "#filter", "(s, l) => [...s.options].find(o => o.dataset.label === l).value", label)
+    page.select_option("#filter", value)
+    return page.locator("#rows tr:not([hidden])").count()
+
+
+def _mark(page: Any, arm: str, kind: str) -> str | None:
+    loc = page.locator(f'#detail section[data-arm="{arm}"] pre[data-role="output"] mark.{kind}')
+    return loc.text_content() if loc.count() else None
+
+
+def _non_blank(png: bytes) -> None:
+    from PIL import Image, ImageStat  # Pillow: installed with outlines, listed in `test`
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    assert img.width >= 800 and img.height >= 400
+    assert max(ImageStat.Stat(img.convert("L")).stddev) > 20  # not one flat colour
+    assert len(img.getcolors(maxcolors=1 << 20) or []) > 50  # text, badges, panels
+
+
+def test_filters_match_report_json_and_an_item_shows_its_texts(page: Any,
+                                                               gsm8k_run: Path) -> None:
+    report = load_json(gsm8k_run / "report.json")
+    page.goto((gsm8k_run / "report.html").as_uri())
+    assert page.locator("#rows tr").count() == report["n"]
+    for arm, m in report["arms"].items():
+        if m["quadrant"] is not None:
+            assert _filter(page, f"wrong-but-valid: {arm}") == m["quadrant"]["valid_wrong"], arm
+    for c in report["comparisons"]:
+        pair = f"{c['from']} → {c['to']}"
+        assert _filter(page, f"{pair}: right→wrong") == c["flips"]["right_to_wrong"], pair
+        assert _filter(page, f"{pair}: wrong→right") == c["flips"]["wrong_to_right"], pair
+    shown = _filter(page, "wrong-but-valid: constrained[answer]")
+    assert page.text_content("#count") == f"{shown} of {report['n']} items shown"
+    row = page.locator("#rows tr:not([hidden])").first
+    item_id = row.locator("td").first.text_content()
+    row.click()
+    record = next(r for r in read_replay(GSM8K).records if r.id == item_id)
+    assert page.text_content("#detail h3") == item_id
+    for arm in report["arms"]:
+        out = page.locator(f'#detail section[data-arm="{arm}"] pre[data-role="output"]')
+        assert out.text_content() == record.arms[arm].text, arm
+    ledger = next(r for r in report["ledger"] if r["id"] == item_id)
+    assert ledger["constrained[answer]"] == "valid/wrong"
+    json_mark = _mark(page, "constrained[answer]", "json")
+    assert json_mark is not None and json.loads(json_mark) == json.loads(
+        record.arms["constrained[answer]"].text)
+    assert "Janet" in page.locator('#detail section[data-arm="unconstrained"] pre.prompt').first \
+        .text_content()  # the prompt, rendered from the task
+    png = page.locator("#browser").screenshot()
+    _non_blank(png)
+    if os.environ.get("VBW_UPDATE_SCREENSHOT") == "1":
+        SCREENSHOT.write_bytes(png)
+    assert all(u.startswith("file://") for u in page.requests), page.requests  # no network
+    assert not page.problems, page.problems
+
+
+def test_search_finds_by_id_and_by_text(page: Any, gsm8k_run: Path) -> None:
+    page.goto((gsm8k_run / "report.html").as_uri())
+    page.fill("#search", "gsm8k_test_17")
+    assert page.locator("#rows tr:not([hidden])").count() == 11  # 17 and 170-179
+    page.fill("#search", "gsm8k_test_199")
+    assert page.locator("#rows tr:not([hidden])").count() == 1
+    page.fill("#search", "JANET’S DUCKS")  # case-insensitive, in the prompts
+    assert page.locator("#rows tr:not([hidden]) td").first.text_content() == "gsm8k_test_0"
+    page.fill("#search", "")
+    assert page.locator("#rows tr:not([hidden])").count() == 200
+    assert not page.problems, page.problems
+
+
+def test_hostile_texts_show_as_text_and_run_nothing(page: Any, hostile_run: Path) -> None:
+    page.goto((hostile_run / "report.html").as_uri())
+    assert page.evaluate("window.pwned") is None
+    assert page.text_content("table.metrics th:nth-child(3)") == EVIL_LABEL
+    page.fill("#search", "</textarea>")  # found in the question and in the texts
+    rows = page.locator("#rows tr:not([hidden])")
+    assert rows.count() == 1
+    rows.first.click()
+    assert page.text_content("#detail h3") == EVIL_ID
+    free = page.locator('#detail section[data-arm="unconstrained"]')
+    assert free.locator('pre[data-role="output"]').text_content() == EVIL_TEXT
+    assert EVIL_QUESTION in free.locator("pre.prompt").first.text_content()
+    assert _mark(page, "unconstrained", "answer") == "Paris"
+    assert page.locator('#detail section[data-arm="prompt_json[answer]"] dd.answer') \
+        .text_content() == json.dumps('<img src=x onerror="window.pwned=4">')
+    page.fill("#search", "cap_japan")
+    page.locator("#rows tr:not([hidden])").first.click()
+    out = page.locator('#detail section[data-arm="unconstrained"] pre[data-role="output"]')
+    assert "characters not embedded" in out.locator(".cutmark").text_content()
+    assert _mark(page, "unconstrained", "answer") == "Tokyo"  # marked in the kept tail
+    assert out.text_content().startswith("</script></script>") and len(BIG_TEXT) > 1 << 20
+    page.fill("#search", "")
+    assert _filter(page, "finish_reason=length (any arm)") == 1
+    page.locator("#rows tr:not([hidden])").first.click()
+    assert _mark(page, "unconstrained", "answer") == "Rome"  # after two emoji
+    assert EMOJI_TEXT.startswith("😀😀")
+    assert page.evaluate("window.pwned") is None
+    assert not page.problems, page.problems
+
+
+def test_the_readme_screenshot_is_committed_and_not_blank() -> None:
+    """The picture the README shows, written by the first test above with
+    VBW_UPDATE_SCREENSHOT=1 (never by hand)."""
+    assert SCREENSHOT.is_file(), "run VBW_UPDATE_SCREENSHOT=1 on this module"
+    _non_blank(SCREENSHOT.read_bytes())

@@ -1,0 +1,92 @@
+"""report.html: one self-contained page per report, readable from file:// with no network.
+
+It holds the metric and comparison tables (rendered here, so they read without
+JavaScript), the quadrant panels (quadrants.svg, inline), and an item browser: the items'
+data (vbw.report.browser) embedded as JSON in a `<script type="application/json">` block
+and drawn by a small vanilla script (html_assets/report.js) that puts every string on the
+page with textContent, never as markup. A Content-Security-Policy forbids any fetch.
+
+Every string from a replay or a task file is data. In the HTML it is escaped by Jinja's
+autoescape; in the JSON block every character that could end the block or start markup
+(`<`, `>`, `&`), the line separators U+2028/U+2029 and lone surrogates (which UTF-8 cannot
+hold) are written as \\u escapes, so `</script>` in a model's output stays inside its
+JSON string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+
+from jinja2 import Environment
+from markupsafe import Markup
+
+from vbw.report.browser import Browser
+from vbw.report.markdown import metric_name, rate_cell
+from vbw.score.model import Comparison, Report
+
+ASSETS = "html_assets"
+_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+
+
+def embed_json(value: Any) -> str:
+    """JSON for a `<script type="application/json">` block: nothing in it can close the
+    block, open a comment or markup, or fail to encode as UTF-8."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """A file of html_assets/, shipped inside the package (and the wheel)."""
+    return files("vbw.report").joinpath(ASSETS, name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _template() -> Any:
+    return Environment(autoescape=True, keep_trailing_newline=True).from_string(
+        asset("report.html"))
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _comparison(c: Comparison, n: int, label: str) -> dict[str, Any]:
+    deltas = []
+    for metric, d in c.deltas.items():
+        effect = (f"{_pts(d.delta)} pts" if d.excludes_0
+                  else f"no detectable effect at N={n}")
+        deltas.append((_name(metric, label), effect, f"[{_pts(d.ci95[0])}, {_pts(d.ci95[1])}]"))
+    return {"pair": f"{c.from_} → {c.to}", "role": c.role, "deltas": deltas,
+            "flips": f"{c.flips.right_to_wrong} right→wrong, "
+                     f"{c.flips.wrong_to_right} wrong→right"}
+
+
+def _name(metric: str, label: str) -> str:
+    """The metric's name as plain text (Jinja escapes it); markdown.metric_name's wording."""
+    return label if metric == "answer_accuracy" else metric_name(metric, label)
+
+
+def render_html(r: Report, svg: str, browser: Browser | None) -> str:
+    """The page for report `r`; `svg` is quadrants.svg; without `browser` the page has
+    the tables and panels and says that item data was not passed."""
+    arm_rows = [(k, rate_cell(m.schema_validity), rate_cell(m.answer_accuracy),
+                 rate_cell(m.wrong_but_valid)) for k, m in r.arms.items()]
+    how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
+           else "Generated in this run.")
+    data = None
+    if browser is not None:  # plain rows are JSON already: embedded without a copy
+        data = {**browser.model_dump(mode="json", exclude_none=True, exclude={"rows"}),
+                "rows": browser.rows}
+    return _template().render(
+        r=r, how=how, arm_rows=arm_rows,
+        comparisons=[_comparison(c, r.n, r.correctness_label) for c in r.comparisons],
+        svg=Markup(svg.strip())  # render_svg escapes what it holds
+       , has_items=browser is not None,
+        data=Markup(embed_json(data)), css=Markup(asset("report.css")),
+        js=Markup(asset("report.js")))
+

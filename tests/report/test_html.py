@@ -183,3 +183,26 @@ def test_items_over_the_cap_are_rows_of_states_without_texts() -> None:
             assert arm.get("finish_reason") == records[row["id"]].arms[key].finish_reason
     assert any(a.get("finish_reason") == "length" for r in browser.rows
                for a in r["arms"].values())
+
+
+def test_items_beyond_the_listing_cap_are_counted_not_listed() -> None:
+    from tests.conftest import REPLAYS, TASK_CONF
+    from vbw.report.browser import build_browser
+    from vbw.replay.stream import open_replay
+    from vbw.score.metrics import build_report
+    from vbw.score.stream import score_stream
+    from vbw.task.arms import ARM_KINDS, task_arms
+    from vbw.task.runner import load_task
+    import io
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    path = REPLAYS / "gsm8k" / "smollm2_135m" / "outlines.jsonl"
+    states = score_stream(task, open_replay(path), arms, None, io.StringIO()).states
+    report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
+                          meta={}, source=str(path), provenance="", seed=1, resamples=100,
+                          n_task=len(states.ids) + len(states.excluded), missing=[])
+    stream = open_replay(path)
+    b = build_browser(report, task, stream.header, (o for _, o in stream.lines()), arms,
+                      max_detailed=3, max_listed=10)
+    assert len(b.items) == 3 and len(b.rows) == 7 and b.unlisted == report.n - 10

@@ -33,6 +33,7 @@ from vbw.task.runner import Item, Task
 MAX_TEXT_CHARS = 20_000   # embedded characters per text: the head and tail halves
 MAX_VALUE_CHARS = 2_000   # a gold or extracted answer's JSON spelling, cut beyond this
 MAX_DETAILED_ITEMS = 2_000  # items whose texts and prompts are embedded (the first, in task order)
+MAX_LISTED_ITEMS = 20_000  # items listed at all; the tables and ledger.csv count every item
 FREE = Arm("unconstrained", None)
 PROMPTS_FROM_TASK = ("Prompts are not recorded in replays: they are rendered here from the "
                      "task file with the runner's own templates")
@@ -86,6 +87,7 @@ class Browser(_M):
     prompts_note: str
     max_text_chars: int = MAX_TEXT_CHARS
     max_detailed: int = MAX_DETAILED_ITEMS
+    unlisted: int = 0                # items beyond MAX_LISTED_ITEMS: in the tables, not listed
     items: list[ItemView]            # the first max_detailed items, with their texts
     rows: list[dict[str, Any]] = []  # the items after them: plain rows (see _row), JSON as is
 
@@ -224,15 +226,19 @@ def _row(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None,
 
 def build_browser(report: Report, task: Task, header: ReplayHeader,
                   lines: Iterable[Any], arms: list[Arm],
-                  max_detailed: int = MAX_DETAILED_ITEMS) -> Browser:
+                  max_detailed: int = MAX_DETAILED_ITEMS,
+                  max_listed: int = MAX_LISTED_ITEMS) -> Browser:
     """The browser's data for every item the report scored or excluded, in task order.
     `lines` are the replay's decoded lines after the header, a second streamed pass
-    (vbw.replay.stream): only the cut texts of the first `max_detailed` items are kept."""
+    (vbw.replay.stream): only the cut texts of the first `max_detailed` items are kept,
+    and only the first `max_listed` items are listed (a bounded page, and bounded memory
+    at 100,000 items; the tables and ledger.csv still count every item)."""
     ledger = {row["id"]: row for row in report.ledger}
     excluded = set(report.excluded.ids)
     row_of = {item_id: i for i, item_id in enumerate(task.ids(None))}
     shown = sorted((row_of[i] for i in (*ledger, *excluded)))
     detailed = set(shown[:max_detailed])
+    listed = set(shown[:max_listed])
     views: dict[int, ItemView] = {}
     rows: dict[int, dict[str, Any]] = {}
     for obj in lines:
@@ -242,6 +248,8 @@ def build_browser(report: Report, task: Task, header: ReplayHeader,
         reason = (report.excluded.reasons.get(item_id) or report.excluded.reason) \
             if item_id in excluded else None
         row, states = row_of[item_id], ledger.get(item_id)
+        if row not in listed:
+            continue
         if row in detailed:
             views[row] = item_view(task, task.item(row, item_id), arms,
                                    ItemRecord.model_validate(obj), states, reason)
@@ -251,6 +259,7 @@ def build_browser(report: Report, task: Task, header: ReplayHeader,
                       contract=[a.key for a in arms if a.has_contract],
                       comparisons=[(c.from_, c.to) for c in report.comparisons],
                       prompts_note=prompts_note(header, task), max_detailed=max_detailed,
+                      unlisted=max(0, len(shown) - max_listed),
                       items=[views[r] for r in sorted(views)])
     browser.rows = [rows[r] for r in sorted(rows)]  # assigned, not validated: no copy
     return browser

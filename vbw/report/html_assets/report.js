@@ -109,7 +109,9 @@
       rows[i].hidden = !ok;
       if (ok) shown++;
     });
-    $("count").textContent = shown + " of " + items.length + " items shown";
+    $("count").textContent = shown + " of " + items.length + " items shown" +
+      (data.unlisted ? " (" + data.unlisted.toLocaleString("en") + " more items are in the " +
+       "tables and ledger.csv but not listed here)" : "");
   }
   select.addEventListener("change", apply);
   $("search").addEventListener("input", apply);

@@ -93,7 +93,9 @@ def _was(new: float, old: float | None, fmt: str) -> str:
 
 TARGET_ITEMS, TARGET_S, TARGET_MIB = 100_000, 10.0, 400.0
 COMPARE_REPLAYS = ["replays/bfcl_simple/smollm2_135m/outlines.jsonl",
-                   "replays/bfcl_simple/smollm2_135m/llamacpp.jsonl"]
+                   "replays/bfcl_simple/smollm2_135m/llamacpp.jsonl",
+                   "replays/bfcl_simple/smollm2_135m/llguidance.jsonl",
+                   "replays/bfcl_simple/smollm2_135m/outlines-compact.jsonl"]
 
 
 def demote(md: str, levels: int = 2) -> str:

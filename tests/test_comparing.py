@@ -177,3 +177,19 @@ def test_no_common_items_or_arms_is_one_line(tmp_path: Path) -> None:
     r = load_json(out / "report.json")
     assert r["arms"] == ARMS[:2]
     assert r["arms_left_out"] == {k: ["scripted/one"] for k in ARMS[2:]}
+
+
+def test_four_engines_on_the_committed_smollm2_replays(tmp_path: Path) -> None:
+    """outlines vs llamacpp vs llguidance vs outlines-compact: three comparisons against
+    the first, on the 197 items every replay scores (llamacpp's 3 exclusions left out)."""
+    from tests.readme_blocks import COMPARE_REPLAYS
+
+    proc, out = _compare_bfcl(tmp_path, [str(ROOT / p) for p in COMPARE_REPLAYS])
+    assert proc.returncode == 0, proc.stderr
+    r = load_json(out / "report.json")
+    assert len(r["comparisons"]) == 3 and r["n"] == 197
+    assert sorted(r["left_out"]["ids"]) == ["simple_133", "simple_29", "simple_49"]
+    for comparison in r["comparisons"]:
+        m = comparison["arms"]["constrained[arguments]"]["metrics"]["answer_accuracy"]
+        assert 0.0 <= m["delta"]["mcnemar_p"] <= 1.0 and "mde" in m["delta"]
+    assert "McNemar" in proc.stdout

@@ -45,14 +45,16 @@ def baseline_decode(runtime: Any, tokens: list[int], max_tokens: int) -> tuple[i
     try:
         for start in range(0, len(tokens), runtime.llm.n_batch):
             chunk = tokens[start:start + runtime.llm.n_batch]
-            lib.llama_decode(ctx, lib.llama_batch_get_one(
-                (lib.llama_token * len(chunk))(*chunk), len(chunk)))
+            ids = (lib.llama_token * len(chunk))(*chunk)  # kept alive through the decode
+            if lib.llama_decode(ctx, lib.llama_batch_get_one(ids, len(chunk))) != 0:
+                raise RuntimeError("baseline: llama_decode failed on the prompt")
         token = lib.llama_sampler_sample(greedy, ctx, -1)
         one = (lib.llama_token * 1)()
         n, t0 = 0, time.perf_counter()
         while n < max_tokens - 1 and not lib.llama_vocab_is_eog(runtime.vocab, token):
             one[0] = token
-            lib.llama_decode(ctx, lib.llama_batch_get_one(one, 1))
+            if lib.llama_decode(ctx, lib.llama_batch_get_one(one, 1)) != 0:
+                raise RuntimeError("baseline: llama_decode failed")
             token = lib.llama_sampler_sample(greedy, ctx, -1)
             n += 1
         return n, time.perf_counter() - t0

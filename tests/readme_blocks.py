@@ -183,6 +183,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["html-size"] = lambda: _if_exists(BENCH / "html.json", _html_size)
     out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
+    out["bench-predecessor"] = lambda: _if_exists(BENCH / "predecessor.json", _predecessor)
     return out
 
 
@@ -230,6 +231,25 @@ def _against_flexible(task_name: str, engine: str) -> str:
             f"and scored here; `constrained[*]` generations cut off by the token cap: "
             f"{cut(this)} here, {cut(outlines)} under `outlines` (flexible), {cut(gbnf)} "
             "under `llamacpp`.")
+
+
+def _predecessor() -> str:
+    """vbw against validbutwrong 0.1.1 on the same items, from predecessor.json."""
+    d = json.loads((BENCH / "predecessor.json").read_text(encoding="utf-8"))
+    old, new = d["predecessor"], d["vbw"]
+    share = d["identical"] / d["generations"] if d["generations"] else 0.0
+    return (f"First {d['items']} BFCL simple items, all four arms, SmolLM2-135M on "
+            f"{d['threads']} threads, {d['engine']} engine, measured {d['measured']} by "
+            "`python -m tests.benchmarks.bench_predecessor` (the two one after the other):\n\n"
+            "| | s/item (wall, fresh process) | s/item (generation, from the replay) |\n"
+            "|---|---|---|\n"
+            f"| validbutwrong 0.1.1 | {old['s_per_item']} | {old['generation_s_per_item']} |\n"
+            f"| vbw | {new['s_per_item']} | {new['generation_s_per_item']} |\n"
+            f"| speed-up | {d['speedup']}x | {d['generation_speedup']}x |\n\n"
+            f"Identical generations (item x arm, byte for byte): {d['identical']} of "
+            f"{d['generations']} ({100 * share:.0f}%). Targets (issue 10): at least 1.5x "
+            f"faster ({'met' if d['speedup'] >= 1.5 else 'MISSED'}: {d['speedup']}x) with at "
+            f"least 90% identical ({'met' if share >= 0.9 else 'MISSED'}).")
 
 
 def _sweep() -> str:

@@ -62,6 +62,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 def demo_table(task_name: str, model: str, engine: str) -> str:
     from vbw.report.markdown import mde_text, p_value, rate_cell
+    from vbw.report.verdict import verdict
 
     r = _score(task_name, model, engine)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -72,10 +73,8 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
     lines.append("")
     for c in r.comparisons:
         d = c.deltas["answer_accuracy"]
-        effect = (f"{100 * d.delta:+.1f} pts" if d.excludes_0
-                  else f"no detectable effect at N={r.n}")
-        power = "" if d.excludes_0 else f", {mde_text(d)}"
-        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {effect} "
+        power = "" if d.effect else f", {mde_text(d)}"  # McNemar decides, as in report.md
+        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {verdict(d, r.n)} "
                      f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}], "
                      f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")

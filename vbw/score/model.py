@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from vbw.score.paired import ALPHA
 
 METRICS = ("schema_validity", "answer_accuracy", "wrong_but_valid")
 
@@ -38,7 +40,12 @@ class ArmMetrics(_M):
 class Delta(_M):
     """A paired difference of rates, `to` minus `from`: its bootstrap CI, the discordant
     counts (n10: the metric holds in `from` only; n01: in `to` only), the exact McNemar
-    p-value and the minimum detectable effect (vbw.score.paired; None: none detectable)."""
+    p-value and the minimum detectable effect (vbw.score.paired; None: none detectable).
+
+    `effect` is THE verdict, the same in every report, summary and gate: the exact McNemar
+    test rejects at ALPHA. The bootstrap CI is the interval of the effect's size, not a
+    second test: at N=5 a CI of [+100, +100] sits beside p=0.062, no effect. `excludes_0`
+    (whether that CI leaves out 0) stays for the published report.json format."""
     delta: float
     ci95: tuple[float, float]
     excludes_0: bool
@@ -46,6 +53,19 @@ class Delta(_M):
     n01: int
     mcnemar_p: float
     mde: float | None
+    effect: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict(cls, data: Any) -> Any:
+        """`effect` follows from the p-value: filled in when absent, refused when it
+        disagrees (one verdict, never two)."""
+        if isinstance(data, dict) and isinstance(data.get("mcnemar_p"), (int, float)):
+            decided = data["mcnemar_p"] < ALPHA
+            if data.setdefault("effect", decided) != decided:
+                raise ValueError(f"effect={data['effect']} but mcnemar_p={data['mcnemar_p']} "
+                                 f"(an effect is p < {ALPHA})")
+        return data
 
 
 class Flips(_M):

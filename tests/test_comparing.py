@@ -193,3 +193,16 @@ def test_four_engines_on_the_committed_smollm2_replays(tmp_path: Path) -> None:
         m = comparison["arms"]["constrained[arguments]"]["metrics"]["answer_accuracy"]
         assert 0.0 <= m["delta"]["mcnemar_p"] <= 1.0 and "mde" in m["delta"]
     assert "McNemar" in proc.stdout
+
+
+def test_arms_schemas_compares_one_schema_s_arms(tmp_path: Path) -> None:
+    gsm = [str(REPLAYS / "gsm8k/smollm2_135m" / f"{e}.jsonl") for e in ("outlines", "llamacpp")]
+    out = tmp_path / "cmp"
+    proc = run_vbw("mode=compare", "task=gsm8k", f"replays=[{','.join(gsm)}]",
+                   "arms.schemas=[answer]", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    r = load_json(out / "report.json")
+    assert r["arms"] == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
+                         "reason_then_constrain[answer]"]
+    assert list(r["comparisons"][0]["arms"]) == r["arms"]
+    assert "reasoning" not in proc.stdout

@@ -26,7 +26,7 @@ from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
 from vbw.score.stream import score_stream
-from vbw.task.arms import Arm, task_arms
+from vbw.task.arms import Arm
 from vbw.task.audit import Audit, audit, first_error
 from vbw.task.runner import Item, Task
 
@@ -65,7 +65,7 @@ def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
 def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO) -> Report:
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
     task checked on the items it holds, states per item and arm, then the report."""
-    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
     states = scored.states
     if not states.ids:
@@ -84,7 +84,7 @@ def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Br
     """report.html's item data: a second pass over the replay, keeping only the (cut)
     texts of the items the report holds."""
     stream = open_replay(replay_path)
-    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     return build_browser(report, task, stream.header, (obj for _, obj in stream.lines()), arms)
 
 
@@ -222,6 +222,8 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by mode=compare and "
                           f"mode=merge only (mode={cfg.mode}); to score one file pass "
                           "replay=PATH")
+    for task in tasks:  # arms.schemas names schemas of every task: refused before any work
+        cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     if cfg.mode == "compare":
         from vbw.comparing import run_compare  # it builds on this module's checks
         return run_compare(cfg, tasks, out_dir, cwd, out, err)
@@ -245,7 +247,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         print(md, file=out)
         dirs.append(task_dir)
         if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:
-            arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+            arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
             tripped += [f"{task.name}: {a}" for a in
                         tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
     if tripped:

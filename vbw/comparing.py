@@ -26,7 +26,7 @@ from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, Scored, build_comparison, worse
 from vbw.score.model import METRICS
 from vbw.score.states import score_items
-from vbw.task.arms import Arm, parse_arm, task_arms
+from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.runner import Task
 
 
@@ -88,12 +88,12 @@ def _task_check(task: Task, replays: list[Replay], shown: list[str], allow: bool
     return out + "."
 
 
-def _arms(task: Task, kinds: list[str], replays: list[Replay],
+def _arms(task: Task, kinds: list[str], schemas: list[str] | None, replays: list[Replay],
           labels: list[str]) -> tuple[list[Arm], dict[str, list[str]]]:
     """The task's arms every replay holds, and those only some hold (arm -> labels)."""
     held = [set(r.header.arms) if r.header.arms is not None
             else {k for rec in r.records for k in rec.arms} for r in replays]
-    wanted = task_arms(task.schema_names, task.spec.answer_schema, kinds)
+    wanted = select_arms(task.name, task.schema_names, task.spec.answer_schema, kinds, schemas)
     common = [a for a in wanted if all(a.key in h for h in held)]
     partial = {a.key: [lab for lab, h in zip(labels, held) if a.key in h]
                for a in wanted if a not in common and any(a.key in h for h in held)}
@@ -126,14 +126,15 @@ def _check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[s
 
 def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: list[str],
                     n: int | None, allow_task_change: bool, seed: int, resamples: int,
-                    err: TextIO) -> CompareReport:
-    """Read, check, score and compare; `shown` names each path as the user gave it.
+                    err: TextIO, schemas: list[str] | None = None) -> CompareReport:
+    """Read, check, score and compare; `shown` names each path as the user gave it, and
+    `schemas` (arms.schemas) keeps the arms of those schema labels only.
     Warnings reach `err` only once the comparison stands: a refusal stays one line."""
     warnings = io.StringIO()
     replays = _read(paths, shown)
     labels = _labels(replays)
     task_check = _task_check(task, replays, shown, allow_task_change)
-    arms, partial = _arms(task, kinds, replays, labels)
+    arms, partial = _arms(task, kinds, schemas, replays, labels)
     missing = [_check_ids(task, r, n, warnings) for r in replays]
     items = task.items(n, only={rec.id for r in replays for rec in r.records})
     audit_or_fail(task, items, warnings)
@@ -188,7 +189,7 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     task, paths = _inputs(cfg, tasks, cwd)
     gates = [parse_gate(g) for g in cfg.compare.fail_if_worse]
     report = compare_replays(task, paths, list(cfg.replays or []), kinds=cfg.arms.kinds,
-                             n=cfg.n, allow_task_change=cfg.compare.allow_task_change,
+                             schemas=cfg.arms.schemas, n=cfg.n, allow_task_change=cfg.compare.allow_task_change,
                              seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
                              err=err)
     for arm, metric in gates:

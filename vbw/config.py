@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeVar, Union
 from pydantic import Field, field_validator, model_validator
 
 from vbw.resources import bundled
-from vbw.task.arms import ARM_KINDS
+from vbw.task.arms import ARM_KINDS, Arm, select_arms
 from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
 
@@ -85,9 +85,25 @@ class MaxTokens(StrictModel):
 
 
 class ArmsConfig(StrictModel):
+    """Which arms run or score: the kinds, and (`schemas`, null: all) the task's schema
+    labels whose arms do, e.g. `arms.schemas=[reasoning]` for GSM8K's reasoning schema
+    alone. Selecting arms never edits the task, so its generation hash, and with it a
+    replay's match to the task, stays as it is."""
+
     name: str
     kinds: list[str] = Field(min_length=1)
+    schemas: list[str] | None = Field(default=None, min_length=1)
     max_tokens: MaxTokens
+
+    @field_validator("schemas", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+    def select(self, task: str, schemas: list[str], answer_schema: str) -> list[Arm]:
+        """The task's arms this config selects; a label the task does not declare is
+        refused in one line that lists those it does."""
+        return select_arms(task, schemas, answer_schema, self.kinds, self.schemas)
 
     @field_validator("kinds")
     @classmethod

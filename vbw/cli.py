@@ -8,11 +8,13 @@ from those files when the multirun ends."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -26,6 +28,7 @@ from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
 from vbw.task.locate import is_task_path
 
 INTERNAL_ERROR = 3
+_LAUNCHER_PID: int | None = None  # set by main(): the process a sweep's jobs report to
 
 
 def _fail(e: VbwError) -> None:
@@ -74,7 +77,8 @@ def job_inputs(cfg: DictConfig, hc: Any) -> JobInputs:
                      cwd=os.getcwd(), task_overrides=_task_overrides(hc.overrides.task))
 
 
-def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None) -> int:
+def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
+             out: TextIO | None = None) -> int:
     """Validate, select the tasks and run in a claimed folder; `status`, in a sweep, is
     filled in with what the run is (model, engine, shard) as soon as that is known."""
     from vbw.app import model_and_engine, run
@@ -89,7 +93,7 @@ def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None) 
         named = f"{status.job} ({' '.join(status.overrides)})" if status.overrides \
             else status.job
     with claimed(out_dir):
-        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), job=named)
+        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), out or sys.stdout, job=named)
 
 
 def job_label(num: int, overrides: list[str]) -> str:
@@ -99,16 +103,27 @@ def job_label(num: int, overrides: list[str]) -> str:
 def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     """One job of a multirun: a header naming it, then the run; its outcome goes to
     status.json in its folder, never to this process (a launcher may run each job in
-    another process or machine). Only an interrupt stops the sweep."""
+    another process or machine). Only an interrupt stops the sweep.
+
+    In the launching process (Hydra's basic launcher) the job prints as it runs, under its
+    header. Elsewhere (joblib's workers, submitit, Ray) jobs run at once and their output
+    would interleave, so a job prints one line saying it started and keeps the rest in
+    status.json; the end of the sweep prints it under the job's header (vbw.sweep.callback)."""
     out_dir = Path(hc.runtime.output_dir)
     overrides = list(hc.overrides.task)
     label = job_label(hc.job.num, overrides)
-    print(f"== {escape_line(label)} ==", flush=True)
+    here = _LAUNCHER_PID == os.getpid() and threading.current_thread() is threading.main_thread()
+    captured = None if here else io.StringIO()
+    if here:
+        print(f"== {escape_line(label)} ==", flush=True)
+    else:
+        print(f"vbw: {escape_line(label)}: running in process {os.getpid()}; its report is "
+              "printed under its header when the sweep ends", flush=True)
     status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
                        exit_code=INTERNAL_ERROR, reason="internal error")
     try:
         status.inputs = job_inputs(cfg, hc)
-        status.exit_code = _run_job(status.inputs, out_dir, status)
+        status.exit_code = _run_job(status.inputs, out_dir, status, captured)
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
         print(f"vbw: error: {escape_line(label)}: {e}", file=sys.stderr, flush=True)
@@ -122,6 +137,8 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
               file=sys.stderr, flush=True)
         status.reason = f"internal error: {type(e).__name__}: {e}"
     status.reports = reports_in(out_dir)
+    if captured is not None:
+        status.output = captured.getvalue()
     write_status(out_dir, status)
 
 
@@ -163,6 +180,8 @@ _register_resolvers()
 
 
 def main() -> None:
+    global _LAUNCHER_PID
+    _LAUNCHER_PID = os.getpid()
     try:
         argv = task_path_form(sys.argv[1:])
         composed = check_command_line(argv, job_name(_hydra_main))

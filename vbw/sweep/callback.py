@@ -19,6 +19,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from vbw.errors import VbwError
+from vbw.report.escape import one_line
 from vbw.rundir import claimed
 from vbw.sweep.shards import MERGED_PREFIX
 from vbw.sweep.status import (JobStatus, job_dirs, read_status, reports_in, sweep_exit,
@@ -85,10 +86,24 @@ def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
     return status
 
 
+def print_outputs(jobs: list[tuple[Path, JobStatus]], out: TextIO) -> None:
+    """The output of each job that ran outside this process (its status holds it), under
+    its header, in job order: one write per job."""
+    for _, s in jobs:
+        if s.output is None:
+            continue
+        label = (f"{s.job}: {' '.join(s.overrides)}" if s.overrides else s.job)
+        body = s.output if s.output.strip() else f"(no output: {s.reason})\n"
+        out.write(f"== {one_line(label)} ==\n{body}\n")
+        out.flush()
+
+
 def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Merge shard groups, write and print the summary; return the sweep's exit code."""
+    """Print the output of jobs that ran elsewhere, merge shard groups, write and print the
+    summary; return the sweep's exit code."""
     out, err = out or sys.stdout, err or sys.stderr
     jobs = [(d, read_status(d)) for d in job_dirs(sweep_dir, MERGED_PREFIX)]
+    print_outputs(jobs, out)
     groups = _shard_groups(jobs)
     for k, group in enumerate(groups):
         name = MERGED_PREFIX if len(groups) == 1 else f"{MERGED_PREFIX}_{k}"

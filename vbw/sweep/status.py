@@ -59,6 +59,10 @@ class JobStatus(BaseModel):
     reason: str                      # "ok", "gate tripped ...", or the error line
     reports: list[str] = []          # report.json paths, relative to the job folder
     inputs: JobInputs | None = None
+    # what the job printed on stdout when it ran outside the launching process (joblib,
+    # submitit, Ray): printed under the job's header when the sweep ends, so no launcher
+    # interleaves one job's report with another's. None: printed as the job ran.
+    output: str | None = None
     host: str = Field(default_factory=socket.gethostname)  # where the job ran
     pid: int = Field(default_factory=os.getpid)
 

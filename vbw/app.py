@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from vbw.config import OpenAIBackendConfig, RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.stream import ReplayStream, open_replay
-from vbw.replay.io import bundled_key, no_replay_message
+from vbw.replay.io import bundled_key, engine_shown, no_replay_message
 from vbw.report import write_reports
 from vbw.report.browser import Browser, build_browser
 from vbw.report.checkup import render_check
@@ -125,7 +125,7 @@ def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
 
 def recorded_key(cfg: RunConfig, task: Task) -> str:
     model, engine = model_and_engine(cfg)
-    return f"{task.name} x {model} x {engine}"
+    return f"{task.name} x {model} x {engine_shown(engine)}"
 
 
 def _recorded(task: Task, cfg: RunConfig, cwd: Path) -> Path | None:

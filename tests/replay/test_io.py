@@ -11,6 +11,7 @@ from tests.conftest import REPLAYS
 from vbw.errors import ReplayError
 from vbw.replay import (ArmRecord, CompleteHeader, EndV1, ItemRecord, ReplayWriter,
                         available_replays, locate_replay, read_replay)
+from vbw.replay.io import engine_shown
 
 
 def _meta() -> CompleteHeader:
@@ -127,3 +128,15 @@ def test_v1_meta_is_validated(tmp_path: Path) -> None:
     p.write_text(json.dumps({"meta": meta}) + "\n")
     with pytest.raises(ReplayError, match=r":1: meta\..*engin"):
         read_replay(p)
+
+
+def test_a_compact_whitespace_replay_is_listed_as_the_engine_and_its_setting() -> None:
+    """outlines-compact.jsonl is outlines with engine.whitespace=compact, not an engine."""
+    assert engine_shown("outlines-compact") == "outlines (engine.whitespace=compact)"
+    assert engine_shown("llamacpp") == "llamacpp" and engine_shown("-compact") == "-compact"
+    with pytest.raises(ReplayError) as e:
+        locate_replay(REPLAYS, "bfcl_simple", "smollm2_135m", "llguidance-compact")
+    msg = str(e.value)
+    assert "engine=llguidance engine.whitespace=compact under" in msg
+    assert "bfcl_simple/smollm2_135m/outlines (engine.whitespace=compact)" in msg
+    assert "outlines-compact" not in msg

@@ -3,6 +3,7 @@ no instance (with the reason), and what it does not cover is said, not guessed."
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -165,3 +166,34 @@ def test_recursion_is_bounded() -> None:
               "$ref": "#/$defs/n"}
     with pytest.raises(Unbuildable):
         minimal(schema)
+
+
+def _nested_any_of(depth: int) -> Any:
+    node: Any = {"enum": []}
+    for _ in range(depth):
+        node = {"anyOf": [node, {"allOf": [node]}]}
+    return node
+
+
+@pytest.mark.parametrize("schema", [
+    _nested_any_of(30),                                   # 2**30 branches if unbounded
+    {"type": "array", "minItems": 10 ** 9},
+    {"type": "string", "minLength": 10 ** 9},
+    {"type": "object", "minProperties": 10 ** 9},
+    {"type": "number", "minimum": float("inf")},
+])
+def test_hostile_schemas_are_bounded(schema: Any) -> None:
+    start = time.perf_counter()
+    try:
+        minimal(schema)
+    except Unbuildable:
+        pass
+    assert time.perf_counter() - start < 2.0
+
+
+def test_deep_all_of_is_bounded() -> None:
+    node: Any = {"type": "integer"}
+    for _ in range(5000):
+        node = {"allOf": [node]}
+    with pytest.raises(Unbuildable):
+        minimal(node)

@@ -25,24 +25,30 @@ import math
 from typing import Any
 
 from vbw.task.regexample import examples
-from vbw.task.schemawalk import (DEPTH, Unbuildable, Unsatisfiable, is_num, json_type,
-                                  merged, property_schema, resolve, same, search)
+from vbw.task.schemawalk import (DEPTH, Unbuildable, Unsatisfiable, bounds_text, is_num,
+                                  json_type, merged, number_bounds, property_schema, resolve,
+                                  same, search)
 
 __all__ = ["Unbuildable", "Unsatisfiable", "at_path", "minimal", "unsatisfiable", "with_value"]
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _NO = object()  # "no value given": a gold or answer may itself be null
+STEPS = 20_000  # schema nodes visited at most per build
+SIZE = 10_000   # a minLength/minItems/minProperties above this is not built
 
 
 def minimal(schema: Any, root: Any = None) -> Any:
     """A small instance of `schema` (see the module docstring for the failures)."""
-    return _build(schema, root if root is not None else schema, (), _NO, 0)
+    return with_value(schema, [], _NO, root)
 
 
 def with_value(schema: Any, path: list[str], value: Any, root: Any = None) -> Any:
     """An instance of `schema` holding `value` at `path` (property names from the root;
     [] is the root itself, where an object value gets the missing required properties)."""
-    return _build(schema, root if root is not None else schema, tuple(path), value, 0)
+    try:
+        return _build(schema, _Ctx(root if root is not None else schema), tuple(path), value, 0)
+    except (TypeError, ValueError, OverflowError, RecursionError, AttributeError) as e:
+        raise Unbuildable(f"the schema is not followed here ({type(e).__name__})") from None
 
 
 def unsatisfiable(schema: Any) -> str | None:
@@ -60,36 +66,48 @@ def at_path(schema: Any, path: list[str], root: Any = None) -> Any:
     """The subschema that governs `path` (through properties, patternProperties,
     additionalProperties, a local $ref and allOf); `True` where nothing constrains it."""
     root = root if root is not None else schema
-    node = resolve(schema, root, 0)
-    for key in path:
-        if isinstance(node, bool):
-            return node
-        node = resolve(property_schema(merged(node, root, 0), key), root, 0)
+    try:
+        node = resolve(schema, root, 0)
+        for key in path:
+            if isinstance(node, bool):
+                return node
+            node = resolve(property_schema(merged(node, root, 0), key), root, 0)
+    except (TypeError, ValueError, RecursionError, AttributeError) as e:
+        raise Unbuildable(f"the schema is not followed here ({type(e).__name__})") from None
     return node
 
 
 # -- building ------------------------------------------------------------------------------
 
-def _build(node: Any, root: Any, path: tuple[str, ...], value: Any, depth: int) -> Any:
-    if depth > DEPTH:
-        raise Unbuildable("schema nested too deeply")
+class _Ctx:
+    """One build: the schema document ($refs resolve in it) and the steps left, so a
+    hostile schema (anyOf nested in anyOf, each failing late) costs at most STEPS nodes."""
+
+    def __init__(self, root: Any) -> None:
+        self.root, self.steps = root, STEPS
+
+
+def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) -> Any:
+    ctx.steps -= 1
+    if depth > DEPTH or ctx.steps < 0:
+        raise Unbuildable("schema nested too deeply or too large to build")
     if node is False:
         raise Unsatisfiable("the schema is `false`")
     if node is True:
         node = {}
     if not isinstance(node, dict):
         raise Unbuildable("a subschema is not an object")
-    node = merged(node, root, depth)
+    node = merged(node, ctx.root, depth)
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):
-        return _first_branch(node, branches, root, path, value, depth)
+        return _first_branch(node, branches, ctx, path, value, depth)
     if "enum" in node or "const" in node:
         _check_choices(node)
     if value is not _NO and not path and not isinstance(value, dict):
         return value  # the given value, as it is: the caller validates it
     kind = _type(node, path, value)
     if kind == "object":
-        return _object(node, root, path, value, depth)
+        return _object(node, ctx, path, value, depth)
     if path:
         raise Unbuildable(f"the schema at {path[0]!r} is not an object")
     if "const" in node:
@@ -98,10 +116,10 @@ def _build(node: Any, root: Any, path: tuple[str, ...], value: Any, depth: int) 
         return _enum_value(node)
     return {"null": lambda: None, "boolean": lambda: False, "integer": lambda: _integer(node),
             "number": lambda: _number(node), "string": lambda: _string(node),
-            "array": lambda: _array(node, root, depth)}[kind]()
+            "array": lambda: _array(node, ctx, depth)}[kind]()
 
 
-def _first_branch(node: dict[str, Any], branches: list[Any], root: Any,
+def _first_branch(node: dict[str, Any], branches: list[Any], ctx: _Ctx,
                   path: tuple[str, ...], value: Any, depth: int) -> Any:
     if not branches:
         raise Unsatisfiable("anyOf/oneOf has no branch")
@@ -110,7 +128,7 @@ def _first_branch(node: dict[str, Any], branches: list[Any], root: Any,
     unsure = False
     for branch in branches:
         try:
-            return _build({"allOf": [rest, branch]}, root, path, value, depth + 1)
+            return _build({"allOf": [rest, branch]}, ctx, path, value, depth + 1)
         except Unsatisfiable as e:
             reasons.append(str(e))
         except Unbuildable:
@@ -166,37 +184,17 @@ def _bounds(node: dict[str, Any], low: str, high: str) -> tuple[int, int | None]
         raise Unbuildable(f"{low}/{high} is not a number")
     if hi is not None and lo > hi:
         raise Unsatisfiable(f"{low} {lo} > {high} {hi}")
-    return lo, hi
-
-
-def _num_bounds(node: dict[str, Any]) -> tuple[float | None, bool, float | None, bool]:
-    """(lowest, is it exclusive, highest, is it exclusive); a contradiction is refused."""
-    lo = hi = None
-    lo_open = hi_open = False
-    for key, is_open in (("minimum", False), ("exclusiveMinimum", True)):
-        v = node.get(key)
-        if is_num(v) and (lo is None or v > lo or (v == lo and is_open)):
-            lo, lo_open = v, is_open
-    for key, is_open in (("maximum", False), ("exclusiveMaximum", True)):
-        v = node.get(key)
-        if is_num(v) and (hi is None or v < hi or (v == hi and is_open)):
-            hi, hi_open = v, is_open
-    if lo is not None and hi is not None and (lo > hi or (lo == hi and (lo_open or hi_open))):
-        raise Unsatisfiable(f"no number within the bounds {_bounds_text(node)}")
-    return lo, lo_open, hi, hi_open
-
-
-def _bounds_text(node: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {node[k]}" for k in ("minimum", "exclusiveMinimum", "maximum",
-                                                  "exclusiveMaximum") if k in node)
+    if lo > SIZE:
+        raise Unbuildable(f"{low} {lo} is too large to build")
+    return math.ceil(lo), hi
 
 
 def _integer(node: dict[str, Any]) -> int:
-    lo, lo_open, hi, hi_open = _num_bounds(node)
+    lo, lo_open, hi, hi_open = number_bounds(node)
     low = None if lo is None else math.floor(lo) + 1 if lo_open else math.ceil(lo)
     high = None if hi is None else math.ceil(hi) - 1 if hi_open else math.floor(hi)
     if low is not None and high is not None and low > high:
-        raise Unsatisfiable(f"no integer within the bounds {_bounds_text(node)}")
+        raise Unsatisfiable(f"no integer within the bounds {bounds_text(node)}")
     target = max(low, 0) if low is not None else 0
     target = min(target, high) if high is not None else target
     step = node.get("multipleOf")
@@ -211,13 +209,13 @@ def _integer(node: dict[str, Any]) -> int:
     for v in (up, down):
         if (low is None or v >= low) and (high is None or v <= high):
             return v
-    raise Unsatisfiable(f"no multiple of {step} within the bounds {_bounds_text(node)}")
+    raise Unsatisfiable(f"no multiple of {step} within the bounds {bounds_text(node)}")
 
 
 def _number(node: dict[str, Any]) -> float | int:
     if "multipleOf" in node:
         return _integer(node)
-    lo, lo_open, hi, hi_open = _num_bounds(node)
+    lo, lo_open, hi, hi_open = number_bounds(node)
     above = lo is None or lo < 0 or (lo == 0 and not lo_open)
     below = hi is None or hi > 0 or (hi == 0 and not hi_open)
     if above and below:
@@ -238,23 +236,23 @@ def _string(node: dict[str, Any]) -> str:
     return "a" * lo
 
 
-def _array(node: dict[str, Any], root: Any, depth: int) -> list[Any]:
+def _array(node: dict[str, Any], ctx: _Ctx, depth: int) -> list[Any]:
     lo, hi = _bounds(node, "minItems", "maxItems")
     prefix = node.get("prefixItems", [])
     out: list[Any] = []
     if "contains" in node and node.get("minContains", 1) > 0:
-        out.append(_build(node["contains"], root, (), _NO, depth + 1))
+        out.append(_build(node["contains"], ctx, (), _NO, depth + 1))
     items = node.get("items", True)
     while len(out) < lo:
         sub = prefix[len(out)] if len(out) < len(prefix) else items
         try:
-            out.append(_build(sub, root, (), _NO, depth + 1))
+            out.append(_build(sub, ctx, (), _NO, depth + 1))
         except Unsatisfiable as e:
             raise Unsatisfiable(f"minItems {lo}, but item {len(out)}: {e}") from None
     return out
 
 
-def _object(node: dict[str, Any], root: Any, path: tuple[str, ...], value: Any,
+def _object(node: dict[str, Any], ctx: _Ctx, path: tuple[str, ...], value: Any,
             depth: int) -> dict[str, Any]:
     lo, hi = _bounds(node, "minProperties", "maxProperties")
     required = [r for r in node.get("required", []) if isinstance(r, str)]
@@ -265,7 +263,7 @@ def _object(node: dict[str, Any], root: Any, path: tuple[str, ...], value: Any,
     if path:
         sub = property_schema(node, path[0])
         try:
-            have[path[0]] = _build(sub, root, path[1:], value, depth + 1)
+            have[path[0]] = _build(sub, ctx, path[1:], value, depth + 1)
         except Unsatisfiable as e:
             raise Unsatisfiable(f"property {path[0]!r} is forbidden{_forbidden_by(node, path[0])}"
                                 if sub is False else f"property {path[0]!r}: {e}") from None
@@ -277,7 +275,7 @@ def _object(node: dict[str, Any], root: Any, path: tuple[str, ...], value: Any,
             raise Unsatisfiable(f"required property {name!r} is forbidden"
                                 f"{_forbidden_by(node, name)}")
         try:
-            have[name] = _build(sub, root, (), _NO, depth + 1)
+            have[name] = _build(sub, ctx, (), _NO, depth + 1)
         except Unsatisfiable as e:
             raise Unsatisfiable(f"required property {name!r}: {e}") from None
     for name in props:  # minProperties: optional ones, in order, while they build
@@ -285,7 +283,7 @@ def _object(node: dict[str, Any], root: Any, path: tuple[str, ...], value: Any,
             break
         if name not in have:
             try:
-                have[name] = _build(props[name], root, (), _NO, depth + 1)
+                have[name] = _build(props[name], ctx, (), _NO, depth + 1)
             except Unbuildable:
                 continue
     order = [*props, *have]

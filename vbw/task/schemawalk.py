@@ -1,5 +1,5 @@
 """Reading a JSON Schema the way vbw.task.instance builds from it: a local $ref followed,
-allOf folded into one node, the schema of a named property.
+allOf folded into one node, the schema of a named property, a number's bounds.
 
 Kept apart from the builder so each stays small; both raise the builder's two failures
 (`Unsatisfiable`: no instance exists; `Unbuildable`: not covered here, so nothing is
@@ -8,6 +8,7 @@ concluded).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -61,6 +62,8 @@ def resolve(node: Any, root: Any, depth: int) -> Any:
 def merged(node: Any, root: Any, depth: int) -> Any:
     """`node` with its $ref followed and its allOf folded in (required and properties
     united, bounds narrowed, other keywords: the later one wins)."""
+    if depth > DEPTH:
+        raise Unbuildable("allOf nested too deeply")
     node = resolve(node, root, depth)
     if not isinstance(node, dict) or "allOf" not in node:
         return node
@@ -97,6 +100,30 @@ def _combine(key: str, a: Any, b: Any) -> Any:
     if key in ("anyOf", "oneOf", "pattern"):
         raise Unbuildable(f"two {key} to combine")
     return b
+
+
+def number_bounds(node: dict[str, Any]) -> tuple[float | None, bool, float | None, bool]:
+    """(lowest, is it exclusive, highest, is it exclusive); a contradiction is refused."""
+    lo = hi = None
+    lo_open = hi_open = False
+    for key, is_open in (("minimum", False), ("exclusiveMinimum", True)):
+        v = node.get(key)
+        if is_num(v) and (lo is None or v > lo or (v == lo and is_open)):
+            lo, lo_open = v, is_open
+    for key, is_open in (("maximum", False), ("exclusiveMaximum", True)):
+        v = node.get(key)
+        if is_num(v) and (hi is None or v < hi or (v == hi and is_open)):
+            hi, hi_open = v, is_open
+    if lo is not None and hi is not None and (lo > hi or (lo == hi and (lo_open or hi_open))):
+        raise Unsatisfiable(f"no number within the bounds {bounds_text(node)}")
+    if not all(math.isfinite(v) for v in (lo, hi) if v is not None):
+        raise Unbuildable("an infinite bound")
+    return lo, lo_open, hi, hi_open
+
+
+def bounds_text(node: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {node[k]}" for k in ("minimum", "exclusiveMinimum", "maximum",
+                                                  "exclusiveMaximum") if k in node)
 
 
 def json_type(v: Any) -> str:

@@ -138,8 +138,8 @@ def test_contradictory_bounds_are_a_problem_in_a_run_too(tmp_path: Path) -> None
     replay = write_replay(tmp_path / "r.jsonl", "tickets", ["constrained[ticket]"],
                           {"t0": {"constrained[ticket]": '{"category": "billing"}'}})
     line = one_line_error(run_vbw(f"task.files=[{task}]", f"replay={replay}",
-                                  "arms.kinds=[constrained]", f"hydra.run.dir={tmp_path}/o",
-                                  cwd=tmp_path))
+                                  "arms.kinds=[constrained]", "n=1",
+                                  f"hydra.run.dir={tmp_path}/o", cwd=tmp_path))
     assert "unsatisfiable" in line and "minimum 10" in line
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, load_json, one_line_error, run_vbw
+from tests.conftest import EXAMPLE, load_json, run_vbw
 from tests.generate.conftest import THREADS
 
 pytestmark = pytest.mark.live
@@ -72,7 +72,10 @@ def test_nothing_scorable_names_the_engines_reason(smollm2_file, tmp_path: Path)
     task = ticket_task(tmp_path / "t", schema)
     proc = run_vbw(f"task.files=[{task}]", "mode=live", "engine=llguidance", *FAST,
                    f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, timeout=600)
-    line = one_line_error(proc)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]  # after the live run's start line
+    assert line.startswith("vbw: error: ")
     assert "no item of task tickets can be scored (held: 2, excluded: 2): every held item " \
            "is excluded, e.g. t0: " in line
-    assert "llguidance" in line and "format" in line
+    assert "engine llguidance cannot compile the schema: Unknown format: no-such-format-x" \
+        in line

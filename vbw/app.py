@@ -82,13 +82,13 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
     states = scored.states
-    warn_findings(scored.audit, err)
     if not states.ids:
-        first = states.excluded[0] if states.excluded else None
-        why = (f": every held item is excluded, e.g. {first}: "
-               f"{states.excluded_reasons.get(first, '')}" if first is not None else "")
+        first = states.excluded[0] if states.excluded else ""
+        reason = " ".join(states.excluded_reasons.get(first, "").split())[:500]
+        why = f": every held item is excluded, e.g. {first}: {reason}" if first else ""
         raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored (held: "
                           f"{len(states.excluded)}, excluded: {len(states.excluded)}){why}")
+    warn_findings(scored.audit, err)  # after any refusal, which stays one line
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
     report = build_report(states, task=task.name, label=task.spec.label, mode=mode,

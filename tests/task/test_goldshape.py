@@ -123,10 +123,16 @@ def test_unsatisfiable_schema_is_a_check_problem_with_its_reason(tmp_path: Path)
     every arm on this schema is invalid by construction. A problem: exit 2."""
     schema = json.loads(json.dumps(TICKET_SCHEMA))
     del schema["properties"]["amount"]
-    line = one_line_error(_check(ticket_task(tmp_path / "t", schema), tmp_path))
-    assert ("tickets.yaml: schemas.ticket: item t0: unsatisfiable (no JSON value is valid, "
-            "so no arm can give a valid answer): required property 'amount' is forbidden by "
-            "additionalProperties: false") in line
+    task = ticket_task(tmp_path / "t", schema)
+    reason = ("tickets.yaml: schemas.ticket: item t0: unsatisfiable (no JSON value is valid, "
+              "so no arm can give a valid answer): required property 'amount' is forbidden by "
+              "additionalProperties: false")
+    assert reason in one_line_error(_check(task, tmp_path))
+    # live mode runs the same checks before it loads a model: refused with the reason
+    live = run_vbw(f"task.files=[{task}]", "mode=live", "model=smollm2_135m", "n=1",
+                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path)
+    assert reason in one_line_error(live)
+    assert not (tmp_path / "o/replay.jsonl").exists()
 
 
 def test_contradictory_bounds_are_a_problem_in_a_run_too(tmp_path: Path) -> None:

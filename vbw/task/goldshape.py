@@ -41,7 +41,7 @@ class Example(BaseModel):
     verdict: str
 
     def line(self) -> str:
-        return (f"item {self.item}: gold {shown(self.gold)}, built answer "
+        return (f"item {' '.join(self.item.split())}: gold {shown(self.gold)}, built answer "
                 f"{shown(self.answer)}, extracted {shown(self.extracted)}, {self.verdict}")
 
 

@@ -22,7 +22,7 @@ import re._parser as sre_parse
 from typing import Any
 
 CAP = 8            # candidate strings kept per node
-MAX_CHARS = 1000   # a candidate longer than this is dropped (e.g. a{5000})
+MAX_CHARS = 256    # a candidate longer than this is dropped (e.g. a{5000})
 _TRIES = "a0 A_-.zZ9x!"  # characters tried, in order, for a set or a negated literal
 _CATEGORY = {C.CATEGORY_DIGIT: "0", C.CATEGORY_NOT_DIGIT: "a", C.CATEGORY_SPACE: " ",
              C.CATEGORY_NOT_SPACE: "a", C.CATEGORY_WORD: "a", C.CATEGORY_NOT_WORD: " "}

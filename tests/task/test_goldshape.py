@@ -181,3 +181,41 @@ def test_heuristic_finding_warns_a_replay_run_and_is_reported(tmp_path: Path) ->
     assert "## Task check" in md and "is never scored right (5 items)" in md
     html = (tmp_path / "o/report.html").read_text(encoding="utf-8")
     assert 'id="task-check"' in html and "built answer {&#34;answer&#34;: 18.0}" in html
+
+
+def test_no_answer_built_for_a_regex_gold_is_skipped_and_said(tmp_path: Path) -> None:
+    """A gold pattern and a schema pattern no candidate meets both of (here none can): a
+    regex's few strings prove nothing, so the check is skipped with the reason and the
+    item, not a finding."""
+    from vbw.task.audit import audit
+
+    path = regex_task(tmp_path)
+    data = tmp_path / "rx.jsonl"
+    rows = [json.loads(x) for x in data.read_text(encoding="utf-8").splitlines()]
+    rows[2]["schema"]["properties"]["answer"]["pattern"] = "^[0-9]+$"  # gold: colou?r
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    task = load_task(path)
+    result = audit(task, task.items())
+    assert result.check_problems == [] and result.findings == []
+    assert result.gold_checked == 7
+    assert len(result.not_checked) == 1
+    assert ("schemas.answer: no gold-shaped answer built on 1 item(s), e.g. item r2: no answer "
+            'built is both right by check regex and valid, e.g. item r2: gold "colou?r", built '
+            'answer {"answer": "color"}, extracted "color", checker regex said right, the '
+            "schema rejects it: at answer: 'color' does not match '^[0-9]+$'") \
+        in result.not_checked[0]
+
+
+def test_membership_tries_each_member(tmp_path: Path) -> None:
+    """The first member, "refund", is invalid under the enum; "billing" is valid and
+    right: the check passes on it."""
+    path = ticket_task(tmp_path)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["dataset"]["gold"] = {"path": "['refund', category]"}
+    data["check"] = {"kind": "membership"}
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    task = load_task(path)
+    item = task.items(1)[0]
+    assert item.gold == ["refund", "billing"]
+    judged = judge(task, item, item.schemas["ticket"], ["category"], Validators())
+    assert judged.outcome == "ok"

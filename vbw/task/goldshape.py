@@ -85,8 +85,8 @@ def _why_invalid(schema: dict[str, Any], obj: Any) -> str:
 
 def judge(task: Task, item: Item, schema: dict[str, Any], parts: list[str],
           validators: Validators) -> Judged:
-    """The first candidate that is right and valid ("ok"), else the first one built,
-    with what is wrong with it (see the module docstring)."""
+    """The first candidate that is right and valid ("ok"), else the first one built that
+    is right (else the first one built), with what is wrong with it (module docstring)."""
     checker, kind = task.spec.check, task.spec.check.kind
     where = task.spec.extract.json_.path
     try:
@@ -97,7 +97,7 @@ def judge(task: Task, item: Item, schema: dict[str, Any], parts: list[str],
     if not candidates:
         return Judged("unbuilt", reason=f"check {kind} builds no answer for gold "
                                         f"{shown(item.gold)}")
-    first, reason = None, ""
+    built, reason = [], ""
     for answer in candidates:
         try:
             obj = with_value(schema, parts, answer)
@@ -112,10 +112,10 @@ def judge(task: Task, item: Item, schema: dict[str, Any], parts: list[str],
         right, valid = task.is_correct(extracted, item), validators.is_valid(schema, obj)
         if right and valid:
             return Judged("ok")
-        first = first or (obj, extracted, right, valid)
-    if first is None:
+        built.append((obj, extracted, right, valid))
+    if not built:
         return Judged("unbuilt", reason=f"no instance of the schema was built: {reason}")
-    obj, extracted, right, valid = first
+    obj, extracted, right, valid = next((b for b in built if b[2]), built[0])  # right first
     if not right:
         said = "valid under the schema" if valid else f"also invalid: {_why_invalid(schema, obj)}"
         return Judged("wrong", Example(item=item.id, gold=item.gold, answer=obj,

@@ -25,7 +25,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from vbw.report.browser import Browser
-from vbw.report.markdown import plain_metric_name, rate_cell
+from vbw.report.markdown import check_lines, plain_metric_name, rate_cell
 from vbw.report.svg import render_forest
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.model import Comparison, Report
@@ -78,7 +78,7 @@ def render_html(r: Report, svg: str, browser: Browser | None) -> str:
         data = {**browser.model_dump(mode="json", exclude_none=True, exclude={"rows"}),
                 "rows": browser.rows}
     return _template().render(
-        r=r, how=how, arm_rows=arm_rows,
+        r=r, how=how, arm_rows=arm_rows, checks=check_lines(r),
         comparisons=[_comparison(c, r.n, r.correctness_label) for c in r.comparisons],
         svg=Markup(svg.strip()),  # render_svg escapes what it holds
         forest=Markup(render_forest(r).strip()),  # so does render_forest

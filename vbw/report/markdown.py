@@ -66,6 +66,15 @@ def coverage(r: Report) -> str:
     return f"{r.n} scored of {r.n_task} in the task ({excluded}; {missing})."
 
 
+def check_lines(r: Report) -> list[str]:
+    """The task check's warnings, then the checks it skipped (plain text: each renderer
+    escapes it); none when the checks found nothing, so such a report is unchanged."""
+    tc = r.task_check
+    if tc is None:
+        return []
+    return [f"warning: {w}" for w in tc.warnings] + [f"not checked: {n}" for n in tc.not_checked]
+
+
 def render_markdown(r: Report) -> str:
     out = [f"# vbw report: {text(r.task)} (N={r.n}, {r.mode})", ""]
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
@@ -91,4 +100,8 @@ def render_markdown(r: Report) -> str:
     widths = ", ".join(f"{code(k)} ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
+    checks = check_lines(r)
+    if checks:
+        out += ["", "## Task check (found on the scored items; scoring went ahead)", "",
+                *(f"- {text(line)}" for line in checks)]
     return "\n".join(out) + "\n"

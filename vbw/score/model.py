@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vbw.score.paired import ALPHA
 
+from vbw.task.audit import Finding
+
 METRICS = ("schema_validity", "answer_accuracy", "wrong_but_valid")
 
 
@@ -97,6 +99,15 @@ class Missing(_M):
     ids: list[str]
 
 
+class TaskCheck(_M):
+    """The task checks of a run (vbw.task.audit) on the items it scores: findings that do
+    not stop scoring (each with the item that shows it), and the checks skipped."""
+    gold_checked: int
+    warnings: list[str]
+    findings: list[Finding]
+    not_checked: list[str]
+
+
 class Report(_M):
     task: str
     correctness_label: str
@@ -110,6 +121,7 @@ class Report(_M):
     source: str
     provenance: str
     bootstrap: dict[str, Any]
+    task_check: TaskCheck | None = None  # set by vbw.app for a run
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
     ledger: list[dict[str, str]]

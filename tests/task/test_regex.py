@@ -125,8 +125,7 @@ def test_lone_surrogates_and_spans_stay_on_the_original_text() -> None:
 EXPONENTIAL = [r"(a|aa)*b", r"(a+|b)+c", r"(?:\w+|,)+!", r"(a|a?)+b", r"Answer: ((?:a|a?)+)c",
                r"(?:a{1,30}){1,30}b", r"(?:\d+|,)+%"]
 QUADRATIC = [r"(\d+)\s*%", r"(\d+)\s*(?:units)?\s*$"]
-HOSTILE_TEXT = {r"(?:\w+|,)+!": "a," * 2500, r"(?:\d+|,)+%": "1," * 2500,
-                r"Answer: ((?:a|a?)+)c": "Answer: " + "a" * 4992}
+HOSTILE_TEXT = {r"(?:\d+|,)+%": "1" * 5000, r"Answer: ((?:a|a?)+)c": "Answer: " + "a" * 4992}
 
 
 def _timed(fn, bound: float):

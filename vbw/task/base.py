@@ -89,11 +89,10 @@ def _template(v: str) -> str:
     return v
 
 
-RegexPattern = Annotated[str, AfterValidator(_regex),
-                         Field(description="A regular expression, run on RE2 (linear time): Python's "
-                                   "syntax without backreferences, lookaround, possessive "
-                                   "quantifiers or atomic groups; \\d, \\w, \\s, \\b are "
-                                   "ASCII.")]
+_REGEX_DIALECT = ("A regular expression, run on RE2 (linear time): Python's syntax without "
+                  "backreferences, lookaround, possessive quantifiers or atomic groups; "
+                  "\\d, \\w, \\s, \\b are ASCII.")
+RegexPattern = Annotated[str, AfterValidator(_regex), Field(description=_REGEX_DIALECT)]
 JMESPathExpr = Annotated[str, AfterValidator(_jmespath),
                          Field(description="A JMESPath expression.")]
 JinjaTemplate = Annotated[str, AfterValidator(_template),

@@ -35,9 +35,11 @@ MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 class RegexStep(StrictModel):
     """A regex match; `match` picks the first or last occurrence, `group` the capture.
 
-    The step reads the first `max_chars` characters of the text (match: first) or the last
-    (match: last), as if the text were cut there; `max_chars: null` reads all of it, for a
-    pattern known to run in linear time."""
+    The pattern runs on RE2 (vbw.task.regex). The step reads the first `max_chars`
+    characters of the text (match: first) or the last (match: last), as if the text were
+    cut there; `max_chars: null` reads all of it. Each search is linear in what it reads;
+    `match: last` searches once per match, so the bound also caps patterns that look far
+    past each short match (`\\d+x|\\d`: quadratic in what is read)."""
 
     kind: Literal["regex"]
     pattern: RegexPattern

@@ -8,7 +8,8 @@ compiles a pattern to automata and never backtracks; the price is that it has no
 backreferences, lookaround, possessive quantifiers or atomic groups. A pattern that uses
 one is refused at load time in one line naming the construct and what to write instead.
 
-The dialect is RE2's syntax. Where a Python user would otherwise be silently surprised,
+The dialect is RE2's, which reads like Python's without those constructs. Where a Python
+user would otherwise be silently surprised,
 task patterns keep Python's meaning (`translate`): `$` without MULTILINE also matches
 before a final newline (RE2's only at the very end), `\\Z` is RE2's `\\z`, `{,n}` is
 `{0,n}` (RE2 reads it as literal text), `\\uXXXX`, `\\UXXXXXXXX` and `\\N{name}` are

@@ -235,11 +235,12 @@ class Regex:
         return spans
 
 
-def _encodable(text: str) -> str:
-    """`text` with lone surrogates (which UTF-8 cannot carry) replaced one for one, so
-    spans and the values sliced from the original text are unchanged."""
+def _encodable(text: str) -> str | bytes:
+    """What RE2 reads for `text`, with spans in characters of `text`: ASCII text as bytes
+    (byte and character offsets agree, so none is converted), else the text with lone
+    surrogates (which UTF-8 cannot carry) replaced one for one."""
     if text.isascii():
-        return text
+        return text.encode("ascii")
     return _SURROGATE.sub("\ufffd", text)
 
 
@@ -254,11 +255,13 @@ def compile_re2(pattern: str) -> Regex:
         raise ValueError(refusal(pattern, problem)) from None
 
 
+@lru_cache(maxsize=512)
 def compile_task_regex(pattern: str, flags: tuple[str, ...] = ()) -> Regex:
     """A task pattern (Python meaning kept where RE2 can keep it), compiled once."""
     return compile_re2(translate(pattern, flags))
 
 
+@lru_cache(maxsize=512)
 def compile_schema_regex(pattern: str) -> Regex:
     """A JSON Schema `pattern` or `patternProperties` key, compiled once."""
     return compile_re2(schema_regex(pattern))

@@ -99,6 +99,7 @@ def test_gold_pattern_refused_when_the_item_is_built() -> None:
     (r"(\N{EM DASH})", "a\u2014b", "\u2014"),
     (r"x(?#note)(y)", "xy", "y"),
     (r"([$]\d)", "cost $5", "$5"),           # $ in a class is a dollar
+    (r"(\Q$(x)\E)", "a $(x) b", "$(x)"),      # and in RE2's quoted text
     (r"(\d+)", "\u0663\u0664 and 12", "12"),  # \d is ASCII (\p{Nd} for any digit)
     (r"(\p{Nd}+)", "\u0663\u0664", "\u0663\u0664"),
     (r"(?i)(stra\u00dfe)", "STRA\u00dfE", "STRA\u00dfE"),

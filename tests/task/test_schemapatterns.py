@@ -18,7 +18,7 @@ from vbw.errors import ConfigError
 from vbw.task.jsonscan import first_json_object
 from vbw.task.runner import load_task
 from vbw.task.schemapatterns import pattern_problem
-from vbw.task.schemas import check_schema
+from vbw.task.schemas import PerItemSchema, check_schema
 from vbw.task.validity import Validators
 
 
@@ -129,3 +129,10 @@ def test_every_committed_string_validates_as_jsonschema_did(pattern: str) -> Non
             old_key.is_valid({s: 1}), (pattern, s[:200])
         verdicts.add(verdict)
     assert verdicts == {True, False}, pattern  # the pattern tells the strings apart
+
+
+def test_a_per_item_schema_with_a_refused_pattern_fails_when_its_item_is_built() -> None:
+    source = PerItemSchema(kind="per_item", path="f")
+    assert source.for_item({"f": _string("^a$")}) == _string("^a$")
+    with pytest.raises(ValueError, match=r"pattern '\(a\)\\\\1' at properties/a: backreference"):
+        source.for_item({"f": _string(r"(a)\1")})

@@ -73,6 +73,12 @@ def translate(pattern: str, flags: Iterable[str] = ()) -> str:
     out, i, n = [], 0, len(pattern)
     while i < n:
         ch = pattern[i]
+        if pattern.startswith("\\Q", i):  # RE2's quoted literal text: copied as is
+            end = pattern.find("\\E", i)
+            end = n if end < 0 else end + 2
+            out.append(pattern[i:end])
+            i = end
+            continue
         if ch == "\\":
             piece, i = _escape(pattern, i)
             out.append("\\z" if piece == "\\Z" else piece)

@@ -9,6 +9,9 @@
    found for the JSON scan since.
 2. End to end: the bundled 200-item GSM8K and BFCL replays with one 10 MB hostile output
    per arm, scored by `python -m vbw task=... replay=...` in a fresh process.
+3. Task regexes and JSON Schema patterns that backtrack on Python's re, on hostile outputs
+   (RE2 runs them), with what Python's re took (stopped at OLD_CAP_S), and a GSM8K task
+   holding all of them scored end to end. `VBW_BENCH_ONLY=regex` measures only these.
 
 The load average is recorded before and after: figures for the README come from an idle
 machine.
@@ -134,7 +137,145 @@ def bench_end_to_end(work: Path, size: int) -> list[dict]:
     return out
 
 
+# -- user regexes and schema patterns ----------------------------------------------------------
+# Patterns a task may declare that backtrack exponentially or quadratically on Python's re
+# (the heuristic screen that preceded RE2 let every one through), each with the hostile
+# model output it meets: (pattern, what the output is, the output).
+REGEXES: list[tuple[str, str, str]] = [
+    (r"(a|aa)*b", "`a` x 5,000", "a" * 5000),
+    (r"(a+|b)+c", "`a` x 5,000", "a" * 5000),
+    (r"(?:\w+|,)+!", "`a` x 5,000", "a" * 5000),
+    (r"(a|a?)+b", "`a` x 5,000", "a" * 5000),
+    (r"Answer: ((?:a|a?)+)c", "`Answer: ` + `a` x 4,992", "Answer: " + "a" * 4992),
+    (r"(?:a{1,30}){1,30}b", "`a` x 5,000", "a" * 5000),
+    (r"(?:\d+|,)+%", "`1` x 5,000", "1" * 5000),
+    (r"(\d+)\s*%", "100,000 digits", "1" * 100_000),
+    (r"(\d+)\s*(?:units)?\s*$", "100,000 digits + `x`", "1" * 100_000 + "x"),
+]
+# JSON Schema patterns on a string value of a constrained output: (pattern, output, value).
+SCHEMA_PATTERNS: list[tuple[str, str, str]] = [
+    (r"^(a|a)*$", "32 characters", "a" * 31 + "b"),
+    (r"^(a|a)*$", "5,000 characters", "a" * 4999 + "b"),
+    (r"^(\w+\s?)+$", "5 kB of words", "ab " * 1700 + "!"),
+]
+# RE2's one superlinear case: `match: last` searches once per match, and this pattern's
+# first alternative reads to the end of the digits before each one-digit match.
+LAST_MATCH_LIMIT = (r"\d+x|\d", "100,000 digits, `match: last`", "1" * 100_000)
+OLD_CAP_S = 10.0  # Python's re is stopped after this long
+
+
+def _old_engine_seconds(code: str) -> float | None:
+    """Seconds `code` takes in a fresh Python (its own timing), None if stopped at OLD_CAP_S."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=OLD_CAP_S, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        return None
+    return float(proc.stdout.strip())
+
+
+def bench_regexes(runs: int) -> list[dict]:
+    """Each hostile pattern on its output: RE2 through a regex step (match: last, reading
+    the whole output) and the regex checker, best of `runs`; Python's re as before."""
+    from vbw.task.check import RegexChecker
+    from vbw.task.extract import RegexStep
+
+    out = []
+    for pattern, shape, text in [*REGEXES, LAST_MATCH_LIMIT]:
+        step = RegexStep(kind="regex", pattern=pattern, max_chars=None)
+        check = RegexChecker(kind="regex", pattern=pattern, max_chars=None)
+        best = min(_seconds(lambda: (step.apply(text, {}), check.check(text, None)))
+                   for _ in range(runs))
+        old = _old_engine_seconds(
+            "import re, time; t = time.perf_counter(); "
+            f"rx = re.compile({pattern!r}); text = {text!r}; "
+            "list(rx.finditer(text)); rx.fullmatch(text); print(time.perf_counter() - t)")
+        out.append({"kind": "task regex", "pattern": pattern, "output": shape,
+                    "chars": len(text), "seconds": round(best, 4), "python_re_seconds": old})
+        print(f"  {pattern:28s} {shape:28s} {best:.4f} s (re: {old})", file=sys.stderr)
+    from vbw.task.validity import Validators
+
+    for pattern, shape, text in SCHEMA_PATTERNS:
+        schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}
+        best = min(_seconds(lambda: Validators().is_valid(schema, {"a": text}))
+                   for _ in range(runs))
+        old = _old_engine_seconds(
+            "import time, jsonschema; t = time.perf_counter(); "
+            f"jsonschema.Draft202012Validator({schema!r}).is_valid({{'a': {text!r}}}); "
+            "print(time.perf_counter() - t)")
+        out.append({"kind": "schema pattern", "pattern": pattern, "output": shape,
+                    "chars": len(text), "seconds": round(best, 4), "python_re_seconds": old})
+        print(f"  schema {pattern:21s} {shape:28s} {best:.4f} s (re: {old})", file=sys.stderr)
+    return out
+
+
+def _seconds(fn: Callable[[], Any]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def regex_task(dest: Path) -> Path:
+    """The bundled GSM8K task with every hostile pattern as a regex step of its answer
+    chain (reading the whole text) and a pattern on its answer schema's reasoning."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "conf/task/gsm8k.yaml").read_text())
+    for key in ("path",):
+        data["dataset"][key] = str((ROOT / "conf/task" / data["dataset"][key]).resolve())
+    data["extract"]["free"] = [{"kind": "regex", "pattern": p, "max_chars": None}
+                               for p, _, _ in REGEXES] + data["extract"]["free"]
+    dest.write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest
+
+
+def regex_replay(dest: Path) -> Path:
+    """The bundled Qwen GSM8K replay, item j's unconstrained text the j-th hostile output."""
+    lines = (ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl").read_text().splitlines()
+    with open(dest, "w") as f:
+        f.write(lines[0] + "\n")
+        for j, line in enumerate(lines[1:]):
+            rec = json.loads(line)
+            if j < len(REGEXES) and "arms" in rec:
+                rec["arms"]["unconstrained"]["text"] = REGEXES[j][2]
+            f.write(json.dumps(rec) + "\n")
+    return dest
+
+
+def bench_regex_end_to_end(work: Path) -> dict:
+    task, replay = regex_task(work / "t.yaml"), regex_replay(work / "r.jsonl")
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "vbw", f"task.files=[{task}]",
+                           f"replay={replay}", f"hydra.run.dir={work}/o"], cwd=work,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"vbw failed on the hostile regex replay: {proc.stderr}")
+    print(f"  end to end, user regexes: {wall:.2f} s", file=sys.stderr)
+    return {"items": 200, "patterns": len(REGEXES), "hostile_outputs": len(REGEXES),
+            "wall_s": round(wall, 2)}
+
+
+def main_regexes() -> None:
+    """VBW_BENCH_ONLY=regex: measure the regex rows only, into hostile.json's `regexes`
+    (the other rows keep the figures measured with them)."""
+    runs = int(os.environ.get("VBW_BENCH_RUNS", "3"))
+    load_before = os.getloadavg()
+    rows = bench_regexes(runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        e2e = bench_regex_end_to_end(Path(tmp))
+    result = json.loads(OUT.read_text()) if OUT.exists() else {}
+    result["regexes"] = {"measured": time.strftime("%Y-%m-%d"), "runs": runs,
+                         "load_average_1min": [round(load_before[0], 2),
+                                               round(os.getloadavg()[0], 2)],
+                         "old_cap_s": OLD_CAP_S, "rows": rows, "end_to_end": e2e}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+
+
 def main() -> None:
+    if os.environ.get("VBW_BENCH_ONLY") == "regex":
+        return main_regexes()
     sizes = [int(x) * MB for x in os.environ.get("VBW_BENCH_MB", "1,10").split(",")]
     runs = int(os.environ.get("VBW_BENCH_RUNS", "3"))
     load_before = os.getloadavg()
@@ -147,6 +288,11 @@ def main() -> None:
               "load_average_1min": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
               "sizes_mb": [s // MB for s in sizes], "runs": runs, "steps": steps,
               "end_to_end": e2e}
+    with tempfile.TemporaryDirectory() as tmp:
+        result["regexes"] = {"measured": result["measured"], "runs": runs,
+                             "load_average_1min": result["load_average_1min"],
+                             "old_cap_s": OLD_CAP_S, "rows": bench_regexes(runs),
+                             "end_to_end": bench_regex_end_to_end(Path(tmp))}
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

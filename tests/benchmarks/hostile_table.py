@@ -29,7 +29,31 @@ def hostile_table() -> str:
               "linear. End to end, `python -m vbw task=<task> replay=<file>` (a fresh process) on "
               "the bundled 200-item replay with one hostile output per arm, each in its own "
               f"item: {runs}."]
+    if "regexes" in d:
+        lines += ["", *_regex_rows(d["regexes"])]
     return "\n".join(lines)
+
+
+def _regex_rows(r: dict) -> list[str]:
+    """Task regexes and schema patterns that backtrack on Python's re, on RE2."""
+    before, after = r["load_average_1min"]
+    cap = r["old_cap_s"]
+    lines = [f"Regexes a task declares, on RE2 (measured {r['measured']}, best of {r['runs']}, "
+             f"1-minute load average {before} before, {after} after; Python's re in a fresh "
+             f"process, stopped at {cap:g} s):", "",
+             "| where | pattern | hostile output | RE2 (s) | Python's re (s) |",
+             "|---|---|---|---|---|"]
+    for row in r["rows"]:
+        old = row["python_re_seconds"]
+        old_cell = f"> {cap:g} (stopped)" if old is None else _s(old)
+        pattern = row["pattern"].replace("|", "\\|")
+        lines.append(f"| {row['kind']} | `{pattern}` | {row['output']} | {_s(row['seconds'])} "
+                     f"| {old_cell} |")
+    e = r["end_to_end"]
+    lines += ["", f"End to end, the bundled GSM8K task with all {e['patterns']} task regexes as "
+              f"steps of its answer chain, on its {e['items']}-item replay with "
+              f"{e['hostile_outputs']} of the hostile outputs: {e['wall_s']:.1f} s."]
+    return lines
 
 
 def _s(seconds: float) -> str:

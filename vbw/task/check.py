@@ -21,8 +21,8 @@ from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
 from vbw.task.jsonvalues import as_float, is_number
+from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
-from vbw.task.regexguard import check_pattern, refusal
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker")
@@ -89,8 +89,8 @@ class StringChecker(StringNormaliser):
 @CHECKERS.register
 class RegexChecker(StrictModel):
     """The answer string matches a pattern: `pattern` if set, else the gold is the pattern.
-    Patterns pass the catastrophic-backtracking screen (a gold one when its item is built);
-    an answer longer than `max_chars` does not match (`null`: no limit)."""
+    Patterns run on RE2, in linear time, and must compile there (a gold one when its item
+    is built); an answer longer than `max_chars` does not match (`null`: no limit)."""
 
     kind: Literal["regex"]
     answers_complete: ClassVar[bool] = False
@@ -104,10 +104,13 @@ class RegexChecker(StrictModel):
         if self.pattern is not None or not isinstance(gold, str):
             return None
         try:
-            problem = check_pattern(gold, re.IGNORECASE if self.ignore_case else 0)
-        except re.error as e:
-            return f"gold {gold!r} is not a valid regex: {e}"
-        return None if problem is None else f"gold {gold!r}: {refusal(problem)}"
+            self._compiled(gold)
+        except ValueError as e:
+            return f"gold {gold!r}: {e}"
+        return None
+
+    def _compiled(self, pattern: str) -> Regex:
+        return compile_task_regex(pattern, ("IGNORECASE",) if self.ignore_case else ())
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
         """Short strings read off the pattern (the checker's, else the gold) and off the
@@ -130,10 +133,10 @@ class RegexChecker(StrictModel):
         if self.max_chars is not None and len(answer) > self.max_chars:
             return False
         try:
-            rx = re.compile(pattern, re.IGNORECASE if self.ignore_case else 0)
-        except re.error:
+            rx = self._compiled(pattern)
+        except ValueError:  # a gold pattern RE2 refuses: refused when the item was built
             return False
-        return bool(rx.fullmatch(answer) if self.fullmatch else rx.search(answer))
+        return rx.fullmatch(answer) if self.fullmatch else rx.search(answer) is not None
 
 
 @CHECKERS.register

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field, field_validator
 
 from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.registry import Registry
+from vbw.task.schemapatterns import pattern_problem
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
@@ -64,7 +65,8 @@ SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
 
 
 def check_schema(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema under its own draft, or None."""
+    """Why `schema` is not a valid JSON Schema under its own draft, or one whose patterns
+    the linear-time regex engine refuses; None if neither."""
     if not isinstance(schema, dict):
         return f"a schema must be an object, got {type(schema).__name__}"
     try:
@@ -72,7 +74,7 @@ def check_schema(schema: Any) -> str | None:
     except SchemaError as e:
         where = "/".join(str(p) for p in e.path)
         return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
-    return None
+    return pattern_problem(schema)
 
 
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +117,11 @@ class PerItemSchema(StrictModel):
                     else f"{type(raw).__name__} {reprlib.repr(raw)}, not an object")
             raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
                              f"{', '.join(fields)}")
-        return DIALECTS[self.dialect](raw)
+        schema = DIALECTS[self.dialect](raw)
+        problem = pattern_problem(schema)  # validity must not meet a refused pattern
+        if problem is not None:
+            raise ValueError(problem)
+        return schema
 
 
 SchemaSource = SCHEMA_SOURCES.union()

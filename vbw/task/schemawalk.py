@@ -9,8 +9,9 @@ concluded).
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
+
+from vbw.task.regex import compile_schema_regex
 
 DEPTH = 32  # nesting followed at most (a recursive schema's minimal instance is shallow)
 
@@ -145,8 +146,9 @@ def is_num(v: Any) -> bool:
 
 
 def search(pattern: str, s: str) -> bool:
+    """A schema `pattern` on a candidate, on the same linear-time engine (RE2) as validity."""
     try:
-        return re.search(pattern, s) is not None
-    except re.error:
+        return compile_schema_regex(pattern).search(s) is not None
+    except ValueError:
         return False
 

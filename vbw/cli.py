@@ -19,7 +19,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots, parse_args
 from vbw.errors import VbwError
+from vbw.hydrafiles import redact_job_files
 from vbw.launch import job_name, run_composed
+from vbw.redact import redact_text
 from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
 from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
@@ -29,7 +31,7 @@ INTERNAL_ERROR = 3
 
 
 def _fail(e: VbwError) -> None:
-    print(f"vbw: error: {e}", file=sys.stderr)
+    print(f"vbw: error: {redact_text(str(e))}", file=sys.stderr)
     sys.exit(e.exit_code)
 
 
@@ -101,7 +103,7 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     status.json in its folder, never to this process (a launcher may run each job in
     another process or machine). Only an interrupt stops the sweep."""
     out_dir = Path(hc.runtime.output_dir)
-    overrides = list(hc.overrides.task)
+    overrides = [redact_text(o) for o in hc.overrides.task]  # printed and recorded
     label = job_label(hc.job.num, overrides)
     print(f"== {escape_line(label)} ==", flush=True)
     status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
@@ -111,8 +113,9 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
         status.exit_code = _run_job(status.inputs, out_dir, status)
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
-        print(f"vbw: error: {escape_line(label)}: {e}", file=sys.stderr, flush=True)
-        status.exit_code, status.reason = e.exit_code, str(e)
+        reason = redact_text(str(e))
+        print(f"vbw: error: {escape_line(label)}: {reason}", file=sys.stderr, flush=True)
+        status.exit_code, status.reason = e.exit_code, reason
     except (KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as e:  # noqa: BLE001  a bug: recorded, and the other jobs still run
@@ -131,6 +134,7 @@ def _hydra_main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
+    redact_job_files(Path(hc.runtime.output_dir), hc.output_subdir)  # if the callback is off
     try:
         if hc.mode == RunMode.MULTIRUN:
             _sweep_job(cfg, hc)

@@ -29,7 +29,23 @@ def hostile_table() -> str:
               "linear. End to end, `python -m vbw task=<task> replay=<file>` (a fresh process) on "
               "the bundled 200-item replay with one hostile output per arm, each in its own "
               f"item: {runs}."]
+    if "server_deadlines" in d:
+        lines += ["", *server_deadline_table(d["server_deadlines"])]
     return "\n".join(lines)
+
+
+def server_deadline_table(d: dict) -> list[str]:
+    """The server backend against a hostile server: how long until it gives up."""
+    lines = [f"Server backend against a hostile server on 127.0.0.1 (measured {d['measured']} by "
+             "`python -m tests.benchmarks.bench_hostile --server`; `backend.timeout="
+             f"{d['deadline_s']:g}`, no retry, the default 16 MiB `backend.max_reply_bytes`):",
+             "", "| request | the server sends | outcome | bound (s) | gave up after (s) |",
+             "|---|---|---|---|---|"]
+    for r in d["rows"]:
+        bound = f"{r['bound_s']:g}" if r["bound_s"] is not None else "-"
+        lines.append(f"| {r['request']} | {r['shape']} | {r['outcome']} | {bound} | "
+                     f"{r['seconds']:.2f} |")
+    return lines
 
 
 def _s(seconds: float) -> str:

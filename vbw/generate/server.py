@@ -35,7 +35,8 @@ userinfo are held as Secrets and sent only in the Authorization header (Bearer, 
 for userinfo when there is no key); redirects are refused, so they never follow one;
 every message quoting a server or a URL is scrubbed of them (vbw.redact, on the whole
 message before it is cut to one line). A completion that contains the API key's value (or
-a key-like query value of the URL) is recorded with *** in its place and `redacted: true`.
+the URL's password or a key-like query value, 8 characters or more) is recorded with ***
+in its place and `redacted: true`.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ class OpenAIServerBackend(Backend):
         key = self._api_key(env)
         self._auth = self._authorization(key)
         self._secrets = tuple(s for s in (*self._endpoint.secrets, key, self._auth) if s)
-        # masked in model text: the key and the URL's key-like query values (not a user name)
-        self._text_secrets = tuple(s for s in (*self._endpoint.query_secrets, key) if s)
+        # masked in model text: the key, the URL's password and key-like query values
+        self._text_secrets = tuple(s for s in (*self._endpoint.text_secrets, key) if s)
         self._opener = opener()
         self._lock = threading.Lock()
         self._described: dict[str, Any] | None = None

@@ -32,7 +32,8 @@ class Endpoint:
     shown_query: str  # the query without key-like parameters
     userinfo: Secret | None  # "user:password" from the URL, sent as HTTP Basic
     secrets: tuple[Secret, ...]  # every credential in the URL, to scrub from messages
-    query_secrets: tuple[Secret, ...] = ()  # the key-like query values alone
+    # masked in model text too: key-like query values and the password, not a user name
+    text_secrets: tuple[Secret, ...] = ()
 
     def url(self, path: str) -> str:
         """The request URL of `path` under the base ("/chat/completions")."""
@@ -57,14 +58,15 @@ def parse_base_url(base_url: str) -> Endpoint:
     userinfo, _, hostport = parts.netloc.rpartition("@")
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     secrets = [Secret(v) for k, v in pairs if _KEYLIKE.search(k) and v]
-    query_secrets = tuple(secrets)
+    passwords = [Secret(p) for p in userinfo.split(":", 1)[1:] if p]
+    text_secrets = (*secrets, *passwords)
     if userinfo:
-        secrets += [Secret(userinfo)] + [Secret(p) for p in userinfo.split(":", 1)[1:]]
+        secrets += [Secret(userinfo), *passwords]
     shown_query = urlencode([(k, v) for k, v in pairs if not _KEYLIKE.search(k)])
     return Endpoint(scheme=parts.scheme, hostport=hostport, path=parts.path.rstrip("/"),
                     query=parts.query, shown_query=shown_query,
                     userinfo=Secret(userinfo) if userinfo else None, secrets=tuple(secrets),
-                    query_secrets=query_secrets)
+                    text_secrets=text_secrets)
 
 
 def one_line_text(text: str, limit: int = MESSAGE_LIMIT) -> str:

@@ -108,3 +108,20 @@ def test_redact_job_files_rewrites_what_hydra_wrote(tmp_path: Path) -> None:
     assert not redact_file(tmp_path / "absent.yaml")
     assert sorted(p.name for p in (job / ".hydra").iterdir()) == \
         ["config.yaml", "overrides.yaml"]  # no temporary file left behind
+
+
+def test_the_rewritten_yaml_still_parses(tmp_path: Path) -> None:
+    """hydra.yaml holds `hydra/launcher: basic` under `hydra/sweeper: basic`: no token
+    there; and a mask that would start a YAML value (`authorization: ***`) is quoted."""
+    import yaml
+
+    text = ("choices:\n  hydra/sweeper: basic\n  hydra/launcher: basic\n"
+            f"headers:\n  authorization: Bearer {API_KEY}\n  Authorization: {API_KEY}\n"
+            f"url: http://ann:{PASSWORD}@h/v1?api_key={QUERY_KEY}\n")
+    path = tmp_path / "hydra.yaml"
+    path.write_text(text)
+    assert redact_file(path)
+    out = yaml.safe_load(path.read_text())
+    assert out["choices"] == {"hydra/sweeper": "basic", "hydra/launcher": "basic"}
+    assert out["url"] == "http://***@h/v1?api_key=***"
+    assert out["headers"] == {"authorization": "Bearer ***", "Authorization": "***"}

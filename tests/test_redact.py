@@ -25,8 +25,8 @@ KEY = "sk-live-0123456789abcdef0123"
     ("http://u:p@ss@host:8/v1", "http://***@host:8/v1"),
     ("see https://h/v1?access_token=a&client_secret=b", "see https://h/v1?access_token=***&client_secret=***"),
     ("- backend.base_url=http://user:pass@127.0.0.1:1/v1?key=K", "- backend.base_url=http://***@127.0.0.1:1/v1?key=***"),
-    ("Authorization: Bearer abc.def", "Authorization: ***"),
-    ('{"authorization": "Basic dXNlcjpwYXNz"}', '{"authorization": "***"}'),
+    ("Authorization: Bearer abc.def", "Authorization: Bearer ***"),
+    ('{"authorization": "Basic dXNlcjpwYXNz"}', '{"authorization": "Basic ***"}'),
     ("got Bearer sk-live-123 from you", "got Bearer *** from you"),
     ("header Basic dXNlcjpwYXNzd29yZA== was wrong", "header Basic *** was wrong"),
 ])

@@ -14,9 +14,11 @@ once more for multirun.yaml when the sweep ends. The task function repeats it
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
@@ -25,6 +27,7 @@ from vbw.report.files import write_atomic
 
 HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
 MULTIRUN = "multirun.yaml"
+_BARE_MASK = re.compile(r"(:[ \t]+)\*\*\*(?=[ \t]*$)", re.M)
 SWEEP_DEPTH = 4  # job folders sit this many levels below the sweep folder at most
 
 
@@ -37,7 +40,17 @@ def redact_file(path: Path) -> bool:
     clean = redact_text(text)
     if clean == text:
         return False
+    if not _parses(clean):  # `key: ***` reads as a YAML alias: quote the mask
+        clean = _BARE_MASK.sub(r"\1'***'", clean)
     write_atomic(path, clean)
+    return True
+
+
+def _parses(text: str) -> bool:
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
     return True
 
 

@@ -37,9 +37,10 @@ KEYLIKE = re.compile(r"key|token|secret|sig|passw|pwd|auth|credential|session", 
 
 _USERINFO = re.compile(r"://[^/\s?#]*@")  # greedy to the last @ before the host
 _QUERY_PARAM = re.compile(r"([?&;])([^=&;\s#?]+)=([^&;\s#'\"<>]*)")
-_AUTH_HEADER = re.compile(r"(authorization[\"']?\s*[:=]\s*[\"']?)([^\s\"',;]+)"
-                          r"(\s+[A-Za-z0-9._~+/=-]+)?", re.I)
-_SCHEME_TOKEN = re.compile(r"\b(bearer|basic)(\s+)([A-Za-z0-9._~+/-]+=*)", re.I)
+# same-line whitespace only: "basic\n  hydra/launcher" in a YAML file is not a token
+_AUTH_HEADER = re.compile(r"(authorization[\"']?[ \t]*[:=][ \t]*[\"']?)([^\s\"',;]+)"
+                          r"([ \t]+[A-Za-z0-9._~+/=-]+)?", re.I)
+_SCHEME_TOKEN = re.compile(r"\b(bearer|basic)([ \t]+)([A-Za-z0-9._~+/-]+=*)", re.I)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -78,17 +79,24 @@ def _scheme_token(m: re.Match[str]) -> str:
 
 
 def _auth_header(m: re.Match[str]) -> str:
-    return f"{m[1]}{MASK}"
+    """`Authorization: Bearer ***` (the scheme kept), or `Authorization: ***`."""
+    return f"{m[1]}{m[2]} {MASK}" if m[3] else f"{m[1]}{MASK}"
+
+
+def redact_urls(text: str) -> str:
+    """`text` with URL userinfo and key-like query values masked: the rules whose mask
+    never starts a value (safe inside YAML, where a leading * is an alias)."""
+    if "://" in text:
+        text = _USERINFO.sub(f"://{MASK}@", text)
+    if "=" in text:
+        text = _QUERY_PARAM.sub(_param, text)
+    return text
 
 
 def redact_text(text: str) -> str:
     """`text` with URL userinfo, key-like query values and Authorization/Bearer/Basic
     tokens masked (see the module docstring)."""
-    if "://" in text:
-        text = _USERINFO.sub(f"://{MASK}@", text)
-    if "=" in text:
-        text = _QUERY_PARAM.sub(_param, text)
-    text = _AUTH_HEADER.sub(_auth_header, text)
+    text = _AUTH_HEADER.sub(_auth_header, redact_urls(text))
     return _SCHEME_TOKEN.sub(_scheme_token, text)
 
 

@@ -125,3 +125,13 @@ def test_the_rewritten_yaml_still_parses(tmp_path: Path) -> None:
     assert out["choices"] == {"hydra/sweeper": "basic", "hydra/launcher": "basic"}
     assert out["url"] == "http://***@h/v1?api_key=***"
     assert out["headers"] == {"authorization": "Bearer ***", "Authorization": "***"}
+
+
+def test_cfg_prints_no_credential(tmp_path: Path) -> None:
+    url = f"http://ann:{PASSWORD}@127.0.0.1:9/v1?api-key={QUERY_KEY}"
+    proc = run_vbw("--cfg", "job", "backend=openai", f"backend.base_url='{url}'",
+                   "backend.model=m", "backend.dialect=vllm", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "base_url: http://***@127.0.0.1:9/v1?api-key=***" in proc.stdout, proc.stdout
+    for secret in SECRETS:
+        assert secret not in proc.stdout + proc.stderr

@@ -8,6 +8,8 @@ from those files when the multirun ends."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 import traceback
@@ -154,6 +156,17 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(code)
 
 
+def _print_redacted(run: Any) -> None:
+    """`run()` with what it prints to stdout redacted (vbw.redact) before it is shown."""
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            run()
+    finally:
+        sys.stdout.write(redact_text(buf.getvalue()))
+        sys.stdout.flush()
+
+
 def _register_resolvers() -> None:
     """Run folders carry the launching process's id, so two runs started in the same
     second differ. Cached, and registered on import: a launcher's worker process (joblib,
@@ -177,6 +190,8 @@ def main() -> None:
     sys.argv[1:] = argv
     if composed is not None:  # a plain run, already composed: not composed again
         run_composed(composed, _hydra_main)
+    elif parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
+        _print_redacted(_hydra_main)
     else:
         _hydra_main()
     # Hydra imports the callback module when a multirun ends (conf: hydra.callbacks)

@@ -138,3 +138,47 @@ def test_a_reply_under_the_deadline_but_streamed_slowly_is_kept() -> None:
 def test_the_cap_has_a_floor(cap) -> None:
     with pytest.raises(Exception, match="max_reply_bytes"):
         backend("http://127.0.0.1:1/v1", max_reply_bytes=cap)
+
+
+def test_a_hanging_request_ends_the_run_unrecorded_and_resume_continues(tmp_path) -> None:
+    """Whole CLI runs: the second item's requests hang (the server drips SSE pings); the
+    run stops at the deadline with one line, exit 2, the first item kept; once the server
+    behaves, resume=true generates the rest."""
+    from tests.conftest import run_vbw
+    from vbw.generate.backend import GenerateConfig
+    from vbw.generate.scripted import echo_script
+
+    state = {"hang": True}
+    second = "A robe takes 2 bolts of blue fiber"  # gsm8k_test_1's question
+
+    def answer(c, m, p, body, stop) -> None:
+        if m == "GET":  # the header's probes
+            c.sendall(headers(404, length=0))
+            return
+        req = json.loads(body)
+        schema = (req.get("response_format") or {}).get("schema")
+        if state["hang"] and second in json.dumps(req["messages"]):
+            drip(c, headers(content_type=SSE), b": ping\n\n", 0.2, stop)
+            return
+        text = echo_script(req["messages"], GenerateConfig(max_tokens=8, schema=schema))
+        reply = json.dumps({"choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"content": text}}]}).encode()
+        c.sendall(headers(length=len(reply)) + reply)
+
+    with Hostile(answer) as srv:
+        args = ["task=gsm8k", "mode=live", "n=2", "backend=openai",
+                f"backend.base_url={srv.base_url}", "backend.model=m",
+                "backend.dialect=llama_cpp_python", "backend.timeout=1", "backend.max_retries=0",
+                f"hydra.run.dir={tmp_path}/o", f"replay={tmp_path}/r.jsonl"]
+        stopped = run_vbw(*args, cwd=tmp_path, timeout=120)
+        kept = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+        state["hang"] = False
+        resumed = run_vbw(*args, "resume=true", cwd=tmp_path, timeout=120)
+    assert stopped.returncode == 2, stopped.stderr
+    [line] = [x for x in stopped.stderr.splitlines() if x.startswith("vbw: error:")]
+    assert "Traceback" not in stopped.stderr
+    assert "no complete reply within backend.timeout=1 s" in line and "resume=true" in line
+    assert [r["id"] for r in kept if "id" in r] == ["gsm8k_test_0"]
+    assert resumed.returncode == 0, resumed.stderr
+    done = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in done if "id" in r] == ["gsm8k_test_0", "gsm8k_test_1"]

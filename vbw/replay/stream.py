@@ -70,7 +70,8 @@ def _light_arm(a: Any) -> bool:
             and _number_or_none(a.get("ttft_seconds"))
             and a.get("finish_reason") in _FINISH
             and all(a.get(k) is None or type(a.get(k)) is str
-                    for k in ("reuses", "unsupported_schema")))
+                    for k in ("reuses", "unsupported_schema"))
+            and type(a.get("redacted")) in (type(None), bool))
 
 
 def _light(obj: Any) -> ScoredRecord | None:

@@ -14,7 +14,7 @@ from tests.generate.test_server import ask, backend
 from vbw.errors import EngineError
 
 DEADLINE = 1.0
-MARGIN = 2.0  # thread start-up, the one retry's backoff, a busy shared machine
+MARGIN = 4.0  # thread start-up, the one retry's backoff, a busy shared machine
 SSE = "text/event-stream"
 
 

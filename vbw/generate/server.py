@@ -197,17 +197,16 @@ class OpenAIServerBackend(Backend):
         return request
 
     def _attempt(self, data: bytes, has_schema: bool, stream: bool) -> Generation:
-        where = f"POST {self._endpoint.shown('/chat/completions')}"
         start = time.perf_counter()
         budget = Budget(self.settings.timeout, self.settings.max_reply_bytes)
         try:
             with budget:
                 reply = self._exchange(data, has_schema, stream, budget, start)
         except ReplyTooLarge as exc:
-            raise EngineError(f"{where}: {exc}; not recorded (backend.max_reply_bytes)") \
-                from None
+            raise EngineError(f"{self._where()}: {exc}; not recorded "
+                              "(backend.max_reply_bytes)") from None
         except Exception:
-            if budget.expired:  # whatever the cut-off connection raised
+            if budget.over:  # whatever the cut-off connection raised
                 raise Retry(f"no complete reply within backend.timeout="
                              f"{self.settings.timeout:g} s") from None
             raise
@@ -231,8 +230,8 @@ class OpenAIServerBackend(Backend):
         except (OSError, http.client.HTTPException) as exc:
             raise Retry(self._quote(self._cause(exc))) from None
         except ValueError as exc:  # JSON, UTF-8 or shape (wire.Malformed)
-            raise EngineError(f"POST {self._endpoint.shown('/chat/completions')}: the reply "
-                              f"is not a chat completion: {self._quote(str(exc))}") from None
+            raise EngineError(f"{self._where()}: the reply is not a chat completion: "
+                              f"{self._quote(str(exc))}") from None
 
     def _read(self, resp: http.client.HTTPResponse, start: float, budget: Budget) -> Reply:
         if resp.headers.get_content_type() == "text/event-stream":

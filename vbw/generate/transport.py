@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from functools import partial
@@ -38,13 +39,21 @@ class Budget:
         self.expired = False
         self._socks: list[socket.socket] = []
         self._done = False
+        self._ends = float("inf")
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
 
     def __enter__(self) -> Budget:
+        self._ends = time.monotonic() + self.seconds
         self._timer.start()
         return self
+
+    @property
+    def over(self) -> bool:
+        """The deadline has passed: the watchdog fired, or a socket timeout of the same
+        length beat its thread to it."""
+        return self.expired or time.monotonic() >= self._ends
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:

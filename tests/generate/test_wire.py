@@ -106,3 +106,28 @@ def test_the_api_key_echoed_in_a_completion_is_masked() -> None:
 def test_malformed_is_a_value_error() -> None:
     """The backend turns ValueError (JSON, UTF-8, shape) into one EngineError line."""
     assert issubclass(Malformed, ValueError)
+
+
+def test_a_run_records_and_reports_a_lone_surrogate(tmp_path) -> None:
+    """A whole CLI run whose free-text answers end in a lone surrogate: exit 0, the replay
+    holds it as the JSON escape (valid UTF-8), and re-scoring and the reports work."""
+    from tests.conftest import run_vbw
+    from tests.generate.standin import EchoServer
+
+    with EchoServer(leak="odd \ud800") as srv:
+        proc = run_vbw("task=gsm8k", "mode=live", "n=2", "backend=openai",
+                       f"backend.base_url={srv.base_url}", "backend.model=m",
+                       "backend.dialect=llama_cpp_python", f"hydra.run.dir={tmp_path}/o",
+                       cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    raw = (tmp_path / "o/replay.jsonl").read_bytes()
+    raw.decode("utf-8")
+    assert b"odd \\ud800" in raw
+    texts = [a["text"] for line in raw.decode().splitlines() if '"id"' in line
+             for a in json.loads(line)["arms"].values()]
+    assert any(t.endswith("odd \ud800") for t in texts)
+    for name in ("report.json", "report.html", "report.md"):
+        (tmp_path / "o" / name).read_text(encoding="utf-8")
+    again = run_vbw("task=gsm8k", f"replay={tmp_path}/o/replay.jsonl",
+                    f"hydra.run.dir={tmp_path}/re", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr

@@ -101,7 +101,9 @@ def test_redact_job_files_rewrites_what_hydra_wrote(tmp_path: Path) -> None:
     (tmp_path / "sweep/multirun.yaml").write_text(f"- x=http://a:{PASSWORD}@h/v1\n")
     (job / ".hydra/overrides.yaml").write_text(f"- u=https://h/v1?token={QUERY_KEY}\n")
     (job / ".hydra/config.yaml").write_text("plain: 1\n")
-    redact_job_files(job, ".hydra")
+    redact_job_files(job, ".hydra", multirun=False)
+    assert PASSWORD in (tmp_path / "sweep/multirun.yaml").read_text()  # a run's: not looked for
+    redact_job_files(job, ".hydra", multirun=True)
     assert (tmp_path / "sweep/multirun.yaml").read_text() == "- x=http://***@h/v1\n"
     assert (job / ".hydra/overrides.yaml").read_text() == "- u=https://h/v1?token=***\n"
     assert (job / ".hydra/config.yaml").read_text() == "plain: 1\n"

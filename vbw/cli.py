@@ -136,7 +136,8 @@ def _hydra_main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
-    redact_job_files(Path(hc.runtime.output_dir), hc.output_subdir)  # if the callback is off
+    redact_job_files(Path(hc.runtime.output_dir), hc.output_subdir,  # if the callback is off
+                     hc.mode == RunMode.MULTIRUN)
     try:
         if hc.mode == RunMode.MULTIRUN:
             _sweep_job(cfg, hc)

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from vbw.redact import redact_text
@@ -54,12 +55,12 @@ def _parses(text: str) -> bool:
     return True
 
 
-def redact_job_files(output_dir: Path, subdir: str | None) -> None:
-    """The job's `.hydra/*.yaml` and the sweep's multirun.yaml above the job folder."""
+def redact_job_files(output_dir: Path, subdir: str | None, multirun: bool) -> None:
+    """The job's `.hydra/*.yaml` and, in a sweep, its multirun.yaml above the job folder."""
     if subdir is not None:
         for name in HYDRA_FILES:
             redact_file(output_dir / subdir / name)
-    for parent in list(output_dir.parents)[:SWEEP_DEPTH]:
+    for parent in list(output_dir.parents)[:SWEEP_DEPTH] if multirun else []:
         if redact_file(parent / MULTIRUN) or (parent / MULTIRUN).is_file():
             break
 
@@ -77,7 +78,8 @@ class RedactHydraFiles(Callback):
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         out = _select(config, "hydra.runtime.output_dir")
         if out:
-            redact_job_files(Path(str(out)), _select(config, "hydra.output_subdir"))
+            redact_job_files(Path(str(out)), _select(config, "hydra.output_subdir"),
+                             _select(config, "hydra.mode") == RunMode.MULTIRUN)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         where = _select(config, "hydra.sweep.dir")

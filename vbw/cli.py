@@ -8,6 +8,7 @@ from those files when the multirun ends."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -21,7 +22,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots, parse_args
 from vbw.errors import VbwError
+from vbw.hydrafiles import redact_job_files
 from vbw.launch import job_name, run_composed
+from vbw.redact import redact_text
 from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
 from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
@@ -32,7 +35,7 @@ _LAUNCHER_PID: int | None = None  # set by main(): the process a sweep's jobs re
 
 
 def _fail(e: VbwError) -> None:
-    print(f"vbw: error: {e}", file=sys.stderr)
+    print(f"vbw: error: {redact_text(str(e))}", file=sys.stderr)
     sys.exit(e.exit_code)
 
 
@@ -110,7 +113,7 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     would interleave, so a job prints one line saying it started and keeps the rest in
     status.json; the end of the sweep prints it under the job's header (vbw.sweep.callback)."""
     out_dir = Path(hc.runtime.output_dir)
-    overrides = list(hc.overrides.task)
+    overrides = [redact_text(o) for o in hc.overrides.task]  # printed and recorded
     label = job_label(hc.job.num, overrides)
     here = _LAUNCHER_PID == os.getpid() and threading.current_thread() is threading.main_thread()
     captured = None if here else io.StringIO()
@@ -126,8 +129,9 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
         status.exit_code = _run_job(status.inputs, out_dir, status, captured)
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
-        print(f"vbw: error: {escape_line(label)}: {e}", file=sys.stderr, flush=True)
-        status.exit_code, status.reason = e.exit_code, str(e)
+        reason = redact_text(str(e))
+        print(f"vbw: error: {escape_line(label)}: {reason}", file=sys.stderr, flush=True)
+        status.exit_code, status.reason = e.exit_code, reason
     except (KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as e:  # noqa: BLE001  a bug: recorded, and the other jobs still run
@@ -148,6 +152,8 @@ def _hydra_main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
+    redact_job_files(Path(hc.runtime.output_dir), hc.output_subdir,  # if the callback is off
+                     hc.mode == RunMode.MULTIRUN)
     try:
         if hc.mode == RunMode.MULTIRUN:
             _sweep_job(cfg, hc)
@@ -165,6 +171,17 @@ def _hydra_main(cfg: DictConfig) -> None:
         _internal_error()
     if code:
         sys.exit(code)
+
+
+def _print_redacted(run: Any) -> None:
+    """`run()` with what it prints to stdout redacted (vbw.redact) before it is shown."""
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            run()
+    finally:
+        sys.stdout.write(redact_text(buf.getvalue()))
+        sys.stdout.flush()
 
 
 def _register_resolvers() -> None:
@@ -192,6 +209,8 @@ def main() -> None:
     sys.argv[1:] = argv
     if composed is not None:  # a plain run, already composed: not composed again
         run_composed(composed, _hydra_main)
+    elif parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
+        _print_redacted(_hydra_main)
     else:
         _hydra_main()
     # Hydra imports the callback module when a multirun ends (conf: hydra.callbacks)

@@ -57,7 +57,8 @@ class OpenAIBackendConfig(StrictModel):
     dialect: Literal["openai", "vllm", "llama_server", "llama_cpp_python", "ollama"]
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     concurrency: int = Field(default=1, ge=1, le=64)
-    timeout: float = Field(default=120.0, gt=0, le=3600)
+    timeout: float = Field(default=120.0, gt=0, le=3600)  # seconds per request, all of it
+    max_reply_bytes: int = Field(default=16 * 1024 * 1024, ge=1024, le=1 << 34)
     max_retries: int = Field(default=4, ge=0, le=20)
     stream: bool = True  # stream responses to measure time to first token
 

@@ -1,6 +1,7 @@
 """Benchmark: scoring hostile model outputs (a script, not a timed test).
 
     python -m tests.benchmarks.bench_hostile          # writes tests/benchmarks/hostile.json
+    python -m tests.benchmarks.bench_hostile --server # only its server_deadlines rows
 
 1. Each extraction step on adversarial outputs of 1 MB and 10 MB (best of a few runs,
    in this process): seconds, seconds per MB, and how the time grows from 1 to 10 MB
@@ -12,9 +13,11 @@
 3. Task regexes and JSON Schema patterns that backtrack on Python's re, on hostile outputs
    (RE2 runs them), with what Python's re took (stopped at OLD_CAP_S), and a GSM8K task
    holding all of them scored end to end. `VBW_BENCH_ONLY=regex` measures only these.
+4. Server deadlines (`--server`, bench_server_deadlines): how long the server backend
+   takes to give up on a hostile server (dripping, silent, flooding), against its bound.
 
 The load average is recorded before and after: figures for the README come from an idle
-machine.
+machine (the server rows are time bounds, valid on a busy one too).
 """
 
 from __future__ import annotations
@@ -273,7 +276,87 @@ def main_regexes() -> None:
     OUT.write_text(json.dumps(result, indent=1) + "\n")
 
 
+# --- server deadlines and the reply cap (time bounds, not speed) ---------------------
+# A hostile server (tests/generate/hostile.py) per shape; the figure is how long the
+# server backend takes to give up with backend.timeout=DEADLINE and no retry, or, for
+# the flood, to stop at the default 16 MiB cap. Bounds, so a loaded machine may run them.
+
+DEADLINE = 2.0
+
+
+def _server_shapes() -> list[tuple[str, str, Any, dict[str, Any]]]:
+    from tests.generate.hostile import drip, flood, headers
+
+    sse = headers(content_type="text/event-stream")
+    return [
+        ("POST, streamed", "`: ping` every 0.5 s, forever", lambda c, m, p, b, s: drip(
+            c, sse, b": ping\n\n", 0.5, s), {}),
+        ("POST, streamed", "an unterminated `data:` line, a byte every 0.1 s",
+         lambda c, m, p, b, s: drip(c, sse + b"data: {", b"x", 0.1, s), {}),
+        ("POST, plain", "a JSON body, one space every 0.1 s",
+         lambda c, m, p, b, s: drip(c, headers(length=1 << 20) + b"{", b" ", 0.1, s),
+         {"stream": False}),
+        ("POST", "headers, a byte every 0.1 s",
+         lambda c, m, p, b, s: drip(c, b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a", 0.1, s), {}),
+        ("POST", "nothing at all", lambda c, m, p, b, s: s.wait(60), {}),
+        ("POST, streamed", "a flood (SSE comments as fast as read)",
+         lambda c, m, p, b, s: flood(c, sse, b": " + b"x" * 65534 + b"\n", s), {}),
+        ("POST, plain", "a flood (one JSON string as fast as read)",
+         lambda c, m, p, b, s: flood(c, headers() + b'{"a": "', b"x" * 65536, s),
+         {"stream": False}),
+    ]
+
+
+def bench_server_deadlines() -> list[dict]:
+    from tests.generate.hostile import Hostile, drip, elapsed, headers
+    from vbw.config import OpenAIBackendConfig
+    from vbw.generate.backend import GenerateConfig
+    from vbw.generate.server import OpenAIServerBackend
+
+    def backend(url: str, **extra: Any) -> OpenAIServerBackend:
+        cfg = OpenAIBackendConfig(name="openai", base_url=url, model="m",
+                                  dialect="llama_cpp_python", timeout=DEADLINE, max_retries=0,
+                                  **extra)
+        return OpenAIServerBackend(cfg, seed=1, env={})
+
+    out = []
+    ask = GenerateConfig(max_tokens=8)
+    for request, shape, answer, extra in _server_shapes():
+        with Hostile(answer) as srv:
+            b = backend(srv.base_url, **extra)
+            secs, err = elapsed(lambda: b.generate([{"role": "user", "content": "hi"}], ask))
+        outcome = "deadline" if "backend.timeout" in str(err) else \
+            "size cap" if "max_reply_bytes" in str(err) else f"UNEXPECTED: {err!r}"
+        out.append({"request": request, "shape": shape, "outcome": outcome,
+                    "bound_s": DEADLINE if outcome == "deadline" else None,
+                    "seconds": round(secs, 2)})
+        print(f"  server {shape:50s} {outcome:9s} {secs:.2f} s", file=sys.stderr)
+    from vbw.generate import probe
+
+    probe.PROBE_TIMEOUT = 1.0
+    with Hostile(lambda c, m, p, b, s: drip(c, headers(length=1 << 20) + b"{", b" ", 0.1,
+                                            s)) as srv:
+        secs, _ = elapsed(backend(srv.base_url).describe)
+    out.append({"request": "GET (5 probes)", "shape": "a JSON body, one space every 0.1 s",
+                "outcome": "probes given up", "bound_s": 5 * probe.PROBE_TIMEOUT,
+                "seconds": round(secs, 2)})
+    print(f"  server probes: {secs:.2f} s", file=sys.stderr)
+    return out
+
+
+def main_server() -> None:
+    """Only the server rows: hostile.json's other figures (speed) are left as measured."""
+    result = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    result["server_deadlines"] = {"measured": time.strftime("%Y-%m-%d"),
+                                  "deadline_s": DEADLINE, "rows": bench_server_deadlines()}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result["server_deadlines"], indent=1))
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--server"]:
+        main_server()
+        return
     if os.environ.get("VBW_BENCH_ONLY") == "regex":
         return main_regexes()
     sizes = [int(x) * MB for x in os.environ.get("VBW_BENCH_MB", "1,10").split(",")]
@@ -293,6 +376,8 @@ def main() -> None:
                              "load_average_1min": result["load_average_1min"],
                              "old_cap_s": OLD_CAP_S, "rows": bench_regexes(runs),
                              "end_to_end": bench_regex_end_to_end(Path(tmp))}
+    if OUT.is_file() and "server_deadlines" in json.loads(OUT.read_text()):
+        result["server_deadlines"] = json.loads(OUT.read_text())["server_deadlines"]
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

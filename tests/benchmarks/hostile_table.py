@@ -31,6 +31,8 @@ def hostile_table() -> str:
               f"item: {runs}."]
     if "regexes" in d:
         lines += ["", *_regex_rows(d["regexes"])]
+    if "server_deadlines" in d:
+        lines += ["", *server_deadline_table(d["server_deadlines"])]
     return "\n".join(lines)
 
 
@@ -53,6 +55,20 @@ def _regex_rows(r: dict) -> list[str]:
     lines += ["", f"End to end, the bundled GSM8K task with all {e['patterns']} task regexes as "
               f"steps of its answer chain, on its {e['items']}-item replay with "
               f"{e['hostile_outputs']} of the hostile outputs: {e['wall_s']:.1f} s."]
+    return lines
+
+
+def server_deadline_table(d: dict) -> list[str]:
+    """The server backend against a hostile server: how long until it gives up."""
+    lines = [f"Server backend against a hostile server on 127.0.0.1 (measured {d['measured']} by "
+             "`python -m tests.benchmarks.bench_hostile --server`; `backend.timeout="
+             f"{d['deadline_s']:g}`, no retry, the default 16 MiB `backend.max_reply_bytes`):",
+             "", "| request | the server sends | outcome | bound (s) | gave up after (s) |",
+             "|---|---|---|---|---|"]
+    for r in d["rows"]:
+        bound = f"{r['bound_s']:g}" if r["bound_s"] is not None else "-"
+        lines.append(f"| {r['request']} | {r['shape']} | {r['outcome']} | {bound} | "
+                     f"{r['seconds']:.2f} |")
     return lines
 
 

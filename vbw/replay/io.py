@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
+from vbw.redact import escape_surrogates
 from vbw.replay.format import EndV1, ItemRecord, Replay
 from vbw.replay.header import CompleteHeader
 from vbw.replay.legacy import LegacyHeader
@@ -117,7 +118,8 @@ class ReplayWriter:
         self._write({"end": end.model_dump(mode="json")})
 
     def _write(self, obj: dict[str, Any], mode: str = "a") -> None:
-        data = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
+        # a lone surrogate (a server's "\ud800") stays a JSON escape: lossless, encodable
+        data = (escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n").encode("utf-8")
         with open(self.path, mode + "b") as f:
             f.write(data)
             f.flush()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
+from vbw.redact import escape_surrogates
 from vbw.replay.format import EndV1, ItemRecord, Replay
 from vbw.replay.header import CompleteHeader, ShardInfo
 
@@ -146,7 +147,7 @@ def write_merged(path: Path, header: CompleteHeader, records: list[ItemRecord],
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         for obj in lines:
-            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            f.write(escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -15,6 +15,7 @@ import io
 import os
 from pathlib import Path
 
+from vbw.redact import escape_surrogates
 from vbw.report.browser import Browser
 from vbw.report.html import render_html
 from vbw.report.markdown import coverage, render_markdown
@@ -44,10 +45,12 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path`."""
+    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path`.
+    A lone surrogate (from a server's JSON, kept in a replay) is written as its `\\udXXX`
+    escape: lossless in JSON, visible elsewhere, and encodable as UTF-8."""
     tmp = path.with_name(f".{path.name}{PARTIAL}{os.getpid()}")
     with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+        f.write(escape_surrogates(text))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -20,6 +20,8 @@ from omegaconf import DictConfig
 
 from vbw.errors import VbwError
 from vbw.report.escape import one_line
+from vbw.hydrafiles import MULTIRUN, redact_file
+from vbw.redact import redact_text
 from vbw.rundir import claimed
 from vbw.sweep.shards import MERGED_PREFIX
 from vbw.sweep.status import (JobStatus, job_dirs, read_status, reports_in, sweep_exit,
@@ -33,7 +35,9 @@ class SweepEnd(Callback):
     """Hydra callback: see the module docstring."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        finish_sweep(Path(str(config.hydra.sweep.dir)))
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        redact_file(sweep_dir / MULTIRUN)  # also when hydra.callbacks.vbw_redact is dropped
+        finish_sweep(sweep_dir)
 
 
 def _group_key(status: JobStatus) -> tuple[str, ...]:
@@ -76,8 +80,8 @@ def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
                                    job=f"{out_dir.name} ({' '.join(overrides)})")
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
-        print(f"vbw: error: {out_dir.name}: {e}", file=err)
-        status.exit_code, status.reason = e.exit_code, str(e)
+        status.exit_code, status.reason = e.exit_code, redact_text(str(e))
+        print(f"vbw: error: {out_dir.name}: {status.reason}", file=err)
     except Exception as e:  # noqa: BLE001  a bug: recorded like a job's
         traceback.print_exc(file=err)
         status.reason = f"internal error: {type(e).__name__}: {e}"

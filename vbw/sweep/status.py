@@ -9,6 +9,7 @@ the shards with exactly the job's configuration.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vbw.config import RunConfig
+from vbw.redact import redact_obj
 from vbw.report.files import write_atomic
 from vbw.task.locate import select_tasks
 from vbw.task.runner import Task
@@ -77,7 +79,8 @@ def reports_in(job_dir: Path) -> list[str]:
 def write_status(job_dir: Path, status: JobStatus) -> Path:
     job_dir.mkdir(parents=True, exist_ok=True)
     path = job_dir / STATUS
-    write_atomic(path, status.model_dump_json(indent=1) + "\n")
+    # overrides, reasons and the composed config, without URL credentials (vbw.redact)
+    write_atomic(path, json.dumps(redact_obj(status.model_dump(mode="json")), indent=1) + "\n")
     return path
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vbw.redact import redact_obj
 from vbw.report.escape import code, text
 from vbw.report.files import write_atomic
 from vbw.report.markdown import rate_cell
@@ -156,6 +157,7 @@ def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -
     """summary.json, summary.html, then summary.md (all atomically); return the markdown."""
     from vbw.sweep.html import render_html
 
+    rows = redact_obj(rows)  # overrides and reasons without URL credentials (vbw.redact)
     md = render_markdown(sweep_dir, rows, exit_code)
     data = {"sweep_dir": str(sweep_dir), "exit_code": exit_code, "rows": rows}
     write_atomic(sweep_dir / "summary.json", json.dumps(data, indent=1) + "\n")

@@ -1,8 +1,9 @@
 """Checkers: decide whether an answer matches the item's gold. A closed vocabulary.
 
-`call_args` is a simplified BFCL AST match (not the official checker): the answer is an
-arguments object, no key outside the schema's properties, every gold parameter either
-absent-and-optional (its allowed list holds "") or equal to one allowed value.
+`call_args` is by default a simplified BFCL AST match (not the official checker): the answer
+is an arguments object, no key outside the schema's properties, every gold parameter either
+absent-and-optional (its allowed list holds "") or equal to one allowed value. With
+`rules: bfcl_official` it follows BFCL's own checker instead (vbw.task.bfcl_rules).
 The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
 from it.
 
@@ -20,6 +21,7 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.bfcl_rules import official_reason
 from vbw.task.jsonvalues import as_float, is_number
 from vbw.task.regexample import examples
 from vbw.task.regexguard import check_pattern, refusal
@@ -170,10 +172,13 @@ class MembershipChecker(StrictModel):
 
 @CHECKERS.register
 class CallArgsChecker(StrictModel):
-    """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
+    """Per-argument allowed-values match of a function call's arguments (BFCL style).
+    `rules`: `simplified` (vbw's match, `delete_chars` deleted from strings) or
+    `bfcl_official` (BFCL's AST checker for Python, docs/bfcl.md; `delete_chars` unused)."""
 
     kind: Literal["call_args"]
     answers_complete: ClassVar[bool] = True
+    rules: Literal["simplified", "bfcl_official"] = "simplified"
     delete_chars: str = " ,./-_*^"
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
@@ -182,6 +187,8 @@ class CallArgsChecker(StrictModel):
         return [_call_args_example(gold)] if isinstance(gold, dict) else []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        if self.rules == "bfcl_official":
+            return official_reason(answer, gold, schema) is None
         properties = (schema or {}).get("properties", {})
         return self._match_object(answer, gold, properties)
 

@@ -24,7 +24,7 @@ Quirks followed because they change verdicts (docs/bfcl.md lists them with examp
   the allowed list's first entry is itself an integer.
 - l. 189-192: `""` is normalised with the other allowed strings, so an optional string
   answered by a string that normalises to nothing (" ", "-") is right.
-- l. 216-224, 309: an optional array's `""` counts as an allowed empty list.
+- l. 216-224, 310: an optional array's `""` counts as an allowed empty list.
 - l. 263-278: inside a dict only strings are normalised; other values compare by Python
   equality (5 == 5.0), with no type check.
 - l. 497: the last comparison is Python `in`, so 1 == 1.0 == True where types allow it.

@@ -41,7 +41,7 @@ _TYPES: dict[str, type] = {"string": str, "integer": int, "number": float,
                            "boolean": bool, "array": list, "object": dict}
 REASONS = ("not_arguments", "missing_required", "unexpected_param", "unknown_type",
            "type", "nested_type", "string_value", "list_value", "dict_value",
-           "other_value", "missing_optional")
+           "other_value", "missing_optional", "wrong_function", "wrong_count", "no_match")
 
 
 def standardize(s: str) -> str:
@@ -168,4 +168,55 @@ def official_reason(answer: Any, gold: Any, schema: Any) -> str | None:
             return reason
     if any(p not in answer and "" not in _as_list(a) for p, a in gold.items()):  # l. 506
         return "missing_optional"
+    return None
+
+
+def _function_schemas(schema: Any) -> dict[str, Any]:
+    """Function name -> arguments schema, from the schema of a list of calls: its `items`
+    (or each `anyOf`/`oneOf` branch of them) declares a call as an object whose one
+    property is the function's name."""
+    items = schema.get("items") if isinstance(schema, dict) else None
+    if not isinstance(items, dict):
+        return {}
+    branches = [items, *items.get("anyOf", []), *items.get("oneOf", [])]
+    out: dict[str, Any] = {}
+    for branch in branches:
+        if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
+            out.update(branch["properties"])
+    return out
+
+
+def _call_reason(call: Any, expected: dict[str, Any], functions: dict[str, Any]) -> str | None:
+    """One call {name: arguments} against one expected call {name: allowed}, whose first
+    key BFCL reads (l. 340, 574) and which must be a key of the call (l. 356-362)."""
+    name, allowed = next(iter(expected.items()))
+    if not isinstance(call, dict) or name not in call:
+        return "wrong_function"
+    if name not in functions:
+        return "unknown_type"  # BFCL has no description for it and raises
+    return official_reason(call[name], allowed, functions[name])
+
+
+def calls_reason(answer: Any, gold: Any, schema: Any) -> str | None:
+    """Several calls, BFCL's `parallel` categories (l. 554-620; `multiple` is the case of
+    one call, l. 623-646): the answer a list of {name: arguments}, the gold BFCL's list of
+    {name: allowed}, as many calls as expected, and each expected call, in the gold's order,
+    takes the first call not yet taken that matches it. Quirk (l. 579-593): that greedy
+    choice is final, so a call matching two expected calls can leave the other unmatched
+    where a different pairing would match all."""
+    if not isinstance(answer, list) or not isinstance(gold, list):
+        return "not_arguments"
+    if len(answer) != len(gold):
+        return "wrong_count"
+    functions = _function_schemas(schema)
+    taken: set[int] = set()
+    for expected in gold:
+        if not isinstance(expected, dict) or not expected:
+            return "not_arguments"
+        match = next((i for i, call in enumerate(answer)
+                      if i not in taken and _call_reason(call, expected, functions) is None),
+                     None)
+        if match is None:
+            return "no_match"
+        taken.add(match)
     return None

@@ -1,8 +1,9 @@
 """Checkers: decide whether an answer matches the item's gold. A closed vocabulary.
 
-`call_args` is a simplified BFCL AST match (not the official checker): the answer is an
-arguments object, no key outside the schema's properties, every gold parameter either
-absent-and-optional (its allowed list holds "") or equal to one allowed value.
+`call_args` is by default a simplified BFCL AST match (not the official checker): the answer
+is an arguments object, no key outside the schema's properties, every gold parameter either
+absent-and-optional (its allowed list holds "") or equal to one allowed value. With
+`rules: bfcl_official` it follows BFCL's own checker instead (vbw.task.bfcl_rules).
 The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
 from it.
 
@@ -20,6 +21,7 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.bfcl_rules import calls_reason, official_reason
 from vbw.task.jsonvalues import as_float, is_number
 from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
@@ -173,18 +175,33 @@ class MembershipChecker(StrictModel):
 
 @CHECKERS.register
 class CallArgsChecker(StrictModel):
-    """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
+    """Per-argument allowed-values match of a function call's arguments (BFCL style).
+    `rules`: `simplified` (vbw's match, `delete_chars` deleted from strings) or
+    `bfcl_official` (BFCL's AST checker for Python, docs/bfcl.md; `delete_chars` unused),
+    where a gold that is a list of calls {name: allowed} (BFCL's parallel and multiple
+    categories) is matched by a list of calls {name: arguments}, in any order."""
 
     kind: Literal["call_args"]
     answers_complete: ClassVar[bool] = True
+    rules: Literal["simplified", "bfcl_official"] = "simplified"
     delete_chars: str = " ,./-_*^"
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
         """Per parameter its first allowed value (an optional one, whose list holds "",
-        left out); allowed objects, also inside lists, are built the same way."""
-        return [_call_args_example(gold)] if isinstance(gold, dict) else []
+        left out); allowed objects, also inside lists, are built the same way. A list of
+        calls (bfcl_official) gives the list of those calls."""
+        if isinstance(gold, dict):
+            return [_call_args_example(gold)]
+        if self.rules == "bfcl_official" and isinstance(gold, list) and all(
+                isinstance(c, dict) and c for c in gold):
+            return [[{n: _example_value(a) for n, a in list(c.items())[:1]} for c in gold]]
+        return []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        if self.rules == "bfcl_official":
+            if isinstance(gold, list):
+                return calls_reason(answer, gold, schema) is None
+            return official_reason(answer, gold, schema) is None
         properties = (schema or {}).get("properties", {})
         return self._match_object(answer, gold, properties)
 

@@ -63,7 +63,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 def demo_table(task_name: str, model: str, engine: str) -> str:
     from vbw.report.markdown import mde_text, p_value, rate_cell
-    from vbw.report.verdict import verdict
+    from vbw.report.verdict import interval, verdict
 
     r = _score(task_name, model, engine)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -76,7 +76,7 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
         d = c.deltas["answer_accuracy"]
         power = "" if d.effect else f", {mde_text(d)}"  # McNemar decides, as in report.md
         lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {verdict(d, r.n)} "
-                     f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}], "
+                     f"{interval(d)}, "
                      f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""

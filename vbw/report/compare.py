@@ -8,7 +8,8 @@ from pathlib import Path
 
 from vbw.report.escape import code, text
 from vbw.report.files import MANIFEST, write_set
-from vbw.report.markdown import metric_name, pct
+from vbw.report.markdown import metric_name
+from vbw.report.numbers import pct
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
 from vbw.score.paired import ALPHA, POWER

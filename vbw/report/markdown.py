@@ -4,6 +4,7 @@ comparison's verdict is vbw.report.verdict's, as in every other report."""
 from __future__ import annotations
 
 from vbw.report.escape import code, text
+from vbw.report.numbers import pct, size
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.model import Comparison, Rate, Report
 from vbw.score.paired import ALPHA
@@ -23,10 +24,6 @@ def metric_name(metric: str, label: str) -> str:
 def plain_metric_name(metric: str, label: str) -> str:
     """metric_name's wording as plain text, for HTML and SVG (escaped there, not here)."""
     return label if metric == "answer_accuracy" else _NAMES[metric]
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
 
 
 def rate_cell(r: Rate | None) -> str:
@@ -97,7 +94,7 @@ def render_markdown(r: Report) -> str:
                 "size.", ""]
         for c in r.comparisons:
             out += _comparison(c, r.n, r.correctness_label) + [""]
-    widths = ", ".join(f"{code(k)} ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
+    widths = ", ".join(f"{code(k)} ±{size((m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]) / 2)} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
     checks = check_lines(r)

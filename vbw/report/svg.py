@@ -8,6 +8,7 @@ import math
 from html import escape
 
 from vbw.report.markdown import plain_metric_name
+from vbw.report.numbers import pct
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.model import Delta, Report
 from vbw.score.paired import ALPHA
@@ -48,7 +49,7 @@ def render_svg(r: Report) -> str:
                 parts.append(f'<text x="{x + _CELL // 2}" y="{y + _CELL // 2}" fill="{fg}" '
                              f'text-anchor="middle" font-size="18">{count}</text>')
                 parts.append(f'<text x="{x + _CELL // 2}" y="{y + _CELL // 2 + 18}" '
-                             f'fill="{fg}" text-anchor="middle">{100 * share:.1f}%</text>')
+                             f'fill="{fg}" text-anchor="middle">{pct(share)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

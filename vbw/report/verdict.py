@@ -11,14 +11,11 @@ detectable at this N, rather than suggesting that the arms agree.
 
 from __future__ import annotations
 
+from vbw.report.numbers import pts, size
 from vbw.score.model import Delta
 from vbw.score.paired import ALPHA
 
-
-def pts(x: float) -> str:
-    """Points with a sign, `+5.5`, `-0.5`; a rounded zero is `+0.0`."""
-    v = round(100 * x, 1)
-    return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
+__all__ = ["interval", "mde_text", "p_value", "pts", "verdict"]  # pts: vbw.report.numbers
 
 
 def interval(d: Delta) -> str:
@@ -39,7 +36,7 @@ def p_value(p: float) -> str:
 def mde_text(d: Delta) -> str:
     """The minimum detectable effect in points, or why there is none."""
     if d.mde is not None:
-        return f"MDE ±{100 * d.mde:.1f} pts"
+        return f"MDE ±{size(d.mde)} pts"
     k = d.n10 + d.n01
     if k == 0:
         return "MDE none: no discordant item"

@@ -1,0 +1,29 @@
+"""Every number a report, comparison or sweep summary prints, formatted here once.
+
+report.md, report.html, mode=compare's report and the sweep summary each once had their
+own formatter, and they disagreed on the sign of a value that rounds to zero (a delta of
+-0.04 points printed "+0.0" in one and "-0.0" in another). One rule now: a signed figure
+that rounds to zero prints "+0.0", never "-0.0", because at the printed precision there
+is no change and a minus sign would claim a direction the figure cannot show. "+0.0" is
+what the published README blocks have always printed for a zero delta and for a CI bound
+at zero, so they stay byte-identical.
+"""
+
+from __future__ import annotations
+
+
+def pts(x: float) -> str:
+    """A difference of rates in points with its sign: `+5.5`, `-0.5`; whatever rounds to
+    zero (including -0.04 points) is `+0.0`."""
+    v = round(100 * x, 1)
+    return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
+
+
+def size(x: float) -> str:
+    """A magnitude in points (x >= 0), unsigned: `5.5` (an MDE, a half CI width)."""
+    return f"{100 * x:.1f}"
+
+
+def pct(x: float) -> str:
+    """A rate as a percentage: `38.1%`."""
+    return f"{100 * x:.1f}%"

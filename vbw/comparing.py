@@ -196,7 +196,7 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         if arm.key not in report.arms:
             raise ConfigError(f"compare.fail_if_worse: {arm.key}:{metric}: {arm.key} is not "
                               f"compared (compared: {', '.join(report.arms)})")
-    print(write_compare(report, out_dir), file=out)
+    print(write_compare(report, out_dir, cfg.outputs), file=out)
     tripped = worse(report, [(a.key, m) for a, m in gates])
     if tripped:
         print("vbw: gate tripped (compare.fail_if_worse, detectably worse): "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar, Union
+from typing import Annotated, Literal, TypeVar, Union, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -150,6 +150,7 @@ class Shard(StrictModel):
 
 
 Mode = Literal["auto", "replay", "live", "check", "merge", "compare"]
+Output = Literal["json", "md", "html", "svg", "csv"]  # vbw.report.writers.OUTPUT_NAMES
 class CompareConfig(StrictModel):
     """mode=compare (vbw.comparing) reads the root `replays=[A,B,...]` (the reference
     first); `fail_if_worse` entries are `ARM:METRIC`, checked against the arm grammar and
@@ -187,3 +188,4 @@ class RunConfig(StrictModel):
     shard: Shard = Shard()
     replays: list[str] | None = None  # mode=merge: shard replays (files or folders)
     compare: CompareConfig = CompareConfig()
+    outputs: list[Output] = list(get_args(Output))  # vbw.report.writers; json always

@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import ROOT
 from vbw.report import files
-from vbw.report.files import MANIFEST, PARTIAL, write_reports
+from vbw.report.files import MANIFEST, PARTIAL
+from vbw.report.writers import write_reports
 
 NAMES = ("report.md", "quadrants.svg", "report.html", "ledger.csv", MANIFEST)
 
@@ -26,7 +27,7 @@ DRIVER = r"""
 import sys, pathlib
 sys.path.insert(0, sys.argv[3])
 from tests.report.test_atomic import big_report
-from vbw.report.files import write_reports
+from vbw.report.writers import write_reports
 report = big_report(int(sys.argv[2]))
 out = pathlib.Path(sys.argv[1])
 write_reports(report, out / "ref")

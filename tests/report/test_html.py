@@ -15,7 +15,7 @@ from tests.report.conftest import (BIG, BIG_TEXT, EMOJI_TEXT, EVIL_CPU, EVIL_ID,
                                    EVIL_QUESTION, EVIL_TEXT)
 from vbw.replay import read_replay
 from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, Browser, build_browser, cut, cut_span
-from vbw.report.files import write_reports
+from vbw.report.writers import write_reports
 from vbw.report.html import embed_json, render_html
 from vbw.report.provenance import provenance
 from vbw.report.svg import render_svg

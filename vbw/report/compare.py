@@ -1,16 +1,19 @@
-"""mode=compare's report.md and report.json: one table per replay pair, every arm and
-metric a row. Labels, paths, ids and reasons come from files vbw did not write, so they
-are escaped like every other report string (vbw.report.escape)."""
+"""mode=compare's report.md and report.json (written by vbw.report.writers): one table
+per replay pair, every arm and metric a row. Labels, paths, ids and reasons come from
+files vbw did not write, so they are escaped like every other report string
+(vbw.report.escape)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from vbw.report.escape import code, text
-from vbw.report.files import MANIFEST, write_set
+from vbw.report.files import MANIFEST
 from vbw.report.markdown import metric_name
 from vbw.report.numbers import pct
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
+from vbw.report.writers import Writer, write_outputs
 from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
 from vbw.score.paired import ALPHA, POWER
 
@@ -90,9 +93,15 @@ def render_compare(r: CompareReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_compare(r: CompareReport, out_dir: Path) -> str:
-    """report.md and report.json, atomically (report.json last); returns the markdown."""
-    md = render_compare(r)
-    write_set(out_dir, {"report.md": md,
-                        MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"})
-    return md
+COMPARE_WRITERS: dict[str, Writer[CompareReport]] = {  # see vbw.report.writers
+    "json": Writer(MANIFEST, lambda r: r.model_dump_json(by_alias=True, indent=1) + "\n"),
+    "md": Writer("report.md", render_compare),
+}
+
+
+def write_compare(r: CompareReport, out_dir: Path,
+                  outputs: Collection[str] | None = None) -> str:
+    """report.md and report.json (`outputs`: which; report.json always, and last),
+    atomically; returns the markdown."""
+    written = write_outputs(out_dir, COMPARE_WRITERS, r, outputs)
+    return written.get("report.md") or render_compare(r)

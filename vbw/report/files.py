@@ -1,11 +1,12 @@
-"""Write one task's report files: report.json, report.md, report.html, quadrants.svg,
-ledger.csv.
+"""Write a set of output files (a report's report.json, report.md, report.html,
+quadrants.svg, ledger.csv; a comparison's; a sweep summary's; vbw.report.writers chooses
+which) and render ledger.csv.
 
 Written atomically, because a CI job or a person may read them while a run is killed:
 every file goes to a hidden temporary name in the same folder, is fsynced and renamed
-over its final name, and report.json goes last, after any older report.json was removed.
-So a file under its final name is always whole, and report.json's presence means the
-whole set belongs to one finished run.
+over its final name, and the manifest (report.json, summary.json) goes last, after any
+older one was removed. So a file under its final name is always whole, and the
+manifest's presence means the whole set belongs to one finished run.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 from vbw.redact import escape_surrogates
-from vbw.report.browser import Browser
-from vbw.report.html import render_html
-from vbw.report.markdown import coverage, render_markdown
-from vbw.report.svg import render_svg
 from vbw.score.model import Report
 
 MANIFEST = "report.json"  # written last: its presence means the set is complete
@@ -56,27 +54,17 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_reports(r: Report, out_dir: Path, browser: Browser | None = None) -> str:
-    """Write the five files into out_dir; return the markdown (also printed by the CLI).
-    `browser` is report.html's item data (vbw.report.browser); without it the page holds
-    the tables and panels only."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    r = r.model_copy(update={"coverage": coverage(r)})  # the sentence report.md says too
-    md, svg = render_markdown(r), render_svg(r)
-    contents = {"report.md": md, "quadrants.svg": svg, "report.html": render_html(r, svg, browser),
-                "ledger.csv": ledger_csv(r),
-                MANIFEST: r.model_dump_json(by_alias=True, indent=1) + "\n"}  # all rendered first
-    write_set(out_dir, contents)
-    return md
-
-
-def write_set(out_dir: Path, contents: dict[str, str]) -> None:
-    """Write a set of rendered files atomically, report.json last (see the docstring)."""
+def write_set(out_dir: Path, contents: dict[str, str], manifest: str = MANIFEST,
+              drop: Collection[str] = ()) -> None:
+    """Write a set of rendered files atomically, the manifest last (see the docstring);
+    the files named in `drop` (outputs not chosen) are removed with the old manifest."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob(f".*{PARTIAL}*"):  # left by a run killed mid-write
         stale.unlink(missing_ok=True)
-    (out_dir / MANIFEST).unlink(missing_ok=True)
+    (out_dir / manifest).unlink(missing_ok=True)
+    for name in drop:
+        (out_dir / name).unlink(missing_ok=True)
     _fsync_dir(out_dir)
-    for name in sorted(contents, key=lambda k: k == MANIFEST):  # stable: MANIFEST last
+    for name in sorted(contents, key=lambda k: k == manifest):  # stable: manifest last
         write_atomic(out_dir / name, contents[name])
     _fsync_dir(out_dir)

@@ -20,6 +20,7 @@ from omegaconf import DictConfig
 
 from vbw.errors import VbwError
 from vbw.report.escape import one_line
+from vbw.report.writers import OUTPUT_NAMES
 from vbw.hydrafiles import MULTIRUN, redact_file
 from vbw.redact import redact_text
 from vbw.rundir import claimed
@@ -37,7 +38,7 @@ class SweepEnd(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         redact_file(sweep_dir / MULTIRUN)  # also when hydra.callbacks.vbw_redact is dropped
-        finish_sweep(sweep_dir)
+        finish_sweep(sweep_dir, outputs=config.get("outputs"))
 
 
 def _group_key(status: JobStatus) -> tuple[str, ...]:
@@ -102,9 +103,11 @@ def print_outputs(jobs: list[tuple[Path, JobStatus]], out: TextIO) -> None:
         out.flush()
 
 
-def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None = None,
+                 outputs: Any = None) -> int:
     """Print the output of jobs that ran elsewhere, merge shard groups, write and print the
-    summary; return the sweep's exit code."""
+    summary (`outputs`: the sweep's `outputs` setting; a name a job refused is ignored
+    here); return the sweep's exit code."""
     out, err = out or sys.stdout, err or sys.stderr
     jobs = [(d, read_status(d)) for d in job_dirs(sweep_dir, MERGED_PREFIX)]
     print_outputs(jobs, out)
@@ -114,7 +117,8 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
         jobs.append((sweep_dir / name, _merge(group, sweep_dir / name, out, err)))
     code = sweep_exit([s.exit_code for _, s in jobs])
     rows = [row for d, s in jobs for row in job_rows(d, sweep_dir, s)]
-    md = write_summary(sweep_dir, rows, code)
+    chosen = None if outputs is None else [o for o in outputs if o in OUTPUT_NAMES]
+    md = write_summary(sweep_dir, rows, code, chosen)
     print(md, file=out)
     print(f"Sweep summary written to {sweep_dir / 'summary.md'} (and summary.json, "
           "summary.html)", file=out, flush=True)

@@ -6,12 +6,15 @@ accuracy and wrong-but-valid rate with CIs, the accuracy delta of each headline 
 comparison, so a two-schema task's two deltas are never confused), where the report is and
 how the job ended. A delta's verdict is report.md's (vbw.report.verdict: exact McNemar at
 alpha 0.05, the CI beside it). Built from the files the jobs left (status.json,
-report.json), so it is the same whichever launcher ran them; written atomically.
+report.json), so it is the same whichever launcher ran them; written atomically by
+vbw.report.writers, summary.json last.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +22,15 @@ from pydantic import ValidationError
 
 from vbw.redact import redact_obj
 from vbw.report.escape import code, text
-from vbw.report.files import write_atomic
 from vbw.report.markdown import rate_cell
 from vbw.report.verdict import interval, p_value, verdict
+from vbw.report.writers import Writer, write_outputs
 from vbw.score.model import Delta, Report
 from vbw.score.paired import ALPHA
 from vbw.sweep.status import JobStatus
 
 _PLAIN = ("task", "model", "engine")
+SUMMARY = "summary.json"  # the manifest: written last
 
 
 def _other(overrides: list[str]) -> list[str]:
@@ -153,14 +157,43 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
     return "\n".join(out) + "\n"
 
 
-def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
-    """summary.json, summary.html, then summary.md (all atomically); return the markdown."""
+@dataclass(frozen=True)
+class SummarySet:
+    """What the summary's writers render (rows already redacted)."""
+
+    sweep_dir: Path
+    rows: list[dict[str, Any]]
+    exit_code: int
+
+
+def _json(s: SummarySet) -> str:
+    data = {"sweep_dir": str(s.sweep_dir), "exit_code": s.exit_code, "rows": s.rows}
+    return json.dumps(data, indent=1) + "\n"
+
+
+def _html(s: SummarySet) -> str:
     from vbw.sweep.html import render_html
 
-    rows = redact_obj(rows)  # overrides and reasons without URL credentials (vbw.redact)
-    md = render_markdown(sweep_dir, rows, exit_code)
-    data = {"sweep_dir": str(sweep_dir), "exit_code": exit_code, "rows": rows}
-    write_atomic(sweep_dir / "summary.json", json.dumps(data, indent=1) + "\n")
-    write_atomic(sweep_dir / "summary.html", render_html(sweep_dir, rows, exit_code))
-    write_atomic(sweep_dir / "summary.md", md)
-    return md
+    return render_html(s.sweep_dir, s.rows, s.exit_code)
+
+
+SUMMARY_WRITERS: dict[str, Writer[SummarySet]] = {  # see vbw.report.writers
+    "json": Writer(SUMMARY, _json),
+    "md": Writer("summary.md", lambda s: render_markdown(s.sweep_dir, s.rows, s.exit_code)),
+    "html": Writer("summary.html", _html),
+}
+
+
+def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int,
+                  outputs: Collection[str] | None = None) -> str:
+    """summary.md and summary.html (`outputs`: which), then summary.json, the manifest the
+    sweep's exit code is read from (vbw.sweep.callback), all atomically; return the
+    markdown."""
+    s = SummarySet(sweep_dir, redact_obj(rows), exit_code)  # no URL credentials (vbw.redact)
+    written = write_outputs(sweep_dir, SUMMARY_WRITERS, s, outputs)
+    return written.get("summary.md") or SUMMARY_WRITERS["md"].render(s)
+
+
+def read_exit_code(sweep_dir: Path) -> int:
+    """The exit code the sweep recorded in its summary.json."""
+    return int(json.loads((sweep_dir / SUMMARY).read_text(encoding="utf-8"))["exit_code"])

@@ -1,0 +1,108 @@
+"""One writer of output sets (vbw.report.writers): the `outputs` setting chooses the files,
+the manifest is always written and always last, and a dropped writer's old file goes."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from tests.report.test_atomic import big_report
+from vbw.config import Output
+from vbw.report import files
+from vbw.report.compare import COMPARE_WRITERS
+from vbw.report.writers import (MANIFEST_WRITER, OUTPUT_NAMES, REPORT_WRITERS, chosen,
+                                write_reports)
+from vbw.sweep.summary import SUMMARY_WRITERS, read_exit_code, write_summary
+
+
+def test_every_table_uses_the_config_names_and_has_the_manifest() -> None:
+    assert OUTPUT_NAMES == get_args(Output)
+    assert list(REPORT_WRITERS) == list(OUTPUT_NAMES)
+    for table in (REPORT_WRITERS, COMPARE_WRITERS, SUMMARY_WRITERS):
+        assert set(table) <= set(OUTPUT_NAMES) and MANIFEST_WRITER in table
+
+
+def test_the_manifest_writer_cannot_be_dropped() -> None:
+    assert chosen(["md"]) == {"md", "json"}
+    assert chosen(None) == set(OUTPUT_NAMES)
+
+
+@pytest.fixture
+def order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The file names in the order write_set writes them."""
+    seen: list[str] = []
+    real = files.write_atomic
+
+    def spy(path: Path, text: str) -> None:
+        seen.append(path.name)
+        real(path, text)
+
+    monkeypatch.setattr(files, "write_atomic", spy)
+    return seen
+
+
+def test_outputs_choose_the_files_and_report_json_goes_last(tmp_path: Path,
+                                                            order: list[str]) -> None:
+    r = big_report(3)
+    md = write_reports(r, tmp_path)
+    assert sorted(order) == sorted(w.file for w in REPORT_WRITERS.values())
+    assert order[-1] == "report.json"
+    order.clear()
+    assert write_reports(r, tmp_path, outputs=["md"]) == md  # markdown returned either way
+    assert order == ["report.md", "report.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+    order.clear()
+    write_reports(r, tmp_path, outputs=["json"])  # printed, not written: no stale report.md
+    assert order == ["report.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_summary_json_goes_last_and_holds_the_exit_code(tmp_path: Path,
+                                                         order: list[str]) -> None:
+    md = write_summary(tmp_path, [], 2)
+    assert order[-1] == "summary.json" and sorted(order) == sorted(
+        ["summary.md", "summary.html", "summary.json"])
+    assert read_exit_code(tmp_path) == 2
+    order.clear()
+    assert write_summary(tmp_path, [], 1, ["json", "md"]) == md.replace("exit 2", "exit 1")
+    assert order == ["summary.md", "summary.json"]
+    assert not (tmp_path / "summary.html").exists()
+
+
+def test_an_unknown_writer_is_one_line_exit_2(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    p = subprocess.run([sys.executable, "-m", "vbw", "outputs=[json,pdf]",
+                        f"hydra.run.dir={tmp_path}"], capture_output=True, text=True,
+                       cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 2, p.stderr
+    [line] = p.stderr.strip().splitlines()
+    assert "outputs" in line and "'pdf'" in line
+    assert all(f"'{n}'" in line for n in OUTPUT_NAMES), line
+    assert not list(tmp_path.glob("**/report.json"))
+
+
+def test_a_run_with_outputs_json_md_writes_no_page(tmp_path: Path) -> None:
+    from vbw.app import run
+    from vbw.config import RunConfig
+    from tests.conftest import ROOT, TASK_CONF
+    from vbw.task.runner import load_task
+
+    cfg = RunConfig.model_validate({
+        "model": {"name": "qwen2_5_0_5b"}, "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": ["prompt_json", "constrained"],
+                 "max_tokens": {"free": 1, "json": 1, "package": 1}},
+        "mode": "replay", "n": 5, "outputs": ["json", "md"],
+        "replay": str(ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl")})
+    out = io.StringIO()
+    assert run(cfg, [load_task(TASK_CONF / "gsm8k.yaml")], tmp_path, tmp_path, out,
+               io.StringIO()) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+    assert (tmp_path / "report.md").read_text(encoding="utf-8") in out.getvalue()

@@ -1,0 +1,103 @@
+"""The writers of output sets: which file each output name writes, and the one function
+that writes a set.
+
+A run's report, mode=compare's comparison and a sweep's summary are each a set of files
+with one manifest among them (report.json, or summary.json for a sweep). They used to be
+written by three functions that disagreed on order (summary.json went first), so a reader
+could find a manifest beside files of an older run. Every set now goes through
+`write_outputs`: it renders the chosen writers' files first, then writes them atomically
+with the manifest last (vbw.report.files.write_set), and removes the files of writers not
+chosen, so no older file sits beside a newer manifest.
+
+The `outputs` setting (RunConfig.outputs) names the writers that run, e.g.
+`outputs=[json,md]` for a CI job that needs no HTML page. The manifest writer, `json`,
+always runs: report.json is what the gate, mode=merge's re-scoring and the sweep
+summaries read, and its presence is what says the set is complete.
+
+Each kind of set has a table, output name -> Writer (the file it writes and how it is
+rendered): REPORT_WRITERS here, COMPARE_WRITERS in vbw.report.compare and SUMMARY_WRITERS
+in vbw.sweep.summary (a higher layer, so it keeps its own). The names are OUTPUT_NAMES;
+a table is a plain dict so it can later be filled from a registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Generic, TypeVar
+
+from vbw.report.browser import Browser
+from vbw.report.files import ledger_csv, write_set
+from vbw.report.html import render_html
+from vbw.report.markdown import coverage, render_markdown
+from vbw.report.svg import render_svg
+from vbw.score.model import Report
+
+OUTPUT_NAMES = ("json", "md", "html", "svg", "csv")  # RunConfig.outputs accepts these
+MANIFEST_WRITER = "json"  # always written, and last
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Writer(Generic[S]):
+    """One output: the file it writes into the set's folder, and its text for a subject."""
+
+    file: str
+    render: Callable[[S], str]
+
+
+def chosen(outputs: Collection[str] | None) -> set[str]:
+    """The writers that run: all by default; the manifest writer always."""
+    return set(OUTPUT_NAMES if outputs is None else outputs) | {MANIFEST_WRITER}
+
+
+def write_outputs(out_dir: Path, writers: Mapping[str, Writer[S]], subject: S,
+                  outputs: Collection[str] | None = None) -> dict[str, str]:
+    """Render the chosen writers' files for `subject`, then write them atomically, the
+    manifest (the `json` writer's file) last; a not chosen writer's file left by an older
+    run is removed. Returns what was written, file name -> text."""
+    run = chosen(outputs)
+    contents = {w.file: w.render(subject) for name, w in writers.items() if name in run}
+    dropped = [w.file for name, w in writers.items() if name not in run]
+    write_set(out_dir, contents, manifest=writers[MANIFEST_WRITER].file, drop=dropped)
+    return contents
+
+
+@dataclass(frozen=True)
+class ReportSet:
+    """What a report's writers render: the report (with its coverage sentence) and the
+    item browser's data (None: report.html holds the tables and panels only)."""
+
+    report: Report
+    browser: Browser | None
+
+    @cached_property
+    def svg(self) -> str:  # quadrants.svg, also inlined in report.html
+        return render_svg(self.report)
+
+    @cached_property
+    def markdown(self) -> str:
+        return render_markdown(self.report)
+
+
+REPORT_WRITERS: dict[str, Writer[ReportSet]] = {
+    "json": Writer("report.json", lambda s: s.report.model_dump_json(by_alias=True, indent=1)
+                   + "\n"),
+    "md": Writer("report.md", lambda s: s.markdown),
+    "html": Writer("report.html", lambda s: render_html(s.report, s.svg, s.browser)),
+    "svg": Writer("quadrants.svg", lambda s: s.svg),
+    "csv": Writer("ledger.csv", lambda s: ledger_csv(s.report)),
+}
+
+
+def write_reports(r: Report, out_dir: Path, browser: Browser | None = None,
+                  outputs: Collection[str] | None = None) -> str:
+    """Write a report's files into out_dir (`outputs`: which; None: all); return the
+    markdown, which the CLI prints whether or not report.md is written. `browser` is
+    report.html's item data (vbw.report.browser)."""
+    s = ReportSet(r.model_copy(update={"coverage": coverage(r)}), browser)  # as report.md says
+    write_outputs(out_dir, REPORT_WRITERS, s, outputs)
+    return s.markdown

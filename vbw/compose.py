@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from vbw import hydra_adapter
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
 from vbw.validation import load_yaml
@@ -37,9 +38,7 @@ MAX_USER_FILES = 1000  # YAML files read from the user's config folders
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Hydra's own argument parser (the one `@hydra.main` uses); a usage error is one
     line, not argparse's usage block."""
-    from hydra._internal.utils import get_args_parser
-
-    parser = get_args_parser()
+    parser = hydra_adapter.args_parser()
 
     def error(message: str) -> NoReturn:
         raise ConfigError(f"command line: {message} (see vbw --help)")
@@ -50,10 +49,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def search_path(config_dir: str | None) -> Any:
     """The search path `@hydra.main` builds: Hydra's, the bundled conf/, `--config-dir`."""
-    from hydra._internal.utils import create_config_search_path
     from hydra.core.config_search_path import SearchPathQuery
 
-    sp = create_config_search_path(str(CONF))
+    sp = hydra_adapter.config_search_path(str(CONF))
     if config_dir is not None:
         where = os.path.abspath(config_dir)
         if not os.path.isdir(where):
@@ -89,7 +87,6 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     returns its composed config, so it is not composed again; anything else returns None
     and goes through `@hydra.main` as before. `job_name` is what `@hydra.main` names the
     job (composition records it)."""
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.core.utils import JobRuntime
     from hydra.errors import HydraException
@@ -100,7 +97,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     if args.help or args.hydra_help or args.shell_completion or args.info \
             or args.config_path is not None:
         return None  # nothing is composed (or Hydra resolves a relative -cp itself)
-    loader = ConfigLoaderImpl(config_search_path=search_path(args.config_dir))
+    loader = hydra_adapter.config_loader(search_path(args.config_dir))
     name = args.config_name or CONFIG_NAME
     try:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
@@ -190,9 +187,7 @@ def _jobs(parsed: list[Any], raw: list[str], multirun: bool) -> list[list[str]]:
     if not all(o.is_discrete_sweep() for o in parsed if o.is_sweep_override()):
         # range/interval sweeps belong to a sweeper plugin: check the fixed part only
         return [[o.input_line for o in parsed if not o.is_sweep_override()]]
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-
-    return [list(job) for job in BasicSweeper.split_arguments(parsed, None)[0]]
+    return hydra_adapter.sweep_jobs(parsed)
 
 
 def _compose(loader: Any, name: str, overrides: list[str]) -> Any:

@@ -7,37 +7,32 @@ second, so a plain run hands vbw.compose's composition to what `Hydra.run` does 
 own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
 override recorded, Hydra's logging setup, callbacks and `run_job` (output folder,
 `.hydra/` files, job logging), and Hydra's error report. Everything else (sweeps, --cfg,
---help, ...) still goes through `@hydra.main`.
+--help, ...) still goes through `@hydra.main`. Hydra's private parts are reached through
+vbw.hydra_adapter only.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from vbw import hydra_adapter
 from vbw.compose import Composed
 
 
 def job_name(task_function: Callable[[Any], Any]) -> str:
     """The job name `@hydra.main` gives `task_function` (its module's last part): a
     composition records it as hydra.job.name, so it is set before vbw.compose composes."""
-    from hydra._internal.utils import (
-        detect_calling_file_or_module_from_task_function,
-        detect_task_name,
-    )
-
-    return detect_task_name(*detect_calling_file_or_module_from_task_function(task_function))
+    return hydra_adapter.task_name(task_function)
 
 
 def run_composed(composed: Composed, task_function: Callable[[Any], Any]) -> None:
     """Run `task_function` on the composed config as `Hydra.run` would, without composing."""
-    from hydra._internal.hydra import Hydra
-    from hydra._internal.utils import run_and_report
     from hydra.core.global_hydra import GlobalHydra
 
-    hydra = Hydra(task_name=job_name(task_function), config_loader=composed.loader)
+    hydra = hydra_adapter.new_hydra(job_name(task_function), composed.loader)
     GlobalHydra.instance().initialize(hydra)
     try:
-        run_and_report(lambda: _run(composed, hydra, task_function))
+        hydra_adapter.run_and_report(lambda: _run(composed, hydra, task_function))
     finally:
         GlobalHydra.instance().clear()
 
@@ -47,8 +42,6 @@ def _run(composed: Composed, hydra: Any, task_function: Callable[[Any], Any]) ->
     from hydra.types import HydraContext, RunMode
     from omegaconf import open_dict, read_write
 
-    from hydra._internal.callbacks import Callbacks
-
     cfg = composed.cfg
     # what Hydra's `_run_app` adds when the config leaves hydra.mode unset, as composing
     # with the override would have recorded it
@@ -56,7 +49,7 @@ def _run(composed: Composed, hydra: Any, task_function: Callable[[Any], Any]) ->
         cfg.hydra.mode = RunMode.RUN
         cfg.hydra.overrides.hydra.append("hydra.mode=RUN")
     configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
-    callbacks = Callbacks(cfg)
+    callbacks = hydra_adapter.callbacks(cfg)
     callbacks.on_run_start(config=cfg, config_name=composed.config_name)
     ret = run_job(hydra_context=HydraContext(config_loader=hydra.config_loader,
                                              callbacks=callbacks),

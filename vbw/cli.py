@@ -4,7 +4,7 @@ then run on that composition by Hydra's job runner (vbw.launch), anything else (
 --cfg, --help) by `@hydra.main`; pydantic validates, vbw.app runs. Every VbwError
 becomes one line on stderr and exit 2. In a multirun each job records its outcome in its
 own status.json instead of exiting (vbw.sweep), and the sweep's exit code is read back
-from those files when the multirun ends."""
+from the summary.json the multirun's end writes (vbw.sweep.outcome)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from vbw.launch import job_name, run_composed
 from vbw.redact import redact_text
 from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
+from vbw.sweep.outcome import read_exit_code, sweep_dir_told
 from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
 from vbw.task.locate import is_task_path
 
@@ -209,13 +210,14 @@ def main() -> None:
     sys.argv[1:] = argv
     if composed is not None:  # a plain run, already composed: not composed again
         run_composed(composed, _hydra_main)
-    elif parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
-        _print_redacted(_hydra_main)
-    else:
-        _hydra_main()
-    # Hydra imports the callback module when a multirun ends (conf: hydra.callbacks)
-    ended = sys.modules.get("vbw.sweep.callback")
-    code = ended.finished_sweep_exit() if ended is not None else None
+        return
+    with sweep_dir_told() as told:  # a multirun's end says where its summary.json is
+        if parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
+            _print_redacted(_hydra_main)
+        else:
+            _hydra_main()
+        sweep_dir = told()
+    code = read_exit_code(sweep_dir) if sweep_dir is not None else None
     if code is None and parse_args(argv).multirun:
         print("vbw: internal error: the sweep ended without its summary (is "
               "hydra.callbacks.vbw_sweep removed?); its exit code is unknown", file=sys.stderr)

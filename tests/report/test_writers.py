@@ -15,7 +15,8 @@ from vbw.report import files
 from vbw.report.compare import COMPARE_WRITERS
 from vbw.report.writers import (MANIFEST_WRITER, OUTPUT_NAMES, REPORT_WRITERS, chosen,
                                 write_reports)
-from vbw.sweep.summary import SUMMARY_WRITERS, read_exit_code, write_summary
+from vbw.sweep.outcome import read_exit_code
+from vbw.sweep.summary import SUMMARY_WRITERS, write_summary
 
 
 def test_every_table_uses_the_config_names_and_has_the_manifest() -> None:

@@ -4,12 +4,12 @@ compute the exit code from the jobs' status files.
 Hydra calls `on_multirun_end` in the launching process after every job has returned,
 whichever launcher ran them (configured in conf/config.yaml under `hydra.callbacks`).
 The exit code is read from the files written there (summary.json), so it never depends on
-a job's process being this one.
+a job's process being this one; vbw.cli reads it back from summary.json too
+(vbw.sweep.outcome says how it learns the folder).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
 from pathlib import Path
@@ -24,12 +24,11 @@ from vbw.report.writers import OUTPUT_NAMES
 from vbw.hydrafiles import MULTIRUN, redact_file
 from vbw.redact import redact_text
 from vbw.rundir import claimed
+from vbw.sweep.outcome import tell_launcher
 from vbw.sweep.shards import MERGED_PREFIX
 from vbw.sweep.status import (JobStatus, job_dirs, read_status, reports_in, sweep_exit,
                               write_status)
 from vbw.sweep.summary import job_rows, write_summary
-
-_summaries: list[Path] = []  # summary.json files this process's sweeps wrote
 
 
 class SweepEnd(Callback):
@@ -39,6 +38,7 @@ class SweepEnd(Callback):
         sweep_dir = Path(str(config.hydra.sweep.dir))
         redact_file(sweep_dir / MULTIRUN)  # also when hydra.callbacks.vbw_redact is dropped
         finish_sweep(sweep_dir, outputs=config.get("outputs"))
+        tell_launcher(sweep_dir)  # vbw.cli reads the exit code from its summary.json
 
 
 def _group_key(status: JobStatus) -> tuple[str, ...]:
@@ -122,14 +122,4 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     print(md, file=out)
     print(f"Sweep summary written to {sweep_dir / 'summary.md'} (and summary.json, "
           "summary.html)", file=out, flush=True)
-    _summaries.append(sweep_dir / "summary.json")
     return code
-
-
-def finished_sweep_exit() -> int | None:
-    """The exit code of the sweep this process launched, read back from its summary.json
-    (None: no sweep ended here)."""
-    if not _summaries:
-        return None
-    data = json.loads(_summaries[-1].read_text(encoding="utf-8"))
-    return int(data["exit_code"])

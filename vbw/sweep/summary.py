@@ -27,10 +27,10 @@ from vbw.report.verdict import interval, p_value, verdict
 from vbw.report.writers import Writer, write_outputs
 from vbw.score.model import Delta, Report
 from vbw.score.paired import ALPHA
+from vbw.sweep.outcome import SUMMARY
 from vbw.sweep.status import JobStatus
 
 _PLAIN = ("task", "model", "engine")
-SUMMARY = "summary.json"  # the manifest: written last
 
 
 def _other(overrides: list[str]) -> list[str]:
@@ -192,8 +192,3 @@ def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int,
     s = SummarySet(sweep_dir, redact_obj(rows), exit_code)  # no URL credentials (vbw.redact)
     written = write_outputs(sweep_dir, SUMMARY_WRITERS, s, outputs)
     return written.get("summary.md") or SUMMARY_WRITERS["md"].render(s)
-
-
-def read_exit_code(sweep_dir: Path) -> int:
-    """The exit code the sweep recorded in its summary.json."""
-    return int(json.loads((sweep_dir / SUMMARY).read_text(encoding="utf-8"))["exit_code"])

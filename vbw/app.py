@@ -21,6 +21,7 @@ from vbw.replay.io import bundled_key, engine_shown, no_replay_message
 from vbw.report import write_reports
 from vbw.report.browser import Browser, build_browser
 from vbw.report.checkup import render_check
+from vbw.report.numbers import pct
 from vbw.report.provenance import provenance
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
@@ -114,7 +115,7 @@ def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]
     for arm in arms:
         rate = report.arms[arm.key].wrong_but_valid
         if arm.kind == "constrained" and rate is not None and rate.rate > threshold:
-            out.append(f"{arm.key} ({100 * rate.rate:.1f}%)")
+            out.append(f"{arm.key} ({pct(rate.rate)})")
     return out
 
 

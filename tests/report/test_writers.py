@@ -107,3 +107,22 @@ def test_a_run_with_outputs_json_md_writes_no_page(tmp_path: Path) -> None:
                io.StringIO()) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
     assert (tmp_path / "report.md").read_text(encoding="utf-8") in out.getvalue()
+
+
+def test_compare_writes_report_json_last_and_md_only_when_chosen(tmp_path: Path,
+                                                                  order: list[str]) -> None:
+    from tests.readme_blocks import COMPARE_REPLAYS, ROOT as REPO
+    from vbw.comparing import compare_replays
+    from vbw.report.compare import write_compare
+    from vbw.task.arms import ARM_KINDS
+    from vbw.task.runner import load_task
+
+    r = compare_replays(load_task(REPO / "conf/task/bfcl_simple.yaml"),
+                        [REPO / p for p in COMPARE_REPLAYS[:2]], COMPARE_REPLAYS[:2],
+                        kinds=list(ARM_KINDS), n=20, allow_task_change=False, seed=42,
+                        resamples=200, err=io.StringIO())
+    md = write_compare(r, tmp_path)
+    assert order == ["report.md", "report.json"]
+    order.clear()
+    assert write_compare(r, tmp_path, ["json"]) == md
+    assert order == ["report.json"] and not (tmp_path / "report.md").exists()

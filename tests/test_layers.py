@@ -184,6 +184,17 @@ def test_no_import_cycle() -> None:
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
+def test_docs_name_the_same_layers() -> None:
+    """docs/architecture.md's table is LAYERS, in order, with the same modules."""
+    import re
+
+    doc = (PKG.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1:3] for line in doc.splitlines()
+            if line.startswith("| ") and not line.startswith("| layer |")]
+    table = [(name.strip(), tuple(re.findall(r"`(vbw[\w.]*)`", mods))) for name, mods in rows]
+    assert table == LAYERS
+
+
 def test_the_walk_sees_lazy_relative_and_type_checking_imports(tmp_path: Path) -> None:
     """The checks above can fail: the walk finds every kind of import, and a planted cycle
     and an upward import are reported."""

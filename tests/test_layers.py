@@ -24,7 +24,7 @@ FORBIDDEN = {"vbw.generate", "llama_cpp", "outlines", "outlines_core", "numba",
 # the layer of the longest name that covers it ("vbw" itself is the package's __init__
 # only). Within a layer any import is allowed as long as it closes no cycle.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("vbw", "vbw.errors", "vbw.validation", "vbw.resources")),
+    ("base", ("vbw", "vbw.errors", "vbw.validation", "vbw.resources", "vbw.redact")),
     ("task", ("vbw.task",)),
     ("config", ("vbw.config",)),
     ("replay", ("vbw.replay",)),
@@ -33,7 +33,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("vbw.report",)),
     ("sweep", ("vbw.sweep",)),
     ("generate", ("vbw.generate",)),
-    ("app", ("vbw.app", "vbw.comparing", "vbw.compose", "vbw.launch", "vbw.rundir")),
+    ("app", ("vbw.app", "vbw.comparing", "vbw.compose", "vbw.launch", "vbw.rundir",
+             "vbw.hydrafiles")),
     # what a user or Hydra calls: the console script, and the multirun-end callback that
     # conf/config.yaml names (it merges shards through vbw.app.run, as cli runs jobs)
     ("entry", ("vbw.cli", "vbw.__main__", "vbw.sweep.callback")),

@@ -77,6 +77,11 @@ JSON_TEXT = {  # text -> the first JSON object
     "flat members unclosed": ("{" + '"k": "v", ' * (MB // 10), None),
     "a string of {": ('{"a":"' + "{" * MB + '"}', {"a": "{" * MB}),
     "an empty object far away": ('{"a":' * (MB // 10) + "{}", {}),
+    "digits unclosed": ('{"a":' + "1" * MB, None),
+    "numbers in an unclosed array": ('{"a":[' + "-1.5e3," * (MB // 7), None),
+    "an unclosed string of escapes": ('{"a":"' + "\\n" * (MB // 2), None),
+    "spaces unclosed": ('{"a"' + " " * MB, None),
+    "object members then garbage": ('{"a":1' + ',"k":{"b":1}' * (MB // 12) + " x", {"b": 1}),
 }
 
 

@@ -140,7 +140,7 @@ def test_each_regex_is_linear_on_hostile_text(name: str, possessive: bool) -> No
     t = time.perf_counter()
     m = pattern.match(text, pos)
     took = time.perf_counter() - t
-    assert took < 3.0, f"took {took:.2f} s"
+    assert took < (3.0 if possessive else 10.0), f"took {took:.2f} s"
     assert m is None or m.end() < len(text) - 1  # the garbage is never part of a match
 
 
@@ -163,12 +163,10 @@ def test_the_scanner_on_the_greedy_spelling_answers_as_the_original(greedy: None
 
 @pytest.mark.parametrize("name", list(JSON_TEXT))
 def test_the_scanner_on_the_greedy_spelling_is_linear(greedy: None, name: str) -> None:
-    """The hostile texts of tests/task/test_hostile.py, 1 MB each: the greedy spelling gives
-    runs back one character at a time, up to ~5x the possessive's time (1.7 s alone for the
-    worst, an unclosed array of `[1],`); the bound is that with room for a shared machine,
-    still far below a quadratic scan of 1 MB."""
+    """The hostile texts of tests/task/test_hostile.py, 1 MB each, within the bound it sets
+    for the greedy spelling (JSON_BOUND there): far below a quadratic scan of 1 MB."""
     text, expected = JSON_TEXT[name]
     t = time.perf_counter()
     assert first_json_object(text) == expected
     took = time.perf_counter() - t
-    assert took < 10.0, f"took {took:.2f} s"
+    assert took < 15.0, f"took {took:.2f} s"

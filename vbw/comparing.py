@@ -16,8 +16,7 @@ import io
 from pathlib import Path
 from typing import TextIO
 
-from vbw.app import audit_or_fail, check_replay_matches
-from vbw.score.stream import check_ids
+from vbw.score.stream import check_ids, check_replay_matches
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.replay import Replay, read_replay
@@ -27,6 +26,7 @@ from vbw.score.compare import CompareReport, ReplaySide, Scored, build_compariso
 from vbw.score.model import METRICS
 from vbw.score.states import score_items
 from vbw.task.arms import Arm, parse_arm, select_arms
+from vbw.task.audit import audit_or_fail
 from vbw.task.runner import Task
 
 

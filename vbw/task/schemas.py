@@ -16,6 +16,7 @@ from jsonschema.validators import validator_for
 from pydantic import AfterValidator, Field, field_validator
 
 from vbw.task.base import JMESPathExpr, StrictModel, search
+from vbw.task.refs import ref_problem
 from vbw.task.registry import Registry
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
@@ -67,12 +68,13 @@ def check_schema(schema: Any) -> str | None:
     """Why `schema` is not a valid JSON Schema under its own draft, or None."""
     if not isinstance(schema, dict):
         return f"a schema must be an object, got {type(schema).__name__}"
+    cls = validator_for(schema)
     try:
-        validator_for(schema).check_schema(schema)
+        cls.check_schema(schema)
     except SchemaError as e:
         where = "/".join(str(p) for p in e.path)
         return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
-    return None
+    return ref_problem(schema, cls.META_SCHEMA)
 
 
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +117,11 @@ class PerItemSchema(StrictModel):
                     else f"{type(raw).__name__} {reprlib.repr(raw)}, not an object")
             raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
                              f"{', '.join(fields)}")
-        return DIALECTS[self.dialect](raw)
+        schema = DIALECTS[self.dialect](raw)
+        problem = ref_problem(schema, validator_for(schema).META_SCHEMA)
+        if problem:  # checked as each item is built, so in every mode, before any scoring
+            raise ValueError(problem)
+        return schema
 
 
 SchemaSource = SCHEMA_SOURCES.union()

@@ -28,6 +28,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend, validator_for
 
 from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.refs import NO_FETCH
 from vbw.task.schemas import schema_key
 
 
@@ -57,7 +58,8 @@ class Validators:
             pair = self._by_key.get(key)
             if pair is None:
                 cls = validator_for(schema)
-                pair = self._by_key[key] = (_json_integers(cls)(schema), _fast(schema, cls))
+                pair = self._by_key[key] = (_json_integers(cls)(schema, registry=NO_FETCH),
+                                            _fast(schema, cls))
             hit = self._by_id[id(schema)] = (schema, *pair)
         if hit[2] is not None and plain(obj):
             try:

@@ -91,9 +91,14 @@ def _fast(schema: Any, cls: Any) -> Any:
     if cls is not Draft202012Validator or not _rs_keywords_only(schema):
         return None
     try:
-        return jsonschema_rs.Draft202012Validator(schema)
+        # no $ref reaches it (RS_KEYWORDS); a retriever that refuses all the same
+        return jsonschema_rs.Draft202012Validator(schema, retriever=_no_fetch)
     except Exception:  # noqa: BLE001 - any refusal means: jsonschema decides
         return None
+
+
+def _no_fetch(uri: str) -> Any:
+    raise ValueError(f"{uri!r} is outside the schema (vbw never fetches a schema)")
 
 
 def _rs_keywords_only(schema: Any) -> bool:

@@ -240,6 +240,12 @@ class Task:
             h.update(hashlib.sha256(read_data_bytes(f)).digest())
         return h.hexdigest()
 
+    def prompt_hash(self, item: Item, arms: list[Arm]) -> str:
+        """sha256 of every first-turn prompt of the item (the package turn follows from
+        them): recorded per item by live generation, checked on resume and on merge."""
+        msgs = {a.key: self.messages(item, a, free_text="") for a in arms}
+        return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
+
 
 def load_task(path: Path) -> Task:
     """Read and validate a task YAML file; errors name the file, field and value. A

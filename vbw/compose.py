@@ -18,6 +18,8 @@ import argparse
 import difflib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,7 +33,6 @@ from vbw.validation import load_yaml
 CONF = bundled("conf")
 CONFIG_NAME = "config"
 GROUPS = ("model", "backend", "engine", "arms", "task")
-MAX_USER_FILES = 1000  # YAML files read from the user's config folders
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -48,12 +49,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def search_path(config_dir: str | None) -> Any:
-    """The search path `@hydra.main` builds: Hydra's, the bundled conf/, `--config-dir`."""
-    from hydra._internal.utils import create_config_search_path
+def search_path(config_dir: str | None, config_path: str | None = None) -> Any:
+    """The search path `@hydra.main` builds: Hydra's, the bundled conf/ (or
+    `--config-path`, resolved as Hydra does from the module declaring `@hydra.main`),
+    `--config-dir`."""
+    from hydra._internal.utils import (create_automatic_config_search_path,
+                                       create_config_search_path)
     from hydra.core.config_search_path import SearchPathQuery
 
-    sp = create_config_search_path(str(CONF))
+    if config_path is None:
+        sp = create_config_search_path(str(CONF))
+    else:
+        sp = create_automatic_config_search_path(None, "vbw.cli", config_path)
     if config_dir is not None:
         where = os.path.abspath(config_dir)
         if not os.path.isdir(where):
@@ -97,25 +104,25 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     JobRuntime().set("name", job_name)
 
     args = parse_args(argv)
-    if args.help or args.hydra_help or args.shell_completion or args.info \
-            or args.config_path is not None:
-        return None  # nothing is composed (or Hydra resolves a relative -cp itself)
-    loader = ConfigLoaderImpl(config_search_path=search_path(args.config_dir))
+    if args.help or args.hydra_help or args.shell_completion or args.info:
+        return None  # nothing is composed
+    loader = ConfigLoaderImpl(config_search_path=search_path(args.config_dir,
+                                                             args.config_path))
     name = args.config_name or CONFIG_NAME
     try:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
     except HydraException as e:
         raise ConfigError(_parse_error(e)) from None
-    _scan_user_yaml(args.config_dir, parsed)
     cfg = None
-    for job in _jobs(parsed, args.overrides, bool(args.multirun)):
-        cfg = _compose(loader, name, job)
-        if args.cfg is None:
-            _check_required(cfg, job)
+    with guarded_yaml():  # every file Hydra reads to compose, read by vbw's loader first
+        for job in _jobs(parsed, args.overrides, bool(args.multirun)):
+            cfg = _compose(loader, name, job)
+            if args.cfg is None:
+                _check_required(cfg, job)
     if cfg is not None and args.cfg is None:
         _check_writable(cfg, bool(args.multirun))
-    if cfg is None or not _plain_run(args, parsed, cfg):
-        return None
+    if cfg is None or args.config_path is not None or not _plain_run(args, parsed, cfg):
+        return None  # Hydra's own path (with --config-path: Hydra's search path, as here)
     return Composed(loader=loader, config_name=name, cfg=cfg)
 
 
@@ -144,17 +151,37 @@ def _check_required(cfg: Any, overrides: list[str]) -> None:
                           f"{' by ' + given if given else ''}; set {need}")
 
 
-def _scan_user_yaml(config_dir: str | None, parsed: list[Any]) -> None:
-    """Read the user's config files with vbw's own YAML loader first: it refuses alias
-    bombs and over-deep nesting that Hydra's loader would expand, and names the line."""
-    dirs = [Path(config_dir)] if config_dir else []
-    for o in parsed:
-        if o.get_key_element() == "hydra.searchpath" and isinstance(o.value(), list):
-            dirs += [Path(str(v).removeprefix("file://")) for v in o.value()
-                     if not str(v).startswith("pkg://")]
-    for d in dirs:
-        for path in sorted(d.rglob("*.yaml"))[:MAX_USER_FILES] if d.is_dir() else []:
-            load_yaml(path)
+@contextmanager
+def guarded_yaml() -> Iterator[None]:
+    """While composing, every config file Hydra reads from a folder (`--config-dir`,
+    `--config-path`, `hydra.searchpath`, whatever the configs pull in) is first read by
+    vbw's own YAML loader: it refuses alias bombs and over-deep nesting that Hydra's
+    loader would expand, and names the line. Exactly the files composition reads, so an
+    unrelated broken file in the folder blocks nothing, and no file count caps the check.
+    The bundled conf/ is vbw's own and is not re-read."""
+    from hydra._internal.core_plugins.file_config_source import FileConfigSource
+
+    original = FileConfigSource.load_config
+    bundled_root = os.path.realpath(CONF)
+    checked: set[tuple[str, int, int]] = set()
+
+    def load_config(self: Any, config_path: str) -> Any:
+        full = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
+        try:
+            st = os.stat(full)
+        except OSError:
+            st = None  # Hydra reports a missing config itself
+        if st is not None and not full.startswith(bundled_root + os.sep) and \
+                (full, st.st_mtime_ns, st.st_size) not in checked:
+            load_yaml(Path(full))
+            checked.add((full, st.st_mtime_ns, st.st_size))
+        return original(self, config_path)
+
+    FileConfigSource.load_config = load_config  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FileConfigSource.load_config = original  # type: ignore[method-assign]
 
 
 def _check_writable(cfg: Any, multirun: bool) -> None:

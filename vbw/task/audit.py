@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import VbwError
-from vbw.task.runner import Item, Task
+from vbw.task.runner import Item, OverBudget, Task
 from vbw.task.schemas import check_schema, schema_key
 from vbw.task.validity import Validators
 
@@ -87,6 +87,8 @@ def _render_all(task: Task, item: Item, problems: list[str]) -> None:
     again for every arm); the first template error is the item's problem."""
     try:
         task.prompts(item)
+    except OverBudget:
+        raise
     except VbwError as e:
         problems.append(str(e))
 

@@ -18,8 +18,6 @@ import argparse
 import difflib
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -28,7 +26,7 @@ import yaml
 
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
-from vbw.validation import load_yaml
+from vbw.validation import guarded_yaml
 
 CONF = bundled("conf")
 CONFIG_NAME = "config"
@@ -114,7 +112,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     except HydraException as e:
         raise ConfigError(_parse_error(e)) from None
     cfg = None
-    with guarded_yaml():  # every file Hydra reads to compose, read by vbw's loader first
+    with guarded_yaml(CONF):  # every file Hydra reads to compose, read by vbw's loader first
         for job in _jobs(parsed, args.overrides, bool(args.multirun)):
             cfg = _compose(loader, name, job)
             if args.cfg is None:
@@ -149,39 +147,6 @@ def _check_required(cfg: Any, overrides: list[str]) -> None:
         need = " ".join(f"{k}=..." for k in missing)
         raise ConfigError(f"{', '.join(missing)}: required"
                           f"{' by ' + given if given else ''}; set {need}")
-
-
-@contextmanager
-def guarded_yaml() -> Iterator[None]:
-    """While composing, every config file Hydra reads from a folder (`--config-dir`,
-    `--config-path`, `hydra.searchpath`, whatever the configs pull in) is first read by
-    vbw's own YAML loader: it refuses alias bombs and over-deep nesting that Hydra's
-    loader would expand, and names the line. Exactly the files composition reads, so an
-    unrelated broken file in the folder blocks nothing, and no file count caps the check.
-    The bundled conf/ is vbw's own and is not re-read."""
-    from hydra._internal.core_plugins.file_config_source import FileConfigSource
-
-    original = FileConfigSource.load_config
-    bundled_root = os.path.realpath(CONF)
-    checked: set[tuple[str, int, int]] = set()
-
-    def load_config(self: Any, config_path: str) -> Any:
-        full = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
-        try:
-            st = os.stat(full)
-        except OSError:
-            st = None  # Hydra reports a missing config itself
-        if st is not None and not full.startswith(bundled_root + os.sep) and \
-                (full, st.st_mtime_ns, st.st_size) not in checked:
-            load_yaml(Path(full))
-            checked.add((full, st.st_mtime_ns, st.st_size))
-        return original(self, config_path)
-
-    FileConfigSource.load_config = load_config  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        FileConfigSource.load_config = original  # type: ignore[method-assign]
 
 
 def _check_writable(cfg: Any, multirun: bool) -> None:

@@ -4,9 +4,12 @@ file, the field path and the offending value (and, for a misspelled key, the val
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import reprlib
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -127,6 +130,39 @@ def load_yaml(path: Path) -> Any:
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ConfigError(f"{path}{where}: invalid YAML: {problem}") from None
+
+
+@contextmanager
+def guarded_yaml(trusted: Path) -> Iterator[None]:
+    """While composing, every config file Hydra reads from a folder (`--config-dir`,
+    `--config-path`, `hydra.searchpath`, whatever the configs pull in) is first read by
+    vbw's own YAML loader: it refuses alias bombs and over-deep nesting that Hydra's
+    loader would expand, and names the line. Exactly the files composition reads, so an
+    unrelated broken file in the folder blocks nothing, and no file count caps the check.
+    Files under `trusted` (vbw's bundled conf/) are not re-read."""
+    from hydra._internal.core_plugins.file_config_source import FileConfigSource
+
+    original = FileConfigSource.load_config
+    bundled_root = os.path.realpath(trusted)
+    checked: set[tuple[str, int, int]] = set()
+
+    def load_config(self: Any, config_path: str) -> Any:
+        full = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
+        try:
+            st = os.stat(full)
+        except OSError:
+            st = None  # Hydra reports a missing config itself
+        if st is not None and not full.startswith(bundled_root + os.sep) and \
+                (full, st.st_mtime_ns, st.st_size) not in checked:
+            load_yaml(Path(full))
+            checked.add((full, st.st_mtime_ns, st.st_size))
+        return original(self, config_path)
+
+    FileConfigSource.load_config = load_config  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FileConfigSource.load_config = original  # type: ignore[method-assign]
 
 
 def check_duplicate_keys(path: Path) -> None:

@@ -147,6 +147,8 @@ def test_no_task_schema_or_config_connects(tmp_path: Path, listener: Listener) -
     one_line_error(run_vbw(f"task.files=[{bad_data}]", "mode=check", cwd=tmp_path))
     one_line_error(run_vbw("task=gsm8k", "mode=replay", f"replay={_url(listener, 'r.jsonl')}",
                            f"hydra.run.dir={tmp_path}/r", cwd=tmp_path))
+    one_line_error(run_vbw(f"hydra.searchpath=[{_url(listener, 'conf')}]", "task=gsm8k",
+                           "mode=check", cwd=tmp_path))
     assert listener.accepted == 0
 
 

@@ -1,7 +1,7 @@
 """The README's figures, generated from committed files (replays, benchmark JSON).
 
-    python -m tests.readme_blocks          # rewrite the marked blocks in README.md
-    python -m tests.readme_blocks --check  # exit 1 if README.md is stale
+    python -m tests.readme_blocks          # rewrite the marked blocks in README.md, docs/bfcl.md
+    python -m tests.readme_blocks --check  # exit 1 if one of them is stale
 
 Blocks sit between `<!-- BEGIN name -->` and `<!-- END name -->`; tests/test_readme.py
 fails when one differs from what this module generates, so no figure is typed by hand.
@@ -17,6 +17,7 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+GENERATED = [README, ROOT / "docs" / "bfcl.md"]  # files whose marked blocks are generated
 BENCH = Path(__file__).resolve().parent / "benchmarks"
 
 
@@ -62,6 +63,7 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 def demo_table(task_name: str, model: str, engine: str) -> str:
     from vbw.report.markdown import mde_text, p_value, rate_cell
+    from vbw.report.verdict import verdict
 
     r = _score(task_name, model, engine)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -72,10 +74,8 @@ def demo_table(task_name: str, model: str, engine: str) -> str:
     lines.append("")
     for c in r.comparisons:
         d = c.deltas["answer_accuracy"]
-        effect = (f"{100 * d.delta:+.1f} pts" if d.excludes_0
-                  else f"no detectable effect at N={r.n}")
-        power = "" if d.excludes_0 else f", {mde_text(d)}"
-        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {effect} "
+        power = "" if d.effect else f", {mde_text(d)}"  # McNemar decides, as in report.md
+        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {verdict(d, r.n)} "
                      f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}], "
                      f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
@@ -184,7 +184,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     out["bench-predecessor"] = lambda: _if_exists(BENCH / "predecessor.json", _predecessor)
+    out["bfcl-side-by-side"] = _bfcl_side_by_side
     return out
+
+
+def _bfcl_side_by_side() -> str:
+    from tests.bfcl_blocks import side_by_side
+
+    return side_by_side()
 
 
 def _html_size() -> str:
@@ -330,12 +337,15 @@ def render(text: str) -> str:
 
 
 def main() -> int:
-    current = README.read_text(encoding="utf-8")
-    fresh = render(current)
-    if "--check" in sys.argv:
-        return 0 if fresh == current else 1
-    README.write_text(fresh, encoding="utf-8")
-    return 0
+    stale = False
+    for path in GENERATED:
+        current = path.read_text(encoding="utf-8")
+        fresh = render(current)
+        if "--check" in sys.argv:
+            stale |= fresh != current
+        else:
+            path.write_text(fresh, encoding="utf-8")
+    return int(stale)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT, load_json, one_line_error, portable_task, run_vbw
@@ -134,3 +135,32 @@ def test_multirun_sweep_runs_every_job_and_keeps_the_gate(tmp_path: Path) -> Non
     tasks = sorted(load_json(p)["task"] for p in tmp_path.glob("*/report.json"))
     assert tasks == ["bfcl_simple", "gsm8k"]
     assert "gsm8k: constrained[answer]" in proc.stderr
+
+
+def test_arms_schemas_scores_one_schema_s_arms(tmp_path: Path) -> None:
+    """arms.schemas=[reasoning] scores GSM8K's reasoning arms (and unconstrained) from the
+    full replay; the task is not edited, so the replay still matches it."""
+    proc = run_vbw("task=gsm8k", "n=20", "arms.schemas=[reasoning]",
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rep = load_json(tmp_path / "report.json")
+    assert list(rep["arms"]) == ["unconstrained", "prompt_json[reasoning]",
+                                 "constrained[reasoning]"]
+    assert [(c["from"], c["to"]) for c in rep["comparisons"]] == [
+        ("prompt_json[reasoning]", "constrained[reasoning]"),
+        ("unconstrained", "constrained[reasoning]")]
+    full = run_vbw("task=gsm8k", "n=20", f"hydra.run.dir={tmp_path}/all", cwd=tmp_path)
+    every = load_json(tmp_path / "all/report.json")
+    for key, arm in rep["arms"].items():  # the same arm scores the same either way
+        assert arm == every["arms"][key], key
+    assert full.returncode == 0
+
+
+@pytest.mark.parametrize("mode", ["replay", "check", "compare", "live"])
+def test_an_unknown_arms_schema_is_one_line_in_every_mode(tmp_path: Path, mode: str) -> None:
+    replay = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
+    extra = [f"replays=[{replay},{replay}]"] if mode == "compare" else []
+    line = one_line_error(run_vbw("task=gsm8k", f"mode={mode}", "arms.schemas=[ticket]",
+                                  *extra, f"hydra.run.dir={tmp_path}", cwd=tmp_path))
+    assert line == ("vbw: error: arms.schemas: 'ticket' is not a schema of task gsm8k (its "
+                    "schemas: answer, reasoning)")

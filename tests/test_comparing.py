@@ -236,3 +236,16 @@ def test_1000_replays_compare_in_bounded_time_and_memory(tmp_path: Path) -> None
     print(f"compare of 1,000 replays: {took:.1f} s, peak RSS {rss_kib / 1024:.0f} MiB")
     assert rss_kib / 1024 < 300, rss_kib / 1024
     assert took < 120, took
+
+
+def test_arms_schemas_compares_one_schema_s_arms(tmp_path: Path) -> None:
+    gsm = [str(REPLAYS / "gsm8k/smollm2_135m" / f"{e}.jsonl") for e in ("outlines", "llamacpp")]
+    out = tmp_path / "cmp"
+    proc = run_vbw("mode=compare", "task=gsm8k", f"replays=[{','.join(gsm)}]",
+                   "arms.schemas=[answer]", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    r = load_json(out / "report.json")
+    assert r["arms"] == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
+                         "reason_then_constrain[answer]"]
+    assert list(r["comparisons"][0]["arms"]) == r["arms"]
+    assert "reasoning" not in proc.stdout

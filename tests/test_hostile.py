@@ -106,6 +106,18 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
         lambda t: [_task_file(t, lambda d: d["prompts"].__setitem__(
             "free", "{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}"))],
         ["t.yaml: prompts.free: item gsm8k_test_0", "recursion"]),
+    **{f"task regex with {name}": (
+        lambda t, p=pattern: [_task_file(t, lambda d: d["extract"]["free"][0].__setitem__(
+            "pattern", p))], ["t.yaml", "extract.free.0.regex.pattern", construct])
+       for name, pattern, construct in [
+           ("a backreference", r"(\d+)=\1", "backreference \\1"),
+           ("a lookahead", r"Answer:(?=\s)\s*(\d+)", "lookahead (?=...)"),
+           ("a possessive quantifier", r"Answer:\s*+(\d+)", "possessive quantifier *+"),
+           ("an atomic group", r"Answer:(?>\s*)(\d+)", "atomic group (?>...)")]},
+    "schema pattern with a lookbehind": (
+        lambda t: [_task_file(t, lambda d: d["schemas"]["reasoning"]["schema"]["properties"][
+            "reasoning"].__setitem__("pattern", r"(?<=x)y"))],
+        ["t.yaml", "schemas.reasoning", "properties/reasoning", "lookbehind (?<=...)"]),
     "replay that is not JSON": (
         lambda t: (t / "x.jsonl").write_text("{not json\n")
         and ["task=gsm8k", f"replay={t / 'x.jsonl'}"], ["x.jsonl:1", "not valid JSON"]),

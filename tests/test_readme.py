@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.readme_blocks import README, ROOT, blocks, render
+from tests.readme_blocks import GENERATED, README, ROOT, blocks, render
 
 
 def test_readme_blocks_are_generated_not_typed() -> None:
@@ -15,6 +15,15 @@ def test_readme_blocks_are_generated_not_typed() -> None:
     assert set(re.findall(r"<!-- BEGIN ([\w-]+) -->", text)) <= set(blocks()), \
         "a README block has no generator"
     assert render(text) == text, "README.md is stale: run python -m tests.readme_blocks"
+
+
+def test_docs_blocks_are_generated_not_typed() -> None:
+    bfcl = ROOT / "docs" / "bfcl.md"
+    assert bfcl in GENERATED
+    text = bfcl.read_text(encoding="utf-8")
+    assert "<!-- BEGIN bfcl-side-by-side -->" in text
+    assert "| `qwen2_5_0_5b/outlines` | `constrained[arguments]` |" in text
+    assert render(text) == text, "docs/bfcl.md is stale: run python -m tests.readme_blocks"
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -70,3 +70,34 @@ def test_check_duplicate_keys_raises(tmp_path: Path) -> None:
     path.write_text("defaults:\n  - _self_\nn: 1\nn: 2\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"c\.yaml:4: duplicate key 'n' \(first at line 3\)"):
         check_duplicate_keys(path)
+
+
+def test_errors_drop_pydantic_s_prefix_and_show_values_as_written() -> None:
+    """A validator's message is ours, without pydantic's "Value error, "; a pattern is
+    printed as the user wrote it, backslashes single, not repr'd (doubled)."""
+    from pydantic import BaseModel
+
+    from vbw.config import ArmsConfig
+    from vbw.task.base import RegexPattern
+    from vbw.validation import validate
+
+    class M(BaseModel):
+        pattern: RegexPattern
+
+    with pytest.raises(ConfigError) as e:
+        validate(M, {"pattern": r"(\d+"}, source="t.yaml")
+    assert str(e.value) == ("t.yaml: pattern: not a valid regex for the linear-time engine "
+                            r"(RE2): missing ): (\d+ (got '(\d+')")
+    with pytest.raises(ConfigError) as e:
+        validate(ArmsConfig, {"name": "x", "kinds": ["free"],
+                              "max_tokens": {"free": 1, "json": 1, "package": 1}}, source="c")
+    assert str(e.value).startswith("c: kinds: unknown arm kind 'free'; valid: ")
+    assert "Value error" not in str(e.value)
+
+
+def test_values_stay_bounded_and_on_one_line() -> None:
+    from vbw.validation import _short
+
+    assert _short(["a\\b", "x\ny", "it's"]) == "['a\\b', 'x\\ny', \"it's\"]"
+    assert _short("z" * 1000) == "'" + "z" * 57 + "...'"
+    assert _short({"k": [[["deep"]]]}) == "{'k': [[...]]}"

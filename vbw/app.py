@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING
 from vbw.config import OpenAIBackendConfig, RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.stream import ReplayStream, open_replay
-from vbw.replay.io import bundled_key, no_replay_message
+from vbw.replay.io import bundled_key, engine_shown, no_replay_message
 from vbw.report import write_reports
 from vbw.report.browser import Browser, build_browser
 from vbw.report.checkup import render_check
 from vbw.report.provenance import provenance
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
-from vbw.score.model import Report
+from vbw.score.model import Report, TaskCheck
 from vbw.score.stream import score_stream
-from vbw.task.arms import Arm, task_arms
+from vbw.task.arms import Arm
 from vbw.task.audit import Audit, audit, first_error
 from vbw.task.runner import Item, Task
 
@@ -52,39 +52,58 @@ def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool)
                           "allow_task_mismatch=true to score it anyway")
 
 
-def audit_or_fail(task: Task, items: list[Item], err: TextIO) -> Audit:
-    """The task checks (vbw.task.audit): problems stop the run, warnings are printed."""
+def audit_or_fail(task: Task, items: list[Item], err: TextIO | None) -> Audit:
+    """The task checks (vbw.task.audit): problems (scoring is impossible) stop the run;
+    heuristic findings are warnings, printed to `err` unless it is None."""
     result = audit(task, items)
     if result.problems:
         raise ConfigError(first_error(result))
+    if err is not None:
+        warn_findings(result, err)
+    return result
+
+
+def warn_findings(result: Audit, err: TextIO) -> None:
     for w in result.warnings:
         print(f"vbw: warning: {w}", file=err)
-    return result
+
+
+def task_check(result: Audit) -> TaskCheck:
+    """report.json's `task_check`: what the checks found on the scored items."""
+    return TaskCheck(gold_checked=result.gold_checked, warnings=result.warnings,
+                     findings=result.findings, not_checked=result.not_checked)
 
 
 def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO) -> Report:
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
-    task checked on the items it holds, states per item and arm, then the report."""
-    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    task checked on the items it holds, states per item and arm, then the report. The
+    checks' warnings are printed here, once (a live run's checks, before generating,
+    print nothing but a problem)."""
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
     states = scored.states
     if not states.ids:
-        raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored "
-                          f"(held: {len(states.excluded)}, excluded: {len(states.excluded)})")
+        first = states.excluded[0] if states.excluded else ""
+        reason = " ".join(states.excluded_reasons.get(first, "").split())[:500]
+        why = f": every held item is excluded, e.g. {first}: {reason}" if first else ""
+        raise ReplayError(f"{replay.path}: no item of task {task.name} can be scored (held: "
+                          f"{len(states.excluded)}, excluded: {len(states.excluded)}){why}")
+    warn_findings(scored.audit, err)  # after any refusal, which stays one line
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
-    return build_report(states, task=task.name, label=task.spec.label, mode=mode,
-                        meta=replay.meta_as_written, source=str(replay.path),
-                        provenance=provenance(replay.header, scored.timings, scored.end),
-                        seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
-                        n_task=scored.n_task, missing=scored.missing)
+    report = build_report(states, task=task.name, label=task.spec.label, mode=mode,
+                          meta=replay.meta_as_written, source=str(replay.path),
+                          provenance=provenance(replay.header, scored.timings, scored.end),
+                          seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
+                          n_task=scored.n_task, missing=scored.missing)
+    return report.model_copy(update={"task_check": task_check(scored.audit)})
 
 
 def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Browser:
     """report.html's item data: a second pass over the replay, keeping only the (cut)
     texts of the items the report holds."""
     stream = open_replay(replay_path)
-    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     return build_browser(report, task, stream.header, (obj for _, obj in stream.lines()), arms)
 
 
@@ -100,16 +119,17 @@ def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]
 
 
 def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
-    """mode=check: every task's checks, the first item's prompts, schema and gold."""
+    """mode=check: every task's checks, the first item's prompts, schema and gold. It
+    fails (exit 2) on a problem and on a finding that holds on every item."""
     failed: list[Audit] = []
     for task in tasks:
         items = task.items(n)
         result = audit(task, items)
         print(render_check(task, items[0] if items else None, result), file=out)
-        if result.problems:
+        if result.check_problems:
             failed.append(result)
     if failed:
-        raise ConfigError(first_error(failed[0]))
+        raise ConfigError(first_error(failed[0], check_mode=True))
     return 0
 
 
@@ -125,7 +145,7 @@ def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
 
 def recorded_key(cfg: RunConfig, task: Task) -> str:
     model, engine = model_and_engine(cfg)
-    return f"{task.name} x {model} x {engine}"
+    return f"{task.name} x {model} x {engine_shown(engine)}"
 
 
 def _recorded(task: Task, cfg: RunConfig, cwd: Path) -> Path | None:
@@ -157,7 +177,7 @@ def _live(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
     from vbw.generate.scripted import SCRIPTED_MODEL
 
     items = task.items(cfg.n)
-    audit_or_fail(task, items, err)
+    audit_or_fail(task, items, None)  # its warnings are printed once, when scoring
     try:
         model = prepare(cfg.backend, cfg.model) if backend is None else SCRIPTED_MODEL
     except VbwError as e:
@@ -222,6 +242,8 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by mode=compare and "
                           f"mode=merge only (mode={cfg.mode}); to score one file pass "
                           "replay=PATH")
+    for task in tasks:  # arms.schemas names schemas of every task: refused before any work
+        cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     if cfg.mode == "compare":
         from vbw.comparing import run_compare  # it builds on this module's checks
         return run_compare(cfg, tasks, out_dir, cwd, out, err)
@@ -246,7 +268,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         print(md, file=out)
         dirs.append(task_dir)
         if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:
-            arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+            arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
             tripped += [f"{task.name}: {a}" for a in
                         tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
     if tripped:

@@ -8,18 +8,23 @@ from those files when the multirun ends."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from vbw.compose import CONF, CONFIG_NAME, check_command_line, config_roots, parse_args
 from vbw.errors import VbwError
+from vbw.hydrafiles import redact_job_files
 from vbw.launch import job_name, run_composed
+from vbw.redact import redact_text
 from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
 from vbw.sweep.status import (STARTED, JobInputs, JobStatus, read_launch, reports_in,
@@ -27,10 +32,11 @@ from vbw.sweep.status import (STARTED, JobInputs, JobStatus, read_launch, report
 from vbw.task.locate import is_task_path
 
 INTERNAL_ERROR = 3
+_LAUNCHER_PID: int | None = None  # set by main(): the process a sweep's jobs report to
 
 
 def _fail(e: VbwError) -> None:
-    print(f"vbw: error: {e}", file=sys.stderr)
+    print(f"vbw: error: {redact_text(str(e))}", file=sys.stderr)
     sys.exit(e.exit_code)
 
 
@@ -75,7 +81,8 @@ def job_inputs(cfg: DictConfig, hc: Any) -> JobInputs:
                      cwd=os.getcwd(), task_overrides=_task_overrides(hc.overrides.task))
 
 
-def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None) -> int:
+def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
+             out: TextIO | None = None) -> int:
     """Validate, select the tasks and run in a claimed folder; `status`, in a sweep, is
     filled in with what the run is (model, engine, shard) as soon as that is known."""
     from vbw.app import model_and_engine, run
@@ -90,7 +97,7 @@ def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None) 
         named = f"{status.job} ({' '.join(status.overrides)})" if status.overrides \
             else status.job
     with claimed(out_dir):
-        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), job=named)
+        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), out or sys.stdout, job=named)
 
 
 def job_label(num: int, overrides: list[str]) -> str:
@@ -100,11 +107,22 @@ def job_label(num: int, overrides: list[str]) -> str:
 def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     """One job of a multirun: a header naming it, then the run; its outcome goes to
     status.json in its folder, never to this process (a launcher may run each job in
-    another process or machine). Only an interrupt stops the sweep."""
+    another process or machine). Only an interrupt stops the sweep.
+
+    In the launching process (Hydra's basic launcher) the job prints as it runs, under its
+    header. Elsewhere (joblib's workers, submitit, Ray) jobs run at once and their output
+    would interleave, so a job prints one line saying it started and keeps the rest in
+    status.json; the end of the sweep prints it under the job's header (vbw.sweep.callback)."""
     out_dir = Path(hc.runtime.output_dir)
-    overrides = list(hc.overrides.task)
+    overrides = [redact_text(o) for o in hc.overrides.task]  # printed and recorded
     label = job_label(hc.job.num, overrides)
-    print(f"== {escape_line(label)} ==", flush=True)
+    here = _LAUNCHER_PID == os.getpid() and threading.current_thread() is threading.main_thread()
+    captured = None if here else io.StringIO()
+    if here:
+        print(f"== {escape_line(label)} ==", flush=True)
+    else:
+        print(f"vbw: {escape_line(label)}: running in process {os.getpid()}; its report is "
+              "printed under its header when the sweep ends", flush=True)
     launch = read_launch(Path(str(hc.sweep.dir)))
     status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
                        exit_code=INTERNAL_ERROR, reason=STARTED,
@@ -116,11 +134,12 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     status.reason = "internal error"
     try:
         status.inputs = job_inputs(cfg, hc)
-        status.exit_code = _run_job(status.inputs, out_dir, status)
+        status.exit_code = _run_job(status.inputs, out_dir, status, captured)
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
-        print(f"vbw: error: {escape_line(label)}: {e}", file=sys.stderr, flush=True)
-        status.exit_code, status.reason = e.exit_code, str(e)
+        reason = redact_text(str(e))
+        print(f"vbw: error: {escape_line(label)}: {reason}", file=sys.stderr, flush=True)
+        status.exit_code, status.reason = e.exit_code, reason
     except (KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as e:  # noqa: BLE001  a bug: recorded, and the other jobs still run
@@ -130,6 +149,8 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
               file=sys.stderr, flush=True)
         status.reason = f"internal error: {type(e).__name__}: {e}"
     status.reports = reports_in(out_dir)
+    if captured is not None:
+        status.output = captured.getvalue()
     write_status(out_dir, status)
 
 
@@ -139,6 +160,8 @@ def _hydra_main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
+    redact_job_files(Path(hc.runtime.output_dir), hc.output_subdir,  # if the callback is off
+                     hc.mode == RunMode.MULTIRUN)
     try:
         if hc.mode == RunMode.MULTIRUN:
             _sweep_job(cfg, hc)
@@ -158,6 +181,17 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(code)
 
 
+def _print_redacted(run: Any) -> None:
+    """`run()` with what it prints to stdout redacted (vbw.redact) before it is shown."""
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            run()
+    finally:
+        sys.stdout.write(redact_text(buf.getvalue()))
+        sys.stdout.flush()
+
+
 def _register_resolvers() -> None:
     """Run folders carry the launching process's id, so two runs started in the same
     second differ. Cached, and registered on import: a launcher's worker process (joblib,
@@ -171,6 +205,8 @@ _register_resolvers()
 
 
 def main() -> None:
+    global _LAUNCHER_PID
+    _LAUNCHER_PID = os.getpid()
     try:
         argv = task_path_form(sys.argv[1:])
         composed = check_command_line(argv, job_name(_hydra_main))
@@ -181,6 +217,8 @@ def main() -> None:
     sys.argv[1:] = argv
     if composed is not None:  # a plain run, already composed: not composed again
         run_composed(composed, _hydra_main)
+    elif parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
+        _print_redacted(_hydra_main)
     else:
         _hydra_main()
     # Hydra imports the callback module when a multirun ends (conf: hydra.callbacks)

@@ -26,7 +26,7 @@ from vbw.score.compare import (CompareReport, ReplaySide, Scored, build_comparis
                                digest_rows, text_digest, worse)
 from vbw.score.model import METRICS
 from vbw.score.stream import score_stream
-from vbw.task.arms import Arm, parse_arm, task_arms
+from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.runner import Task
 
 
@@ -97,11 +97,12 @@ def _held_arms(r: ReplayStream) -> set[str]:
     return {k for rec in open_replay(Path(r.path)).records() for k in rec.texts}
 
 
-def _arms(task: Task, kinds: list[str], replays: list[ReplayStream],
+def _arms(task: Task, kinds: list[str], schemas: list[str] | None,
+          replays: list[ReplayStream],
           labels: list[str]) -> tuple[list[Arm], dict[str, list[str]]]:
     """The task's arms every replay holds, and those only some hold (arm -> labels)."""
     held = [_held_arms(r) for r in replays]
-    wanted = task_arms(task.schema_names, task.spec.answer_schema, kinds)
+    wanted = select_arms(task.name, task.schema_names, task.spec.answer_schema, kinds, schemas)
     common = [a for a in wanted if all(a.key in h for h in held)]
     partial = {a.key: [lab for lab, h in zip(labels, held) if a.key in h]
                for a in wanted if a not in common and any(a.key in h for h in held)}
@@ -165,8 +166,9 @@ def _score_one(task: Task, path: Path, i: int, name: str, label: str, arms: list
 
 def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: list[str],
                     n: int | None, allow_task_change: bool, seed: int, resamples: int,
-                    err: TextIO) -> CompareReport:
-    """Read, check, score and compare; `shown` names each path as the user gave it.
+                    err: TextIO, schemas: list[str] | None = None) -> CompareReport:
+    """Read, check, score and compare; `shown` names each path as the user gave it, and
+    `schemas` (arms.schemas) keeps the arms of those schema labels only.
     Warnings reach `err` only once the comparison stands: a refusal stays one line.
     Each replay is streamed through the scorer in turn, so memory holds per replay its
     states and text digests, never its texts (1,000 replays compare in bounded memory)."""
@@ -174,7 +176,7 @@ def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: l
     replays = _headers(paths, shown)
     labels = _labels(replays)
     task_check = _task_check(task, replays, shown, allow_task_change)
-    arms, partial = _arms(task, kinds, replays, labels)
+    arms, partial = _arms(task, kinds, schemas, replays, labels)
     held: set[str] = set()
     scored = [_score_one(task, path, i, name, label, arms, n, warnings, held)
               for i, (path, name, label) in enumerate(zip(paths, shown, labels))]
@@ -218,7 +220,8 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     task, paths = _inputs(cfg, tasks, cwd)
     gates = [parse_gate(g) for g in cfg.compare.fail_if_worse]
     report = compare_replays(task, paths, list(cfg.replays or []), kinds=cfg.arms.kinds,
-                             n=cfg.n, allow_task_change=cfg.compare.allow_task_change,
+                             schemas=cfg.arms.schemas, n=cfg.n,
+                             allow_task_change=cfg.compare.allow_task_change,
                              seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
                              err=err)
     for arm, metric in gates:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeVar, Union
 from pydantic import Field, field_validator, model_validator
 
 from vbw.resources import bundled
-from vbw.task.arms import ARM_KINDS
+from vbw.task.arms import ARM_KINDS, Arm, select_arms
 from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
 
@@ -57,7 +57,8 @@ class OpenAIBackendConfig(StrictModel):
     dialect: Literal["openai", "vllm", "llama_server", "llama_cpp_python", "ollama"]
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     concurrency: int = Field(default=1, ge=1, le=64)
-    timeout: float = Field(default=120.0, gt=0, le=3600)
+    timeout: float = Field(default=120.0, gt=0, le=3600)  # seconds per request, all of it
+    max_reply_bytes: int = Field(default=16 * 1024 * 1024, ge=1024, le=1 << 34)
     max_retries: int = Field(default=4, ge=0, le=20)
     stream: bool = True  # stream responses to measure time to first token
 
@@ -85,9 +86,25 @@ class MaxTokens(StrictModel):
 
 
 class ArmsConfig(StrictModel):
+    """Which arms run or score: the kinds, and (`schemas`, null: all) the task's schema
+    labels whose arms do, e.g. `arms.schemas=[reasoning]` for GSM8K's reasoning schema
+    alone. Selecting arms never edits the task, so its generation hash, and with it a
+    replay's match to the task, stays as it is."""
+
     name: str
     kinds: list[str] = Field(min_length=1)
+    schemas: list[str] | None = Field(default=None, min_length=1)
     max_tokens: MaxTokens
+
+    @field_validator("schemas", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+    def select(self, task: str, schemas: list[str], answer_schema: str) -> list[Arm]:
+        """The task's arms this config selects; a label the task does not declare is
+        refused in one line that lists those it does."""
+        return select_arms(task, schemas, answer_schema, self.kinds, self.schemas)
 
     @field_validator("kinds")
     @classmethod

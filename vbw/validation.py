@@ -192,14 +192,28 @@ def describe(e: ValidationError, model: type[BaseModel], data: Any) -> str:
             close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
             hint = (f"; did you mean {close[0]!r}?" if close else "") + f" valid: {', '.join(valid)}"
         return f"{field}: unknown key{hint}{more}"
-    msg = err["msg"]
+    # pydantic prefixes a validator's own message ("Value error, ..."): the message is ours
+    msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if err["type"] == "missing":
         return f"{field}: required key is missing{more}"
     value = _short(err.get("input"))
     return f"{field}: {msg} (got {value}){more}"
 
 
-_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
+class _AsWritten(reprlib.Repr):
+    """reprlib's bounded repr, but a string is shown as the user wrote it, in quotes: a
+    pattern `^\\d+$` is printed so, not with its backslashes doubled by repr. Only control
+    characters (a newline would break the one-line error) are escaped."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in x[:self.maxstring + 1])
+        if len(x) > self.maxstring:
+            s = s[:self.maxstring - 3] + "..."
+        quote = "'" if "'" not in s or '"' in s else '"'
+        return f"{quote}{s}{quote}"
+
+
+_REPR = _AsWritten()  # keyword arguments need Python 3.12
 _REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple = 2, 4, 4, 4
 _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 40
 

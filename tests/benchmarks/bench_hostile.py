@@ -1,6 +1,7 @@
 """Benchmark: scoring hostile model outputs (a script, not a timed test).
 
     python -m tests.benchmarks.bench_hostile          # writes tests/benchmarks/hostile.json
+    python -m tests.benchmarks.bench_hostile --server # only its server_deadlines rows
 
 1. Each extraction step on adversarial outputs of 1 MB and 10 MB (best of a few runs,
    in this process): seconds, seconds per MB, and how the time grows from 1 to 10 MB
@@ -9,13 +10,18 @@
    found for the JSON scan since.
 2. End to end: the bundled 200-item GSM8K and BFCL replays with one 10 MB hostile output
    per arm, scored by `python -m vbw task=... replay=...` in a fresh process.
-3. Page memory: report.html of the 200-item GSM8K replay whose every text is `<` (which
+3. Task regexes and JSON Schema patterns that backtrack on Python's re, on hostile outputs
+   (RE2 runs them), with what Python's re took (stopped at OLD_CAP_S), and a GSM8K task
+   holding all of them scored end to end. `VBW_BENCH_ONLY=regex` measures only these.
+4. Server deadlines (`--server`, bench_server_deadlines): how long the server backend
+   takes to give up on a hostile server (dripping, silent, flooding), against its bound.
+5. Page memory: report.html of the 200-item GSM8K replay whose every text is `<` (which
    escaping makes 6 characters): page size against the run's peak RSS.
 
-    python -m tests.benchmarks.bench_hostile page    # only 3, merged into hostile.json
+    python -m tests.benchmarks.bench_hostile page    # only 5, merged into hostile.json
 
 The load average is recorded before and after: figures for the README come from an idle
-machine.
+machine (the server rows are time bounds, valid on a busy one too).
 """
 
 from __future__ import annotations
@@ -176,6 +182,219 @@ def bench_page_memory(work: Path, mb_per_item: int = 1) -> dict:
     return row
 
 
+# -- user regexes and schema patterns ----------------------------------------------------------
+# Patterns a task may declare that backtrack exponentially or quadratically on Python's re
+# (the heuristic screen that preceded RE2 let every one through), each with the hostile
+# model output it meets: (pattern, what the output is, the output).
+REGEXES: list[tuple[str, str, str]] = [
+    (r"(a|aa)*b", "`a` x 5,000", "a" * 5000),
+    (r"(a+|b)+c", "`a` x 5,000", "a" * 5000),
+    (r"(?:\w+|,)+!", "`a` x 5,000", "a" * 5000),
+    (r"(a|a?)+b", "`a` x 5,000", "a" * 5000),
+    (r"Answer: ((?:a|a?)+)c", "`Answer: ` + `a` x 4,992", "Answer: " + "a" * 4992),
+    (r"(?:a{1,30}){1,30}b", "`a` x 5,000", "a" * 5000),
+    (r"(?:\d+|,)+%", "`1` x 5,000", "1" * 5000),
+    (r"(\d+)\s*%", "100,000 digits", "1" * 100_000),
+    (r"(\d+)\s*(?:units)?\s*$", "100,000 digits + `x`", "1" * 100_000 + "x"),
+]
+# JSON Schema patterns on a string value of a constrained output: (pattern, output, value).
+SCHEMA_PATTERNS: list[tuple[str, str, str]] = [
+    (r"^(a|a)*$", "32 characters", "a" * 31 + "b"),
+    (r"^(a|a)*$", "5,000 characters", "a" * 4999 + "b"),
+    (r"^(\w+\s?)+$", "5 kB of words", "ab " * 1700 + "!"),
+]
+# RE2's one superlinear case: `match: last` searches once per match, and this pattern's
+# first alternative reads to the end of the digits before each one-digit match.
+LAST_MATCH_LIMIT = (r"\d+x|\d", "100,000 digits, `match: last`", "1" * 100_000)
+OLD_CAP_S = 10.0  # Python's re is stopped after this long
+
+
+def _old_engine_seconds(code: str) -> float | None:
+    """Seconds `code` takes in a fresh Python (its own timing), None if stopped at OLD_CAP_S."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=OLD_CAP_S, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        return None
+    return float(proc.stdout.strip())
+
+
+def bench_regexes(runs: int) -> list[dict]:
+    """Each hostile pattern on its output: RE2 through a regex step (match: last, reading
+    the whole output) and the regex checker, best of `runs`; Python's re as before."""
+    from vbw.task.check import RegexChecker
+    from vbw.task.extract import RegexStep
+
+    out = []
+    for pattern, shape, text in [*REGEXES, LAST_MATCH_LIMIT]:
+        step = RegexStep(kind="regex", pattern=pattern, max_chars=None)
+        check = RegexChecker(kind="regex", pattern=pattern, max_chars=None)
+        best = min(_seconds(lambda: (step.apply(text, {}), check.check(text, None)))
+                   for _ in range(runs))
+        old = _old_engine_seconds(
+            "import re, time; t = time.perf_counter(); "
+            f"rx = re.compile({pattern!r}); text = {text!r}; "
+            "list(rx.finditer(text)); rx.fullmatch(text); print(time.perf_counter() - t)")
+        out.append({"kind": "task regex", "pattern": pattern, "output": shape,
+                    "chars": len(text), "seconds": round(best, 4), "python_re_seconds": old})
+        print(f"  {pattern:28s} {shape:28s} {best:.4f} s (re: {old})", file=sys.stderr)
+    from vbw.task.validity import Validators
+
+    for pattern, shape, text in SCHEMA_PATTERNS:
+        schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}
+        best = min(_seconds(lambda: Validators().is_valid(schema, {"a": text}))
+                   for _ in range(runs))
+        old = _old_engine_seconds(
+            "import time, jsonschema; t = time.perf_counter(); "
+            f"jsonschema.Draft202012Validator({schema!r}).is_valid({{'a': {text!r}}}); "
+            "print(time.perf_counter() - t)")
+        out.append({"kind": "schema pattern", "pattern": pattern, "output": shape,
+                    "chars": len(text), "seconds": round(best, 4), "python_re_seconds": old})
+        print(f"  schema {pattern:21s} {shape:28s} {best:.4f} s (re: {old})", file=sys.stderr)
+    return out
+
+
+def _seconds(fn: Callable[[], Any]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def regex_task(dest: Path) -> Path:
+    """The bundled GSM8K task with every hostile pattern as a regex step of its answer
+    chain (reading the whole text) and a pattern on its answer schema's reasoning."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "conf/task/gsm8k.yaml").read_text())
+    for key in ("path",):
+        data["dataset"][key] = str((ROOT / "conf/task" / data["dataset"][key]).resolve())
+    data["extract"]["free"] = [{"kind": "regex", "pattern": p, "max_chars": None}
+                               for p, _, _ in REGEXES] + data["extract"]["free"]
+    dest.write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest
+
+
+def regex_replay(dest: Path) -> Path:
+    """The bundled Qwen GSM8K replay, item j's unconstrained text the j-th hostile output."""
+    lines = (ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl").read_text().splitlines()
+    with open(dest, "w") as f:
+        f.write(lines[0] + "\n")
+        for j, line in enumerate(lines[1:]):
+            rec = json.loads(line)
+            if j < len(REGEXES) and "arms" in rec:
+                rec["arms"]["unconstrained"]["text"] = REGEXES[j][2]
+            f.write(json.dumps(rec) + "\n")
+    return dest
+
+
+def bench_regex_end_to_end(work: Path) -> dict:
+    task, replay = regex_task(work / "t.yaml"), regex_replay(work / "r.jsonl")
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "vbw", f"task.files=[{task}]",
+                           f"replay={replay}", f"hydra.run.dir={work}/o"], cwd=work,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"vbw failed on the hostile regex replay: {proc.stderr}")
+    print(f"  end to end, user regexes: {wall:.2f} s", file=sys.stderr)
+    return {"items": 200, "patterns": len(REGEXES), "hostile_outputs": len(REGEXES),
+            "wall_s": round(wall, 2)}
+
+
+def main_regexes() -> None:
+    """VBW_BENCH_ONLY=regex: measure the regex rows only, into hostile.json's `regexes`
+    (the other rows keep the figures measured with them)."""
+    runs = int(os.environ.get("VBW_BENCH_RUNS", "3"))
+    load_before = os.getloadavg()
+    rows = bench_regexes(runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        e2e = bench_regex_end_to_end(Path(tmp))
+    result = json.loads(OUT.read_text()) if OUT.exists() else {}
+    result["regexes"] = {"measured": time.strftime("%Y-%m-%d"), "runs": runs,
+                         "load_average_1min": [round(load_before[0], 2),
+                                               round(os.getloadavg()[0], 2)],
+                         "old_cap_s": OLD_CAP_S, "rows": rows, "end_to_end": e2e}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+
+
+# --- server deadlines and the reply cap (time bounds, not speed) ---------------------
+# A hostile server (tests/generate/hostile.py) per shape; the figure is how long the
+# server backend takes to give up with backend.timeout=DEADLINE and no retry, or, for
+# the flood, to stop at the default 16 MiB cap. Bounds, so a loaded machine may run them.
+
+DEADLINE = 2.0
+
+
+def _server_shapes() -> list[tuple[str, str, Any, dict[str, Any]]]:
+    from tests.generate.hostile import drip, flood, headers
+
+    sse = headers(content_type="text/event-stream")
+    return [
+        ("POST, streamed", "`: ping` every 0.5 s, forever", lambda c, m, p, b, s: drip(
+            c, sse, b": ping\n\n", 0.5, s), {}),
+        ("POST, streamed", "an unterminated `data:` line, a byte every 0.1 s",
+         lambda c, m, p, b, s: drip(c, sse + b"data: {", b"x", 0.1, s), {}),
+        ("POST, plain", "a JSON body, one space every 0.1 s",
+         lambda c, m, p, b, s: drip(c, headers(length=1 << 20) + b"{", b" ", 0.1, s),
+         {"stream": False}),
+        ("POST", "headers, a byte every 0.1 s",
+         lambda c, m, p, b, s: drip(c, b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a", 0.1, s), {}),
+        ("POST", "nothing at all", lambda c, m, p, b, s: s.wait(60), {}),
+        ("POST, streamed", "a flood (SSE comments as fast as read)",
+         lambda c, m, p, b, s: flood(c, sse, b": " + b"x" * 65534 + b"\n", s), {}),
+        ("POST, plain", "a flood (one JSON string as fast as read)",
+         lambda c, m, p, b, s: flood(c, headers() + b'{"a": "', b"x" * 65536, s),
+         {"stream": False}),
+    ]
+
+
+def bench_server_deadlines() -> list[dict]:
+    from tests.generate.hostile import Hostile, drip, elapsed, headers
+    from vbw.config import OpenAIBackendConfig
+    from vbw.generate.backend import GenerateConfig
+    from vbw.generate.server import OpenAIServerBackend
+
+    def backend(url: str, **extra: Any) -> OpenAIServerBackend:
+        cfg = OpenAIBackendConfig(name="openai", base_url=url, model="m",
+                                  dialect="llama_cpp_python", timeout=DEADLINE, max_retries=0,
+                                  **extra)
+        return OpenAIServerBackend(cfg, seed=1, env={})
+
+    out = []
+    ask = GenerateConfig(max_tokens=8)
+    for request, shape, answer, extra in _server_shapes():
+        with Hostile(answer) as srv:
+            b = backend(srv.base_url, **extra)
+            secs, err = elapsed(lambda: b.generate([{"role": "user", "content": "hi"}], ask))
+        outcome = "deadline" if "backend.timeout" in str(err) else \
+            "size cap" if "max_reply_bytes" in str(err) else f"UNEXPECTED: {err!r}"
+        out.append({"request": request, "shape": shape, "outcome": outcome,
+                    "bound_s": DEADLINE if outcome == "deadline" else None,
+                    "seconds": round(secs, 2)})
+        print(f"  server {shape:50s} {outcome:9s} {secs:.2f} s", file=sys.stderr)
+    from vbw.generate import probe
+
+    probe.PROBE_TIMEOUT = 1.0
+    with Hostile(lambda c, m, p, b, s: drip(c, headers(length=1 << 20) + b"{", b" ", 0.1,
+                                            s)) as srv:
+        secs, _ = elapsed(backend(srv.base_url).describe)
+    out.append({"request": "GET (5 probes)", "shape": "a JSON body, one space every 0.1 s",
+                "outcome": "probes given up", "bound_s": 5 * probe.PROBE_TIMEOUT,
+                "seconds": round(secs, 2)})
+    print(f"  server probes: {secs:.2f} s", file=sys.stderr)
+    return out
+
+
+def main_server() -> None:
+    """Only the server rows: hostile.json's other figures (speed) are left as measured."""
+    result = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    result["server_deadlines"] = {"measured": time.strftime("%Y-%m-%d"),
+                                  "deadline_s": DEADLINE, "rows": bench_server_deadlines()}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result["server_deadlines"], indent=1))
+
+
 def main() -> None:
     if sys.argv[1:] == ["page"]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -185,6 +404,11 @@ def main() -> None:
                                "load_average_1min": round(os.getloadavg()[0], 2)}
         OUT.write_text(json.dumps(data, indent=1) + "\n")
         return
+    if sys.argv[1:] == ["--server"]:
+        main_server()
+        return
+    if os.environ.get("VBW_BENCH_ONLY") == "regex":
+        return main_regexes()
     sizes = [int(x) * MB for x in os.environ.get("VBW_BENCH_MB", "1,10").split(",")]
     runs = int(os.environ.get("VBW_BENCH_RUNS", "3"))
     load_before = os.getloadavg()
@@ -198,6 +422,13 @@ def main() -> None:
               "load_average_1min": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
               "sizes_mb": [s // MB for s in sizes], "runs": runs, "steps": steps,
               "end_to_end": e2e, "page_memory": page}
+    with tempfile.TemporaryDirectory() as tmp:
+        result["regexes"] = {"measured": result["measured"], "runs": runs,
+                             "load_average_1min": result["load_average_1min"],
+                             "old_cap_s": OLD_CAP_S, "rows": bench_regexes(runs),
+                             "end_to_end": bench_regex_end_to_end(Path(tmp))}
+    if OUT.is_file() and "server_deadlines" in json.loads(OUT.read_text()):
+        result["server_deadlines"] = json.loads(OUT.read_text())["server_deadlines"]
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

@@ -87,7 +87,7 @@ def decode_figures(runtime: Any, engine: Any, tasks: dict, arms_of: dict) -> dic
             for arm in arms_of[tname]:
                 a = rec.arms[arm.key]
                 dec = a.seconds - (a.ttft_seconds or 0.0)
-                if a.n_tokens < 2 or dec <= 0:
+                if a.n_tokens is None or a.n_tokens < 2 or dec <= 0:
                     continue
                 group = _arm_group(arm.key)
                 tps.setdefault(group, []).append((a.n_tokens - 1) / dec)

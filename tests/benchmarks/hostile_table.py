@@ -38,7 +38,47 @@ def hostile_table() -> str:
                   f"whole run included), in {page['wall_s']:.1f} s"
                   + (f" (measured {page['measured']}, 1-minute load average "
                      f"{page['load_average_1min']})." if "measured" in page else ".")]
+    if "regexes" in d:
+        lines += ["", *_regex_rows(d["regexes"])]
+    if "server_deadlines" in d:
+        lines += ["", *server_deadline_table(d["server_deadlines"])]
     return "\n".join(lines)
+
+
+def _regex_rows(r: dict) -> list[str]:
+    """Task regexes and schema patterns that backtrack on Python's re, on RE2."""
+    before, after = r["load_average_1min"]
+    cap = r["old_cap_s"]
+    lines = [f"Regexes a task declares, on RE2 (measured {r['measured']}, best of {r['runs']}, "
+             f"1-minute load average {before} before, {after} after; Python's re in a fresh "
+             f"process, stopped at {cap:g} s):", "",
+             "| where | pattern | hostile output | RE2 (s) | Python's re (s) |",
+             "|---|---|---|---|---|"]
+    for row in r["rows"]:
+        old = row["python_re_seconds"]
+        old_cell = f"> {cap:g} (stopped)" if old is None else _s(old)
+        pattern = row["pattern"].replace("|", "\\|")
+        lines.append(f"| {row['kind']} | `{pattern}` | {row['output']} | {_s(row['seconds'])} "
+                     f"| {old_cell} |")
+    e = r["end_to_end"]
+    lines += ["", f"End to end, the bundled GSM8K task with all {e['patterns']} task regexes as "
+              f"steps of its answer chain, on its {e['items']}-item replay with "
+              f"{e['hostile_outputs']} of the hostile outputs: {e['wall_s']:.1f} s."]
+    return lines
+
+
+def server_deadline_table(d: dict) -> list[str]:
+    """The server backend against a hostile server: how long until it gives up."""
+    lines = [f"Server backend against a hostile server on 127.0.0.1 (measured {d['measured']} by "
+             "`python -m tests.benchmarks.bench_hostile --server`; `backend.timeout="
+             f"{d['deadline_s']:g}`, no retry, the default 16 MiB `backend.max_reply_bytes`):",
+             "", "| request | the server sends | outcome | bound (s) | gave up after (s) |",
+             "|---|---|---|---|---|"]
+    for r in d["rows"]:
+        bound = f"{r['bound_s']:g}" if r["bound_s"] is not None else "-"
+        lines.append(f"| {r['request']} | {r['shape']} | {r['outcome']} | {bound} | "
+                     f"{r['seconds']:.2f} |")
+    return lines
 
 
 def _s(seconds: float) -> str:

@@ -117,3 +117,32 @@ class StandIn:
                 pass
 
         return Handler
+
+
+class EchoServer(StandIn):
+    """The scripted fake backend (vbw.generate.scripted.echo_script) served over HTTP in
+    the llama_cpp_python dialect, for whole CLI runs without a model: the canary gets its
+    value, other requests echo_script's text. `leak` is appended to every free-text
+    answer (a model echoing a key); a request for model id `fail` gets HTTP 401 with
+    `leak` in the message (a server quoting credentials)."""
+
+    def __init__(self, leak: str = "") -> None:
+        super().__init__([])
+        self.leak = leak
+
+    def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Canned:
+        from vbw.generate.backend import GenerateConfig
+        from vbw.generate.scripted import echo_script
+
+        if method == "GET":
+            return super()._answer(method, path, headers, body)
+        req = json.loads(body)
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "headers": headers,
+                                  "body": req})
+        if req["model"] == "fail":
+            return error(401, f"denied: {self.leak}")
+        schema = (req.get("response_format") or {}).get("schema")
+        text = echo_script(req["messages"], GenerateConfig(max_tokens=req["max_tokens"],
+                                                           schema=schema))
+        return completion(text if schema is not None else f"{text} {self.leak}")

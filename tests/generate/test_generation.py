@@ -184,3 +184,16 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_pat
                           missing=[])
     assert report.n == 1 and report.excluded.ids == ["simple_29"]
     assert "required property" in report.excluded.reasons["simple_29"]
+
+
+def test_arms_schemas_generates_one_schema_s_arms_with_the_real_model(tmp_path: Path) -> None:
+    """GSM8K with arms.schemas=[reasoning] generates (and the replay records) the
+    reasoning schema's arms and unconstrained only, and the report scores exactly those."""
+    fast = [a for a in FAST if not a.startswith("task=")]
+    proc = run_vbw("mode=live", "n=1", "task=gsm8k", "arms.schemas=[reasoning]", *fast,
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    keys = ["unconstrained", "prompt_json[reasoning]", "constrained[reasoning]"]
+    lines = [json.loads(x) for x in (tmp_path / "replay.jsonl").read_text().splitlines()]
+    assert lines[0]["meta"]["arms"] == keys and list(lines[1]["arms"]) == keys
+    assert list(load_json(tmp_path / "report.json")["arms"]) == keys

@@ -147,3 +147,24 @@ def test_resume_refuses_another_shard(tmp_path: Path) -> None:
     with pytest.raises(ReplayError, match="cannot resume: meta.shard is .*'index': 0"):
         run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO(),
             backend=ScriptedBackend(engine="outlines"))
+
+
+def test_arms_schemas_generates_only_that_schema_s_arms(tmp_path: Path) -> None:
+    """A live run with arms.schemas=[reasoning] asks the backend for those arms only (no
+    answer schema is sent or compiled), records them in the header, and scores them."""
+    cfg = _cfg(tmp_path, n=2, arms={"name": "standard", "kinds": list(ARM_KINDS),
+                                    "schemas": ["reasoning"],
+                                    "max_tokens": {"free": 11, "json": 22, "package": 33}})
+    backend = ScriptedBackend(engine="outlines")
+    code = run(cfg, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
+               backend=backend)
+    assert code == 0
+    keys = ["unconstrained", "prompt_json[reasoning]", "constrained[reasoning]"]
+    replay = read_replay(tmp_path / "o/replay.jsonl")
+    assert replay.header.arms == keys
+    assert all(list(r.arms) == keys for r in replay.records)
+    sent = {json.dumps(c.schema_, sort_keys=True) for _, c in backend.calls
+            if c.schema_ is not None and "canary" not in json.dumps(c.schema_)}
+    schemas = GSM8K.items(1)[0].schemas
+    assert sent == {json.dumps(schemas["reasoning"], sort_keys=True)}  # never the answer's
+    assert list(json.loads((tmp_path / "o/report.json").read_text())["arms"]) == keys

@@ -11,6 +11,7 @@ from tests.conftest import REPLAYS
 from vbw.errors import ReplayError
 from vbw.replay import (ArmRecord, CompleteHeader, EndV1, ItemRecord, ReplayWriter,
                         available_replays, locate_replay, read_replay)
+from vbw.replay.io import engine_shown
 
 
 def _meta() -> CompleteHeader:
@@ -127,3 +128,46 @@ def test_v1_meta_is_validated(tmp_path: Path) -> None:
     p.write_text(json.dumps({"meta": meta}) + "\n")
     with pytest.raises(ReplayError, match=r":1: meta\..*engin"):
         read_replay(p)
+
+
+def test_a_compact_whitespace_replay_is_listed_as_the_engine_and_its_setting() -> None:
+    """outlines-compact.jsonl is outlines with engine.whitespace=compact, not an engine."""
+    assert engine_shown("outlines-compact") == "outlines (engine.whitespace=compact)"
+    assert engine_shown("llamacpp") == "llamacpp" and engine_shown("-compact") == "-compact"
+    with pytest.raises(ReplayError) as e:
+        locate_replay(REPLAYS, "bfcl_simple", "smollm2_135m", "llguidance-compact")
+    msg = str(e.value)
+    assert "engine=llguidance engine.whitespace=compact under" in msg
+    assert "bfcl_simple/smollm2_135m/outlines (engine.whitespace=compact)" in msg
+    assert "outlines-compact" not in msg
+
+
+def test_a_lone_surrogate_is_written_losslessly_and_n_tokens_may_be_unknown(
+        tmp_path: Path) -> None:
+    """A server's JSON may carry "\\ud800": it is kept as that JSON escape, not lost to a
+    UnicodeEncodeError on every retry; an unknown token count stays null."""
+    path = tmp_path / "r.jsonl"
+    w = ReplayWriter(path)
+    w.start(_meta())
+    text = "a\ud800b\udfff"
+    w.append(ItemRecord(id="s", arms={"unconstrained": ArmRecord(
+        text=text, n_tokens=None, finish_reason="stop", redacted=True)}))
+    w.finish(EndV1(ended="2026-01-01T00:00:01+00:00", wall_seconds=1.0, items=1))
+    raw = path.read_bytes()
+    raw.decode("utf-8")  # valid UTF-8
+    assert b"a\\ud800b\\udfff" in raw
+    arm = read_replay(path).records[0].arms["unconstrained"]
+    assert (arm.text, arm.n_tokens, arm.redacted) == (text, None, True)
+
+
+def test_merge_and_reports_write_lone_surrogates(tmp_path: Path) -> None:
+    from vbw.replay.merge import write_merged
+    from vbw.report.files import write_atomic
+
+    rec = ItemRecord(id="s", arms={"unconstrained": ArmRecord(text="\ud800",
+                                                              finish_reason="stop")})
+    end = EndV1(ended="2026-01-01T00:00:01+00:00", wall_seconds=1.0, items=1)
+    write_merged(tmp_path / "m.jsonl", _meta(), [rec], end)
+    assert read_replay(tmp_path / "m.jsonl").records[0].arms["unconstrained"].text == "\ud800"
+    write_atomic(tmp_path / "x.json", json.dumps({"t": "\ud800"}, ensure_ascii=False))
+    assert json.loads((tmp_path / "x.json").read_text(encoding="utf-8")) == {"t": "\ud800"}

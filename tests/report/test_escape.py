@@ -57,3 +57,31 @@ def test_hostile_meta_and_label_do_not_inject_markup(tmp_path: Path) -> None:
     cells = {len(re.split(r"(?<!\\)\|", ln)) for ln in rows}
     assert cells == {6}  # every table row keeps its 4 columns (plus the two outer bars)
     assert "&lt;script&gt;" in md and "AMD # Owned \\| a \\| b \\|" in md
+
+
+def test_task_check_findings_stay_inert(tmp_path: Path) -> None:
+    """A finding quotes the task file's own strings (an item id, a gold): in report.md they
+    stay one line of text, in report.html escaped text."""
+    from tests.task.usertasks import ticket_task, write_replay
+
+    task = ticket_task(tmp_path / "t", rows=2)
+    data = tmp_path / "t/tickets.jsonl"
+    rows = [json.loads(x) for x in data.read_text(encoding="utf-8").splitlines()]
+    rows[1].update(id="<script>x</script>\n# H", category="<img src=x onerror=alert(1)>|")
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    arm = "constrained[ticket]"
+    replay = write_replay(tmp_path / "r.jsonl", "tickets", [arm],
+                          {r["id"]: {arm: '{"category": "billing", "amount": 1}'} for r in rows})
+    proc = run_vbw(f"task.files=[{task}]", f"replay={replay}", "arms.kinds=[constrained]",
+                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "does not validate on 1 of 2 items" in proc.stderr
+    md = (tmp_path / "o/report.md").read_text(encoding="utf-8")
+    assert "## Task check" in md and "does not validate on 1 of 2 items" in md
+    assert "<script>" not in md and "<img" not in md and "\n# H" not in md
+    assert "&lt;img src=x onerror=alert(1)&gt;\\|" in md
+    html = (tmp_path / "o/report.html").read_text(encoding="utf-8")
+    section = html[html.index('id="task-check"'):html.index('id="metrics"')]
+    assert "does not validate on 1 of 2 items" in section
+    assert "<script>" not in section and "<img" not in section
+    assert "&lt;img src=x onerror=alert(1)&gt;|" in section

@@ -208,3 +208,32 @@ def test_a_100000_character_id_keeps_the_arm_columns_on_screen(page: Any,
     assert page.eval_on_selector("#rows tr:first-child td.id",
                                  "e => e.scrollWidth > e.clientWidth")  # cut, not wrapped
     assert not page.problems
+
+
+def test_the_forest_plot_draws_every_comparison_under_the_csp(page: Any,
+                                                               gsm8k_run: Path) -> None:
+    """report.html's forest plot is drawn by the browser (inline SVG, no script, nothing
+    fetched): one dot per comparison and metric, filled exactly where report.json has an
+    effect, every dot inside the plot, and its row's tooltip naming the verdict."""
+    report = load_json(gsm8k_run / "report.json")
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text))
+    page.goto((gsm8k_run / "report.html").as_uri())
+    svg = page.locator("svg.forest")
+    box = svg.bounding_box()
+    assert box is not None and box["width"] > 600 and box["height"] > 100
+    deltas = [d for c in report["comparisons"] for d in c["deltas"].values()]
+    dots = svg.locator("circle")
+    assert dots.count() == len(deltas) == 9
+    for i, d in enumerate(deltas):
+        dot = dots.nth(i).bounding_box()
+        assert dot is not None and box["x"] <= dot["x"] and dot["x"] + dot["width"] <= \
+            box["x"] + box["width"], i
+        filled = dots.nth(i).get_attribute("fill") != "#fff"
+        assert filled == d["effect"], i
+    titles = svg.locator("g > title").all_text_contents()
+    assert "prompt_json[reasoning] → constrained[reasoning], answer accuracy: no detectable " \
+           "effect at N=200" in titles[4]
+    assert not [m for m in console if "Content Security Policy" in m], console
+    assert all(u.startswith("file://") for u in page.requests), page.requests
+    assert not page.problems, page.problems

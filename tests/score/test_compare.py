@@ -95,3 +95,17 @@ def test_a_third_replay_leaves_the_first_comparison_alone() -> None:
     two, three = _report(a, b, ids), _report(a, b, ids, third)
     assert three.comparisons[0] == two.comparisons[0]
     assert [(c.from_, c.to) for c in three.comparisons] == [("A", "B"), ("A", "C")]
+
+
+def test_the_gate_follows_the_verdict_not_the_ci() -> None:
+    """Five items right in A and wrong in B: the bootstrap CI is clear of 0, but McNemar
+    p=0.0625, so it is no effect and the gate does not trip: Delta.effect is the one
+    verdict the reports and the gate read."""
+    ids = [f"x{i}" for i in range(12)]
+    a = _scored("A", [(True, k < 5) for k in range(12)], [1] * 12, ids=ids,
+                texts=[f"t{k}" for k in range(12)])
+    b = _scored("B", [(True, False)] * 12, [1] * 12, ids=ids, texts=[f"u{k}" for k in range(12)])
+    d = _report(a, b, ids).comparisons[0].arms["constrained[s]"].metrics["answer_accuracy"].delta
+    assert (d.n10, d.n01, d.mcnemar_p) == (5, 0, 0.0625)
+    assert d.excludes_0 and d.ci95[1] < 0 and d.effect is False
+    assert worse(_report(a, b, ids), [("constrained[s]", "answer_accuracy")]) == []

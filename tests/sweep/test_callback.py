@@ -40,9 +40,20 @@ def test_2x2_sweep_under_joblib_exits_1_when_one_task_trips(tmp_path: Path) -> N
     parent = int(sweep.name.rsplit("_", 1)[1])
     pids = {load_json(sweep / str(i) / "status.json")["pid"] for i in range(4)}
     assert parent not in pids
-    for i, r in enumerate(rows):
-        assert f"== job {i}: {' '.join(r['overrides'])} ==" in proc.stdout
-    assert "# vbw sweep: 4 row(s), exit 1" in proc.stdout
+    # the workers' output does not interleave: each job's report is printed by the
+    # launching process under that job's header, in job order, then the summary
+    headers = [f"== job {i}: {' '.join(r['overrides'])} ==" for i, r in enumerate(rows)]
+    starts = [proc.stdout.index(h) for h in headers]
+    assert starts == sorted(starts)
+    before = proc.stdout[:starts[0]].splitlines()
+    assert len(before) == 4 and all("its report is printed under its header" in x
+                                    for x in before), before  # one line per job, no report
+    ends = starts[1:] + [proc.stdout.index("# vbw sweep: 4 row(s), exit 1")]
+    for i, (r, a, b) in enumerate(zip(rows, starts, ends)):
+        block = proc.stdout[a:b]
+        assert block.count("# vbw report: ") == 1 and f"# vbw report: {r['task']} " in block
+        assert block.rstrip().endswith(f"Reports written to {sweep / str(i)}"), block[-300:]
+        assert (sweep / str(i) / "report.md").read_text() in block  # the whole report
     for job in tripped:
         assert re.search(rf"gate tripped in {job} \(task=gsm8k ", proc.stderr)
     html = (sweep / "summary.html").read_text()
@@ -169,3 +180,31 @@ def test_a_forged_status_of_this_launch_cannot_fake_success(tmp_path: Path) -> N
     rows = load_json(sweep / "summary.json")["rows"]
     assert rows[0]["exit_code"] == 3 and "exit_code" in rows[0]["reason"]
     assert rows[1]["report_json"] is None and rows[1]["n"] is None
+
+
+def test_basic_launcher_jobs_print_as_they_run(tmp_path: Path) -> None:
+    """In the launching process (Hydra's basic launcher) a job prints under its header as
+    it runs and keeps nothing for the end: its status holds no output."""
+    proc = run_vbw("-m", "task=gsm8k,bfcl_simple", "n=5", f"hydra.sweep.dir={tmp_path}/s",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "its report is printed under its header" not in out
+    first, second = out.index("== job 0: task=gsm8k n=5 =="), out.index("== job 1: task=bfcl_simple n=5 ==")
+    assert first < out.index("# vbw report: gsm8k") < second < out.index("# vbw report: bfcl_simple")
+    assert out.count("# vbw report: ") == 2  # printed once, not again at the end
+    assert load_json(tmp_path / "s/0/status.json")["output"] is None
+
+
+def test_outputs_of_jobs_run_elsewhere_are_printed_under_their_headers(tmp_path: Path) -> None:
+    from vbw.sweep.callback import print_outputs
+
+    jobs = [(tmp_path / "0", JobStatus(job="job 0", num=0, overrides=["task=a"], exit_code=0,
+                                       reason="ok", output="# vbw report: a\nline\n")),
+            (tmp_path / "1", JobStatus(job="job 1", num=1, overrides=["task=b\n# x"],
+                                       exit_code=2, reason="no replay for b", output="")),
+            (tmp_path / "2", JobStatus(job="job 2", num=2, exit_code=0, reason="ok"))]
+    out = io.StringIO()
+    print_outputs(jobs, out)
+    assert out.getvalue() == ("== job 0: task=a ==\n# vbw report: a\nline\n\n"
+                              "== job 1: task=b # x ==\n(no output: no replay for b)\n\n")

@@ -41,9 +41,36 @@ def test_rows_hold_every_arm_the_headline_and_the_status(tmp_path: Path) -> None
     assert set(row["arms"]) == set(report["arms"])
     for key, arm in report["arms"].items():
         assert row["arms"][key]["wrong_but_valid"]["rate"] == arm["wrong_but_valid"]["rate"]
-    headline = next(c for c in report["comparisons"] if c["kind"] == "headline")
-    assert row["headline"]["delta"] == headline["deltas"]["answer_accuracy"]["delta"]
+    heads = [c for c in report["comparisons"] if c["kind"] == "headline"]
+    assert [(h["from"], h["to"]) for h in row["headlines"]] == \
+        [(c["from"], c["to"]) for c in heads] == \
+        [("prompt_json[answer]", "constrained[answer]"),
+         ("prompt_json[reasoning]", "constrained[reasoning]")]
+    for h, c in zip(row["headlines"], heads):
+        d = c["deltas"]["answer_accuracy"]
+        assert {k: h[k] for k in d} == d  # the report's delta, verdict and all
     assert row["report_html"] == "0/report.html" and row["report"] == "0/report.md"
+
+
+def test_one_named_column_per_headline_comparison(tmp_path: Path) -> None:
+    """GSM8K has two headline comparisons: two columns, each named, each cell worded as
+    the job's report.md words that comparison's accuracy delta."""
+    d = _job(tmp_path, "0", ["task=gsm8k", "n=10"], 0, "ok")
+    from vbw.sweep.status import read_status
+    rows = job_rows(d, tmp_path, read_status(d))
+    md = write_summary(tmp_path, rows, 0)
+    head = next(x for x in md.splitlines() if x.startswith("| job |"))
+    assert "Δ accuracy `prompt_json[answer] → constrained[answer]` | Δ accuracy " \
+           "`prompt_json[reasoning] → constrained[reasoning]` | status" in head
+    cells = next(x for x in md.splitlines() if x.startswith("| job 0 |")).split(" | ")
+    report_md = (d / "report.md").read_text()
+    for cell, pair in zip(cells[6:8], ("answer", "reasoning")):
+        said = cell.split(" [")[0]
+        block = report_md.split(f"`prompt_json[{pair}]` → `constrained[{pair}]`")[1]
+        accuracy = next(x for x in block.splitlines() if x.startswith("- answer accuracy:"))
+        assert accuracy.startswith(f"- answer accuracy: {said} ("), (cell, accuracy)
+    html = (tmp_path / "summary.html").read_text()
+    assert html.count("<th>Δ accuracy <code>") == 2
 
 
 def test_a_failed_job_is_a_row_with_its_reason(tmp_path: Path) -> None:

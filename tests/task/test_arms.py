@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vbw.task.arms import ARM_KINDS, parse_arm, task_arms
+from vbw.errors import ConfigError
+from vbw.task.arms import ARM_KINDS, parse_arm, select_arms, task_arms
 
 
 def test_contract_order_and_selection() -> None:
@@ -29,3 +30,23 @@ def test_contract_and_enforcement() -> None:
     assert {k for k, a in arms.items() if a.has_contract} == {
         "prompt_json", "constrained", "reason_then_constrain"}
     assert {k for k, a in arms.items() if a.enforced} == {"constrained", "reason_then_constrain"}
+
+
+def test_only_some_schemas() -> None:
+    """arms.schemas keeps the arms of those labels; unconstrained has none and stays, and
+    reason_then_constrain goes with the answer schema."""
+    kinds = list(ARM_KINDS)
+    keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", kinds, ["reasoning"])]
+    assert keys == ["unconstrained", "prompt_json[reasoning]", "constrained[reasoning]"]
+    keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", kinds, ["answer"])]
+    assert keys == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
+                    "reason_then_constrain[answer]"]
+    assert task_arms(["a", "b"], "a", kinds, None) == task_arms(["a", "b"], "a", kinds)
+
+
+def test_an_unknown_schema_label_lists_the_task_s() -> None:
+    with pytest.raises(ConfigError) as e:
+        select_arms("gsm8k", ["answer", "reasoning"], "answer", list(ARM_KINDS),
+                    ["reasoning", "ticket"])
+    assert str(e.value) == ("arms.schemas: 'ticket' is not a schema of task gsm8k (its "
+                            "schemas: answer, reasoning)")

@@ -26,7 +26,7 @@ def _task(tmp_path: Path, mutate, name: str = "gsm8k") -> Path:
 def test_bundled_tasks_pass(name: str) -> None:
     task = load_task(TASK_CONF / f"{name}.yaml")
     result = audit(task, task.items())
-    assert result.problems == [] and result.warnings == []
+    assert result.problems == [] and result.findings == [] and result.not_checked == []
     assert result.items == 200 and result.gold_checked == 200
 
 
@@ -78,13 +78,20 @@ def test_invalid_schema_is_a_problem(tmp_path: Path) -> None:
 def test_checker_that_can_never_say_right_is_flagged(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d.__setitem__("coerce", {"kind": "boolean"}))
     line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    assert "schemas.answer: the gold-shaped answer" in line
     assert "is never scored right (200 items)" in line
+    # the evidence: one item, its gold, the built answer, what was extracted, the verdict
+    assert ('e.g. item gsm8k_test_0: gold 18.0, built answer {"answer": 18.0}, extracted '
+            'null, checker numeric said wrong (valid under the schema)') in line
 
 
 def test_json_path_the_schema_cannot_hold_is_flagged(tmp_path: Path) -> None:
     path = _task(tmp_path, lambda d: d["extract"].__setitem__("json", {"path": "answr"}))
     line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert "does not validate on 200 of 200 items" in line and "'answr'" in line
+    assert ("e.g. item gsm8k_test_0: gold 18.0, built answer null, extracted null, no value "
+            "is valid at extract.json.path 'answr': property 'answr' is forbidden by "
+            "additionalProperties: false") in line
 
 
 def test_some_gold_not_matching_is_a_warning(tmp_path: Path) -> None:

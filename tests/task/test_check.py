@@ -73,3 +73,32 @@ def test_call_args_lists_and_objects() -> None:
 
 def test_call_args_plain_equality_fallback() -> None:
     assert call.check({"base": None}, {"base": [None]}, SCHEMA)
+
+
+GOLDS = {"numeric": 18.0, "string": "Paris", "regex": r"[A-Z]{2}\d+",
+         "membership": ["b", "c"], "call_args": {"base": [10], "unit": ["cm", ""],
+                                                 "opts": [{"k": ["v"]}]}}
+
+
+def test_every_kind_builds_answers_it_calls_right() -> None:
+    """mode=check asks each kind for its gold-shaped answers (no switch on kind names):
+    every registered kind declares them, and calls each one right."""
+    from vbw.task.check import CHECKER_KINDS
+
+    assert set(CHECKER_KINDS) == set(GOLDS)
+    for kind, cls in CHECKER_KINDS.items():
+        checker = cls(kind=kind)
+        assert isinstance(checker.answers_complete, bool)
+        answers = checker.gold_answers(GOLDS[kind], {})
+        assert answers, kind
+        assert all(checker.check(a, GOLDS[kind], SCHEMA) for a in answers), (kind, answers)
+
+
+def test_regex_answers_meet_the_schema_pattern_where_they_can() -> None:
+    rx = RegexChecker(kind="regex")
+    answers = rx.gold_answers(r"\w+", {"type": "string", "pattern": "^z{3}$"})
+    assert "zzz" in answers and all(rx.check(a, r"\w+") for a in answers)
+    assert rx.gold_answers(r"(a)\1", {}) == []  # not invertible: none, never a wrong one
+    fixed = RegexChecker(kind="regex", pattern=r"\d\d")
+    assert fixed.gold_answers("ignored", {}) == ["00"]
+    assert not rx.answers_complete

@@ -8,14 +8,18 @@ far below what the original code took on the same input: seconds at 1 MB became 
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+import yaml
 
-from tests.benchmarks.bench_hostile import E2E_TEXTS, hostile_replay
+from tests.benchmarks.bench_hostile import (E2E_TEXTS, REGEXES, hostile_replay, regex_replay,
+                                            regex_task)
 from tests.conftest import ROOT, TASK_CONF, load_json, run_vbw
+from tests.task.test_regex import NATURAL
 from vbw.task.validity import Validators
 from vbw.task.check import NumericChecker
 from vbw.task.coerce import NumberCoercion, last_number, number_from_text
@@ -23,6 +27,8 @@ from vbw.task.extract import BoxedStep, LastNumberStep, RegexStep
 from vbw.task.jsonscan import MAX_DEPTH, first_json_object
 from vbw.task.jsonvalues import JsonBigInt
 from vbw.task.runner import load_task
+
+NATURAL_PATTERNS = list(NATURAL)
 
 MB = 1 << 20
 
@@ -166,3 +172,62 @@ def test_huge_numbers_never_crash_a_checker() -> None:
     assert NumberCoercion(kind="number").apply(JsonBigInt("9" * 5000)) is not None
     text = '{"a": ' + "1" * (5 * MB) + "}"
     assert isinstance(timed(lambda: first_json_object(text), 10.0)["a"], JsonBigInt)
+
+
+# -- task regexes and schema patterns, through `vbw` ---------------------------------------
+def test_a_task_with_backtracking_regexes_scores_hostile_outputs(tmp_path: Path) -> None:
+    """Every pattern the old screen let through (exponential, quadratic) as a step of the
+    GSM8K answer chain, on the bundled replay with the hostile outputs (5,000 characters
+    for the exponential ones, 100,000 for the quadratic ones): scored within the bound."""
+    task = regex_task(tmp_path / "t.yaml")
+    replay = regex_replay(tmp_path / "r.jsonl")
+    proc = timed(lambda: run_vbw(f"task.files=[{task}]", f"replay={replay}",
+                                 f"hydra.run.dir={tmp_path}/o", cwd=tmp_path), 30.0)
+    assert proc.returncode == 0, proc.stderr
+    ledger = {row["id"]: row for row in load_json(tmp_path / "o" / "report.json")["ledger"]}
+    assert all(ledger[f"gsm8k_test_{j}"]["unconstrained"] == "n/a/wrong"
+               for j in range(len(REGEXES)))
+
+
+NATURAL_ITEMS = [  # (model output, gold) of the hand-made replay, one per natural pattern
+    ("Sentiment: **positive**", "positive"), ("so.\nAnswer: New York City\n", "New York City"),
+    ("Rating: [[7.5]]", "7.5"), ("The answer is (C).", "c"), ("We need 42 units  \n", "42"),
+]
+
+
+def test_natural_regexes_and_a_hostile_schema_pattern_score(tmp_path: Path) -> None:
+    """A user task whose answer chain is the natural patterns the old screen refused, and
+    whose schema holds a pattern Python's re takes minutes on, scored on a hand-made replay
+    whose constrained outputs are 5 kB the pattern backtracks on."""
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"q": f"q{i}", "a": gold}) + "\n"
+                                              for i, (_, gold) in enumerate(NATURAL_ITEMS)))
+    task = {"name": "natural", "dataset": {"path": "d.jsonl", "id": {"kind": "row_index"},
+                                           "fields": {"q": "q"}, "gold": {"path": "a"}},
+            "prompts": {"free": "{{ q }}", "json": "{{ q }}", "package": "{{ q }}"},
+            "schemas": {"answer": {"kind": "static", "schema": {
+                "type": "object", "properties": {"answer": {"type": "string",
+                                                            "pattern": r"^([\w.]+\s?)+$"}}}}},
+            "answer_schema": "answer",
+            "extract": {"free": [{"kind": "regex", "pattern": p, "group": 1}
+                                 for p in NATURAL_PATTERNS], "json": {"path": "answer"}},
+            "coerce": {"kind": "string"}, "check": {"kind": "string",
+                                                    "normalize": ["strip", "lower"]}}
+    path = tmp_path / "natural.yaml"
+    path.write_text(yaml.safe_dump(task, sort_keys=False))
+    hostile = json.dumps({"answer": "ab " * 1700 + "!"})
+    json_arms = ["prompt_json[answer]", "constrained[answer]", "reason_then_constrain[answer]"]
+    meta = {"format": "vbw-replay/1", "task": "natural", "arms": ["unconstrained", *json_arms],
+            "engine": "hand", "model": {"name": "hand"},
+            "task_hash": load_task(path).generation_hash()}
+    lines = [json.dumps({"meta": meta})] + [
+        json.dumps({"id": str(i), "arms": {"unconstrained": {"text": text},
+                                           **{a: {"text": hostile} for a in json_arms}}})
+        for i, (text, _) in enumerate(NATURAL_ITEMS)]
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
+    proc = timed(lambda: run_vbw(f"task.files=[{path}]", f"replay={tmp_path / 'r.jsonl'}",
+                                 f"hydra.run.dir={tmp_path}/o", cwd=tmp_path), 30.0)
+    assert proc.returncode == 0, proc.stderr
+    report = load_json(tmp_path / "o" / "report.json")
+    states = [row["unconstrained"] for row in report["ledger"]]
+    assert states == ["n/a/right"] * len(NATURAL_ITEMS), report["ledger"]
+    assert {row[a] for row in report["ledger"] for a in json_arms} == {"invalid/wrong"}

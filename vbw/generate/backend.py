@@ -28,11 +28,13 @@ class Generation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str
-    n_tokens: int  # generated tokens, excluding the end-of-generation token
+    n_tokens: int | None = Field(ge=0)  # generated tokens, excluding the end of generation;
+    # None: unknown (a server that reported no valid count)
     seconds: float
     ttft_seconds: float | None
     finish_reason: Literal["stop", "length"]
     compile_seconds: float = 0.0
+    redacted: bool = False  # a credential's value in the text was replaced by ***
 
 
 class GenerateConfig(BaseModel):

@@ -36,7 +36,8 @@ def _record(gen: Generation, reuses: str | None = None) -> ArmRecord:
     ttft = round(gen.ttft_seconds, 4) if gen.ttft_seconds is not None else None
     return ArmRecord(text=gen.text, seconds=round(gen.seconds, 4),
                      compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
-                     ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses)
+                     ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses,
+                     redacted=gen.redacted or None)
 
 
 def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:

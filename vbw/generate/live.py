@@ -27,7 +27,7 @@ from vbw.generate.providers import open_backend, planned
 from vbw.generate.provenance import now, versions
 from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
                         ReplayWriter, ShardInfo, read_replay)
-from vbw.task.arms import Arm, task_arms
+from vbw.task.arms import Arm
 from vbw.task.runner import Item, Task
 
 # header fields that must match for a resumed run to continue the same experiment
@@ -142,7 +142,7 @@ def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
     `backend` replaces the configured one (tests)."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
-    arms = task_arms(task.schema_names, task.spec.answer_schema, cfg.arms.kinds)
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     want = _planned_header(task, cfg, len(items), arms, mf,
                            backend.engine if backend is not None else None, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \

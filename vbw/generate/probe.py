@@ -4,8 +4,9 @@ A replay made through a server cannot hash the model file, so the next best prov
 is what the server exposes: the HTTP `Server` header and the model's `owned_by` from
 `GET /models` (every OpenAI-compatible server), llama-server's `/props` build, vLLM's
 `/version`, Ollama's `/api/version`, and the title and version of a FastAPI server's
-`/openapi.json` (llama-cpp-python's server, vLLM). Each probe has a short timeout and
-each may 404 or time out: the field is then simply absent.
+`/openapi.json` (llama-cpp-python's server, vLLM). Each probe has a short deadline for the
+whole exchange and a size cap, and each may 404 or time out: the field is then simply
+absent.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 from vbw.generate.wire import Endpoint, one_line_text
 
-PROBE_TIMEOUT = 3.0  # seconds per probe
+PROBE_TIMEOUT = 3.0  # seconds per probe, all of it (connect, headers, body)
+PROBE_BYTES = 2_000_000  # a larger probe reply is ignored
 FIELD_LIMIT = 120  # characters kept per field
 
 GetJson = Callable[[str, float], "tuple[Mapping[str, str] | None, Any]"]

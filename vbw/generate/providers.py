@@ -47,6 +47,17 @@ def public_url(url: str) -> str:
     return parse_base_url(url).shown()
 
 
+def _masked(backend: OpenAIBackendConfig) -> str | None:
+    """What the server backend masks in model text (vbw.generate.server), for the header;
+    None when it holds no credential to mask."""
+    from vbw.generate.wire import parse_base_url
+
+    what = [f"the API key (${backend.api_key_env})"] if backend.api_key_env else []
+    if parse_base_url(backend.base_url).text_secrets:
+        what.append("the base URL's password and key-like query values")
+    return f"{' and '.join(what)}, wherever a generated text contains them" if what else None
+
+
 def _source(model: ModelConfig, mf: ModelFile) -> str:
     if mf.source == "hub":
         return f"{model.repo}@{model.revision}/{model.file}"
@@ -64,7 +75,8 @@ def planned(backend: BackendConfig, model: ModelConfig, engine: EngineConfig,
                 "decoding": {"strategy": "greedy", "temperature": 0, "seed": DEFAULT_SEED,
                              **GREEDY_EXTRAS[backend.dialect], "stream": backend.stream},
                 "backend": {"name": "openai", "base_url": public_url(backend.base_url),
-                            "model": backend.model, "dialect": backend.dialect}}
+                            "model": backend.model, "dialect": backend.dialect,
+                            "masked": _masked(backend)}}
     assert mf is not None
     return {"engine": engine.name,
             "model": ModelInfo(name=model.name, file=mf.file, sha256=mf.sha256,

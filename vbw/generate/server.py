@@ -23,11 +23,20 @@ What becomes a Generation, and what never does:
   multi-byte character is held back and merged (then it undercounts slightly). A
   non-streamed reply without usage gets 0. ttft_seconds is measured only when streaming.
 - seconds and ttft_seconds time the successful attempt only, not retries or backoff.
+- Each attempt has a deadline, `timeout` seconds for the whole exchange (connect, headers,
+  body), whatever the server drips (vbw.generate.transport); one past it is retried like a
+  dropped connection. A reply larger than `max_reply_bytes` stops the run (EngineError,
+  not retried: the same request gets the same reply). A reply of the wrong shape (a
+  string where an object belongs, a number as content) stops it too, naming the field.
+- n_tokens is a non-negative integer or unknown (null): `true` or -3 as a count is unknown.
 
 Credentials: the API key (read from the variable named by api_key_env) and a base URL's
 userinfo are held as Secrets and sent only in the Authorization header (Bearer, or Basic
 for userinfo when there is no key); redirects are refused, so they never follow one;
-every message quoting a server or a URL is scrubbed of them.
+every message quoting a server or a URL is scrubbed of them (vbw.redact, on the whole
+message before it is cut to one line). A completion that contains the API key's value (or
+the URL's password or a key-like query value, 8 characters or more) is recorded with ***
+in its place and `redacted: true`.
 """
 
 from __future__ import annotations
@@ -49,9 +58,13 @@ from vbw.config import OpenAIBackendConfig
 from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.dialects import GREEDY_EXTRAS, schema_fields
-from vbw.generate.probe import probe_server
+from vbw.generate.probe import PROBE_BYTES, probe_server
+from vbw.generate.statuses import CutShort, Retry, classify, retry_after
+from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
+                                   read_error_body, read_lines)
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
-                               parse_base_url, parse_completion, read_stream, redact)
+                               one_line_text, parse_base_url, parse_completion, read_stream)
+from vbw.redact import mask_exact, redact
 
 log = logging.getLogger(__name__)
 
@@ -73,34 +86,6 @@ def api_key(settings: OpenAIBackendConfig, env: Mapping[str, str]) -> Secret | N
     return Secret(env[name])
 
 
-class _Retry(Exception):
-    """A failure worth another attempt (the cause is already redacted)."""
-
-    def __init__(self, cause: str, retry_after: float | None = None) -> None:
-        self.cause = cause
-        self.retry_after = retry_after
-        super().__init__(cause)
-
-
-class _CutShort(_Retry):
-    """The server ended a stream with [DONE] but no finish_reason: ask again unstreamed."""
-
-
-class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
-    """A 3xx surfaces as an HTTPError: a POST must not turn into a GET elsewhere, nor
-    carry the key to another host."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    try:
-        return float(headers.get("Retry-After", "")) if headers else None
-    except ValueError:
-        return None  # an HTTP date: the plain backoff applies
-
-
 class OpenAIServerBackend(Backend):
     """Greedy chat completions from an OpenAI-compatible server; see the module docstring.
     Thread-safe: `generate` may run in `settings.concurrency` threads at once."""
@@ -118,7 +103,9 @@ class OpenAIServerBackend(Backend):
         key = self._api_key(env)
         self._auth = self._authorization(key)
         self._secrets = tuple(s for s in (*self._endpoint.secrets, key, self._auth) if s)
-        self._opener = urllib.request.build_opener(_RefuseRedirects)
+        # masked in model text: the key, the URL's password and key-like query values
+        self._text_secrets = tuple(s for s in (*self._endpoint.text_secrets, key) if s)
+        self._opener = opener()
         self._lock = threading.Lock()
         self._described: dict[str, Any] | None = None
         self.retries = 0  # retried attempts so far, over all threads
@@ -163,10 +150,10 @@ class OpenAIServerBackend(Backend):
             try:
                 return self._attempt(self._body(messages, config, stream),
                                      has_schema=config.schema_ is not None, stream=stream)
-            except _CutShort as exc:
+            except CutShort as exc:
                 cause, stream = exc.cause, False
                 log.debug("stream cut short; asking again without streaming: %s", cause)
-            except _Retry as exc:
+            except Retry as exc:
                 cause = exc.cause
                 if attempt + 1 < attempts:
                     self._backoff(attempt, exc.retry_after, cause)
@@ -197,10 +184,12 @@ class OpenAIServerBackend(Backend):
                   delay, cause)
         time.sleep(delay)
 
-    def _request(self, url: str, data: bytes | None, accept: str) -> urllib.request.Request:
+    def _request(self, url: str, data: bytes | None, accept: str,
+                 budget: Budget) -> urllib.request.Request:
         request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
                                          headers={"Accept": accept,
                                                   "User-Agent": f"vbw/{__version__}"})
+        request.budget = budget  # type: ignore[attr-defined]  (read by the transport)
         if data is not None:
             request.add_header("Content-Type", "application/json")
         if self._auth is not None:
@@ -208,81 +197,89 @@ class OpenAIServerBackend(Backend):
         return request
 
     def _attempt(self, data: bytes, has_schema: bool, stream: bool) -> Generation:
-        accept = "text/event-stream" if stream else "application/json"
-        request = self._request(self._endpoint.url("/chat/completions"), data, accept)
         start = time.perf_counter()
+        budget = Budget(self.settings.timeout, self.settings.max_reply_bytes)
+        try:
+            with budget:
+                reply = self._exchange(data, has_schema, stream, budget, start)
+        except ReplyTooLarge as exc:
+            raise EngineError(f"{self._where()}: {exc}; not recorded "
+                              "(backend.max_reply_bytes)") from None
+        except Exception:
+            if budget.over:  # whatever the cut-off connection raised
+                raise Retry(f"no complete reply within backend.timeout="
+                             f"{self.settings.timeout:g} s") from None
+            raise
+        return self._generation(reply, time.perf_counter() - start)
+
+    def _exchange(self, data: bytes, has_schema: bool, stream: bool, budget: Budget,
+                  start: float) -> Reply:
+        accept = "text/event-stream" if stream else "application/json"
+        request = self._request(self._endpoint.url("/chat/completions"), data, accept, budget)
         try:
             with self._opener.open(request, timeout=self.settings.timeout) as resp:
-                reply = self._read(resp, start)
+                return self._read(resp, start, budget)
         except urllib.error.HTTPError as exc:
-            raise self._status_error(exc, has_schema) from None
+            raise self._status_error(exc, has_schema, budget) from None
         except StreamError as exc:
             raise self._stream_error(exc, has_schema) from None
         except StreamCut as exc:
             if exc.ended:
-                raise _CutShort(f"{exc} ({_CUT_HINT})") from None
-            raise _Retry(str(exc)) from None
+                raise CutShort(f"{exc} ({_CUT_HINT})") from None
+            raise Retry(str(exc)) from None
         except (OSError, http.client.HTTPException) as exc:
-            raise _Retry(self._redact(self._cause(exc))) from None
-        except ValueError as exc:
-            raise EngineError(f"POST {self._endpoint.shown('/chat/completions')}: the reply "
-                              f"is not a chat completion: {self._redact(one_line(exc))}") from None
-        return self._generation(reply, time.perf_counter() - start)
+            raise Retry(self._quote(self._cause(exc))) from None
+        except ValueError as exc:  # JSON, UTF-8 or shape (wire.Malformed)
+            raise EngineError(f"{self._where()}: the reply is not a chat completion: "
+                              f"{self._quote(str(exc))}") from None
 
-    def _read(self, resp: http.client.HTTPResponse, start: float) -> Reply:
+    def _read(self, resp: http.client.HTTPResponse, start: float, budget: Budget) -> Reply:
         if resp.headers.get_content_type() == "text/event-stream":
-            return read_stream(resp, start, start + self.settings.timeout)
-        return parse_completion(json.loads(resp.read()))  # also when a server cannot stream
+            return read_stream(read_lines(resp, budget), start)
+        # JSON also when a server cannot stream
+        return parse_completion(json.loads(read_body(resp, budget)))
 
     @staticmethod
     def _cause(exc: BaseException) -> str:
         reason = getattr(exc, "reason", None)  # URLError wraps the socket error
         return one_line(reason if isinstance(reason, BaseException) else exc)
 
-    def _redact(self, text: str) -> str:
-        return redact(text, self._secrets)
+    def _quote(self, text: str) -> str:
+        """A server's or the OS's words for a message: secrets and credential patterns
+        masked in the whole text first, then flattened and cut to one line."""
+        return one_line_text(redact(text, self._secrets))
 
-    def _status_error(self, exc: urllib.error.HTTPError, has_schema: bool) -> Exception:
+    def _status_error(self, exc: urllib.error.HTTPError, has_schema: bool,
+                      budget: Budget) -> Exception:
         try:
-            body = exc.read(_ERROR_BODY_BYTES)
-        except (OSError, http.client.HTTPException):
+            body = read_error_body(exc, budget, _ERROR_BODY_BYTES)
+        except (OSError, http.client.HTTPException, ReplyTooLarge):
             body = b""
-        return self._classify(exc.code, self._redact(error_message(body)), has_schema,
-                              _retry_after(exc.headers))
+        return classify(exc.code, self._quote(error_message(body)), self._where(),
+                        has_schema, self.engine, self.settings.api_key_env,
+                        retry_after(exc.headers))
 
     def _stream_error(self, exc: StreamError, has_schema: bool) -> Exception:
-        return self._classify(exc.status or 500, self._redact(str(exc)), has_schema, None)
+        return classify(exc.status or 500, self._quote(str(exc)), self._where(), has_schema,
+                        self.engine, self.settings.api_key_env, None)
 
-    def _classify(self, status: int, message: str, has_schema: bool,
-                  retry_after: float | None) -> Exception:
-        """The exception an HTTP status stands for (module docstring)."""
-        if status in (408, 429) or status >= 500:
-            return _Retry(f"HTTP {status}: {message}", retry_after)
-        where = f"POST {self._endpoint.shown('/chat/completions')}"
-        if 300 <= status < 400:
-            return EngineError(f"{where}: the server redirects (HTTP {status}); set "
-                               "backend.base_url to the URL it redirects to")
-        if status in (400, 422) and has_schema:
-            return UnsupportedSchema(f"{self.engine} rejected the request carrying the "
-                                     f"schema (HTTP {status}): {message}")
-        hint = ""
-        if status in (401, 403):
-            hint = (f" (check the key in ${self.settings.api_key_env})"
-                    if self.settings.api_key_env else " (set backend.api_key_env)")
-        return EngineError(f"{where} -> HTTP {status}: {message}{hint}")
+    def _where(self) -> str:
+        return f"POST {self._endpoint.shown('/chat/completions')}"
 
     def _generation(self, reply: Reply, seconds: float) -> Generation:
         finish = reply.finish_reason
         if finish == "abort":
-            raise _Retry("the server aborted the generation (finish_reason 'abort')")
+            raise Retry("the server aborted the generation (finish_reason 'abort')")
         if finish not in ("stop", "length"):
             raise EngineError(f"POST {self._endpoint.shown('/chat/completions')}: "
                               f"finish_reason {finish!r} is neither 'stop' nor 'length'; "
                               "the reply is not a plain completion and is not recorded")
         tokens = reply.completion_tokens
-        return Generation(text=reply.text,
-                          n_tokens=reply.content_chunks if tokens is None else tokens,
-                          seconds=seconds, ttft_seconds=reply.ttft, finish_reason=finish)
+        if tokens is None and reply.content_chunks:
+            tokens = reply.content_chunks
+        text, masked = mask_exact(reply.text, self._text_secrets)
+        return Generation(text=text, n_tokens=tokens, seconds=seconds,
+                          ttft_seconds=reply.ttft, finish_reason=finish, redacted=masked)
 
     def describe(self) -> dict[str, Any]:
         """Base URL (credentials stripped), served model id, dialect, the sampling fields
@@ -294,14 +291,17 @@ class OpenAIServerBackend(Backend):
                     "base_url": self._endpoint.shown(), "model": self.settings.model,
                     "dialect": self.settings.dialect, "sampling": self.sampling,
                     "stream": self.settings.stream,
-                    "server": {k: self._redact(v) for k, v in server.items()}}
+                    "server": {k: self._quote(v) for k, v in server.items()}}
             return json.loads(json.dumps(self._described))
 
     def _get_json(self, url: str, timeout: float) -> tuple[Mapping[str, str] | None, Any]:
-        """(headers, JSON body) of a GET, or (None, None) on any failure (probes only)."""
+        """(headers, JSON body) of a GET within `timeout` seconds in all, or (None, None)
+        on any failure (probes only)."""
+        budget = Budget(timeout, PROBE_BYTES)
         try:
-            with self._opener.open(self._request(url, None, "application/json"),
-                                   timeout=timeout) as resp:
-                return resp.headers, json.loads(resp.read(2_000_000))
-        except (OSError, ValueError, http.client.HTTPException):
+            with budget, self._opener.open(self._request(url, None, "application/json",
+                                                         budget), timeout=timeout) as resp:
+                return resp.headers, json.loads(read_body(resp, budget))
+        except (OSError, ValueError, http.client.HTTPException, ReplyTooLarge):
             return None, None
+

@@ -9,45 +9,16 @@ functions with no network in them.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-# query parameters that carry a credential (Azure's api-key, signed URLs' sig, ?token=...)
-_KEYLIKE = re.compile(r"key|token|secret|sig|passw|pwd|auth|credential|session", re.I)
+from vbw.redact import KEYLIKE as _KEYLIKE
+from vbw.redact import Secret
+
 MESSAGE_LIMIT = 300  # characters of a server's error message quoted in ours
-MIN_SECRET = 4  # shortest credential value scrubbed from messages
-
-
-class Secret:
-    """A credential that prints as *** in repr, str and f-strings: holding it in a Secret
-    means no message, log line or repr built from the object can leak it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-
-def redact(text: str, secrets: Iterable[Secret]) -> str:
-    """`text` with every secret's value replaced by ***. Values shorter than
-    MIN_SECRET are left alone: they would match inside ordinary words ("p" in "llama.cpp"),
-    and none of our messages contains them (they show URLs without credentials)."""
-    for secret in sorted(secrets, key=lambda s: -len(s.reveal())):
-        if len(secret.reveal()) >= MIN_SECRET:
-            text = text.replace(secret.reveal(), "***")
-    return text
 
 
 @dataclass(frozen=True)
@@ -61,6 +32,8 @@ class Endpoint:
     shown_query: str  # the query without key-like parameters
     userinfo: Secret | None  # "user:password" from the URL, sent as HTTP Basic
     secrets: tuple[Secret, ...]  # every credential in the URL, to scrub from messages
+    # masked in model text too: key-like query values and the password, not a user name
+    text_secrets: tuple[Secret, ...] = ()
 
     def url(self, path: str) -> str:
         """The request URL of `path` under the base ("/chat/completions")."""
@@ -85,34 +58,38 @@ def parse_base_url(base_url: str) -> Endpoint:
     userinfo, _, hostport = parts.netloc.rpartition("@")
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     secrets = [Secret(v) for k, v in pairs if _KEYLIKE.search(k) and v]
+    passwords = [Secret(p) for p in userinfo.split(":", 1)[1:] if p]
+    text_secrets = (*secrets, *passwords)
     if userinfo:
-        secrets += [Secret(userinfo)] + [Secret(p) for p in userinfo.split(":", 1)[1:]]
+        secrets += [Secret(userinfo), *passwords]
     shown_query = urlencode([(k, v) for k, v in pairs if not _KEYLIKE.search(k)])
     return Endpoint(scheme=parts.scheme, hostport=hostport, path=parts.path.rstrip("/"),
                     query=parts.query, shown_query=shown_query,
-                    userinfo=Secret(userinfo) if userinfo else None, secrets=tuple(secrets))
+                    userinfo=Secret(userinfo) if userinfo else None, secrets=tuple(secrets),
+                    text_secrets=text_secrets)
 
 
 def one_line_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """`text` on one line, cut to `limit` characters."""
+    """`text` on one line, cut to `limit` characters (redact before: a cut key is not found)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def error_message(body: bytes) -> str:
-    """The human part of an error body: OpenAI's error.message, FastAPI's detail, or the text."""
+    """The human part of an error body: OpenAI's error.message, FastAPI's detail, or the
+    text; whole, not flattened, so it can be redacted before it is cut to one line."""
     text = body.decode("utf-8", errors="replace")
     try:
         obj = json.loads(text)
     except ValueError:
-        return one_line_text(text) or "(empty body)"
+        return text if text.strip() else "(empty body)"
     if isinstance(obj, dict):
         err = obj.get("error")
         for found in (err.get("message") if isinstance(err, dict) else err,
                       obj.get("detail"), obj.get("message")):
             if found:
-                return one_line_text(found if isinstance(found, str) else json.dumps(found))
-    return one_line_text(text)
+                return found if isinstance(found, str) else json.dumps(found)
+    return text
 
 
 @dataclass
@@ -121,9 +98,14 @@ class Reply:
 
     text: str = ""
     finish_reason: str | None = None
-    completion_tokens: int | None = None  # usage.completion_tokens, when the server sent it
+    completion_tokens: int | None = None  # usage.completion_tokens, when valid
     content_chunks: int = 0  # streamed chunks that carried content (0 when not streamed)
     ttft: float | None = None  # seconds from sending to the first content (streams only)
+
+
+class Malformed(ValueError):
+    """The reply is not shaped like a chat completion; the message names the field and
+    what it should have been."""
 
 
 class StreamCut(Exception):
@@ -136,28 +118,68 @@ class StreamCut(Exception):
 
 
 class StreamError(Exception):
-    """The server reported an error inside a 200 stream (`data: {"error": ...}`)."""
+    """The server reported an error inside a 200 stream (`data: {"error": ...}`); the
+    message is whole (the backend redacts, then flattens it)."""
 
     def __init__(self, status: int | None, message: str) -> None:
         self.status = status
         super().__init__(message)
 
 
+def _kind(value: Any) -> str:
+    """A JSON value's type in JSON's words, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Malformed(f"{field}: expected an object, got {_kind(value)}")
+    return value
+
+
+def _text_or_null(value: Any, field: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise Malformed(f"{field}: expected a string or null, got {_kind(value)}")
+    return value
+
+
+def token_count(value: Any) -> int | None:
+    """A token count as recorded: a non-negative integer (true/false are not counts),
+    else unknown (None)."""
+    return value if type(value) is int and value >= 0 else None
+
+
 def _usage(obj: dict[str, Any]) -> int | None:
     usage = obj.get("usage")
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    return tokens if isinstance(tokens, int) else None
+    return token_count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
+
+
+def _choices(obj: dict[str, Any], streamed: bool) -> list[dict[str, Any]]:
+    choices = obj.get("choices")
+    if choices is None and streamed:
+        return []  # a usage-only chunk
+    if not isinstance(choices, list) or not (choices or streamed):
+        raise Malformed(f"choices: expected {'an' if streamed else 'a non-empty'} array, "
+                        f"got {_kind(choices) if choices != [] else 'an empty array'}")
+    return [_object(c, f"choices[{i}]") for i, c in enumerate(choices)]
 
 
 def parse_completion(obj: Any) -> Reply:
-    """A non-streamed `chat.completion` object; ValueError when it is not one."""
-    try:
-        choice = obj["choices"][0]
-        content = choice["message"].get("content")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise ValueError("not a chat.completion object (no choices[0].message)") from None
-    return Reply(text=content or "", finish_reason=choice.get("finish_reason"),
-                 completion_tokens=_usage(obj))
+    """A non-streamed `chat.completion` object; Malformed names what is not one."""
+    obj = _object(obj, "the reply")
+    choice = _choices(obj, streamed=False)[0]
+    message = _object(choice.get("message"), "choices[0].message")
+    content = _text_or_null(message.get("content"), "choices[0].message.content")
+    finish = _text_or_null(choice.get("finish_reason"), "choices[0].finish_reason")
+    return Reply(text=content or "", finish_reason=finish, completion_tokens=_usage(obj))
 
 
 def sse_data(lines: Iterable[bytes]) -> Iterator[str]:
@@ -179,41 +201,49 @@ def sse_data(lines: Iterable[bytes]) -> Iterator[str]:
 def _stream_error(obj: dict[str, Any]) -> StreamError:
     err = obj["error"]
     if not isinstance(err, dict):
-        return StreamError(None, one_line_text(str(err)))
+        return StreamError(None, str(err))
     code = err.get("code")
-    return StreamError(code if isinstance(code, int) else None,
-                       one_line_text(str(err.get("message") or err)))
+    return StreamError(code if type(code) is int else None, str(err.get("message") or err))
 
 
-def read_stream(lines: Iterable[bytes], start: float, deadline: float) -> Reply:
+def _chunk_choice(reply: Reply, choice: dict[str, Any], i: int, start: float,
+                  parts: list[str]) -> None:
+    index = choice.get("index", 0)
+    if type(index) is not int:
+        raise Malformed(f"choices[{i}].index: expected an integer, got {_kind(index)}")
+    if index != 0:
+        return
+    delta = choice.get("delta")
+    delta = {} if delta is None else _object(delta, f"choices[{i}].delta")
+    piece = _text_or_null(delta.get("content"), f"choices[{i}].delta.content")
+    if piece:
+        if reply.ttft is None:
+            reply.ttft = time.perf_counter() - start
+        parts.append(piece)
+        reply.content_chunks += 1
+    finish = _text_or_null(choice.get("finish_reason"), f"choices[{i}].finish_reason")
+    reply.finish_reason = finish or reply.finish_reason
+
+
+def read_stream(lines: Iterable[bytes], start: float) -> Reply:
     """Accumulate a chat.completion.chunk stream. Complete means a finish_reason arrived:
     a stream that ends without one (the connection dropped, or a server interrupted it and
-    sent [DONE]) raises StreamCut, so a partial text is never taken for an output."""
+    sent [DONE]) raises StreamCut, so a partial text is never taken for an output. The
+    caller bounds the time and bytes (vbw.generate.transport)."""
     reply = Reply()
     parts: list[str] = []
     ended = False
     for data in sse_data(lines):
-        if time.perf_counter() > deadline:
-            raise TimeoutError("the stream did not finish within the timeout")
         if data.strip() == "[DONE]":
             ended = True
             break
-        obj = json.loads(data)
-        if not isinstance(obj, dict):
-            raise ValueError("a stream chunk is not a JSON object")
+        obj = _object(json.loads(data), "a stream chunk")
         if "error" in obj:
             raise _stream_error(obj)
-        reply.completion_tokens = _usage(obj) or reply.completion_tokens
-        for choice in obj.get("choices") or []:
-            if choice.get("index", 0) != 0:
-                continue
-            piece = (choice.get("delta") or {}).get("content")
-            if piece:
-                if reply.ttft is None:
-                    reply.ttft = time.perf_counter() - start
-                parts.append(piece)
-                reply.content_chunks += 1
-            reply.finish_reason = choice.get("finish_reason") or reply.finish_reason
+        reply.completion_tokens = _usage(obj) if _usage(obj) is not None \
+            else reply.completion_tokens
+        for i, choice in enumerate(_choices(obj, streamed=True)):
+            _chunk_choice(reply, choice, i, start, parts)
     if reply.finish_reason is None:
         raise StreamCut("the server ended the stream without a finish_reason" if ended else
                         "the stream broke off before a finish_reason", ended)

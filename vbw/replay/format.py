@@ -28,13 +28,16 @@ class ArmRecord(BaseModel):
                                   "(scored invalid and wrong).")
     seconds: float = _doc(0.0, "Generation seconds.")
     compile_seconds: float = _doc(0.0, "Seconds spent compiling the schema's grammar.")
-    n_tokens: int = _doc(0, "Generated tokens.")
+    n_tokens: int | None = _doc(None, "Generated tokens; absent or null: unknown (not "
+                                      "recorded, or a server that reported no valid count).")
     ttft_seconds: float | None = _doc(None, "Seconds to the first token.")
     finish_reason: Literal["stop", "length"] | None = _doc(
         None, "stop: the model ended; length: the token cap cut it off.")
     reuses: str | None = _doc(None, "The arm whose conversation this one extends.")
     unsupported_schema: str | None = _doc(
         None, "Why the engine could not compile the schema; excludes the item from scoring.")
+    redacted: bool | None = _doc(
+        None, "true: the text contained the API key's value, recorded as *** instead.")
 
 
 class ItemRecord(BaseModel):

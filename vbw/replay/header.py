@@ -53,6 +53,9 @@ class ServerInfo(BaseModel):
     dialect: str = Field(description="How the JSON Schema was sent (the run's engine).")
     server: dict[str, Any] | None = Field(
         None, description="The server's software and version, where it exposes them.")
+    masked: str | None = Field(
+        None, description="Which credential values are recorded as *** in the texts "
+                          "(arm records that had one say redacted: true).")
 
     def identity(self) -> tuple[str, str, str]:
         """What a resumed run must share: the same server, model and dialect."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
+from vbw.redact import escape_surrogates
 from vbw.replay.format import EndV1, ItemRecord, Replay
 from vbw.replay.header import CompleteHeader
 from vbw.replay.legacy import LegacyHeader
@@ -51,12 +52,25 @@ def available_replays(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob("*/*/*.jsonl"))
 
 
+COMPACT = "-compact"  # a replay file's engine suffix when generated with compact whitespace
+
+
+def engine_shown(key: str) -> str:
+    """A replay file's engine as the user selects it: `outlines-compact` is no engine but
+    `outlines` with `engine.whitespace=compact`."""
+    if key.endswith(COMPACT) and len(key) > len(COMPACT):
+        return f"{key.removesuffix(COMPACT)} (engine.whitespace=compact)"
+    return key
+
+
 def no_replay_message(roots: list[Path], task: str, model: str, engine: str) -> str:
     """Why there is nothing to re-score, listing what the replay folders do hold."""
     have = sorted({r for root in roots for r in available_replays(root)})
-    listing = ", ".join(have) if have else "none"
+    listing = ", ".join(f"{r.rsplit('/', 1)[0]}/{engine_shown(r.rsplit('/', 1)[1])}"
+                        for r in have) if have else "none"
     where = ", ".join(str(r) for r in roots)
-    return (f"no replay for task={task} model={model} engine={engine} under {where} "
+    asked = engine_shown(engine).replace(" (", " ").rstrip(")")
+    return (f"no replay for task={task} model={model} engine={asked} under {where} "
             f"(available task/model/engine: {listing}); pass replay=PATH, or generate one "
             "with mode=live (mode=auto does so when no replay is recorded)")
 
@@ -104,7 +118,8 @@ class ReplayWriter:
         self._write({"end": end.model_dump(mode="json")})
 
     def _write(self, obj: dict[str, Any], mode: str = "a") -> None:
-        data = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
+        # a lone surrogate (a server's "\ud800") stays a JSON escape: lossless, encodable
+        data = (escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n").encode("utf-8")
         with open(self.path, mode + "b") as f:
             f.write(data)
             f.flush()

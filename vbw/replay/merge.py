@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
+from vbw.redact import escape_surrogates
 from vbw.replay.format import EndV1, ItemRecord, Replay
 from vbw.replay.header import CompleteHeader, ShardInfo
 
@@ -163,17 +164,6 @@ def merge_shards(replays: list[Replay], ids_of: Callable[[int], list[str]]
     return _header(shards, of), [records[i] for i in ids], end
 
 
-def _line(obj: Any) -> str:
-    """One JSON line; a text holding a lone surrogate (which UTF-8 cannot encode; a shard
-    may carry one as a \\u escape) keeps it as the same escape, so nothing is lost."""
-    line = json.dumps(obj, ensure_ascii=False) + "\n"
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(obj) + "\n"
-    return line
-
-
 def write_merged(path: Path, header: CompleteHeader, records: list[ItemRecord],
                  end: EndV1) -> None:
     """The merged replay, written whole to a temporary name and renamed into place."""
@@ -184,7 +174,9 @@ def write_merged(path: Path, header: CompleteHeader, records: list[ItemRecord],
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         for obj in lines:
-            f.write(_line(obj))
+            # a lone surrogate (which UTF-8 cannot encode; a shard may carry one as a \u
+            # escape) is written as the same escape, so nothing is lost
+            f.write(escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

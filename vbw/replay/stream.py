@@ -66,11 +66,12 @@ def _light_arm(a: Any) -> bool:
             and (a.get("text") is None or type(a.get("text")) is str)
             and type(a.get("seconds", 0.0)) in _NUM
             and type(a.get("compile_seconds", 0.0)) in _NUM
-            and type(a.get("n_tokens", 0)) is int
+            and (a.get("n_tokens") is None or type(a.get("n_tokens")) is int)
             and _number_or_none(a.get("ttft_seconds"))
             and a.get("finish_reason") in _FINISH
             and all(a.get(k) is None or type(a.get(k)) is str
-                    for k in ("reuses", "unsupported_schema")))
+                    for k in ("reuses", "unsupported_schema"))
+            and type(a.get("redacted")) in (type(None), bool))
 
 
 def _light(obj: Any) -> ScoredRecord | None:

@@ -48,7 +48,8 @@ def render_check(task: Task, first: Item | None, audit: Audit) -> str:
     if first is not None and not audit.problems:
         out += _first_item(task, first)
     out += ["## Summary", "", text(summary_line(audit)), ""]
-    for title, found in (("Problems", audit.problems), ("Warnings", audit.warnings)):
+    for title, found in (("Problems", audit.check_problems), ("Warnings", audit.check_warnings),
+                         ("Checks skipped", audit.not_checked)):
         if found:
             out += [f"## {title}", ""]
             out += [f"- {text(p)}" for p in found[:SHOWN]]

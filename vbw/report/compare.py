@@ -8,24 +8,20 @@ from pathlib import Path
 
 from vbw.report.escape import code, text
 from vbw.report.files import MANIFEST, write_set
-from vbw.report.markdown import mde_text, metric_name, p_value, pct
+from vbw.report.markdown import metric_name, pct
+from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
 from vbw.score.paired import ALPHA, POWER
 
 _SHOWN_IDS = 5
 
 
-def _pts(x: float) -> str:
-    v = round(100 * x, 1)
-    return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
-
-
 def _delta_cell(m: MetricPair) -> str:
+    """The verdict (vbw.report.verdict, as in report.md), then the CI of the size."""
     d = m.delta
-    interval = f"[{_pts(d.ci95[0])}, {_pts(d.ci95[1])}]"
-    if d.mcnemar_p < ALPHA:
-        return f"{_pts(d.delta)} pts {interval}"
-    return f"no detectable effect ({_pts(d.delta)} {interval})"
+    if d.effect:
+        return f"{verdict(d)} {interval(d)}"
+    return f"{verdict(d)} ({pts(d.delta)} {interval(d)})"
 
 
 def _mde_cell(m: MetricPair) -> str:
@@ -87,7 +83,8 @@ def render_compare(r: CompareReport) -> str:
             f"CI ({r.bootstrap['resamples']} resamples, seed {r.bootstrap['seed']}); "
             "\"A only / B only\": items where the metric holds in one replay only. "
             f"McNemar: the exact two-sided test on those items; an effect is reported "
-            f"when p<{ALPHA:g}. MDE: the smallest |Δ| that test detects with "
+            f"when p<{ALPHA:g} (\"no effect of any size\": too few of them for any split "
+            f"to reach it). MDE: the smallest |Δ| that test detects with "
             f"{100 * POWER:.0f}% power at this N and this number of discordant items."]
     return "\n".join(out) + "\n"
 

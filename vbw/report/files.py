@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
+from vbw.redact import escape_surrogates
 from vbw.report.browser import Browser
 from vbw.report.html import html_chunks
 from vbw.report.markdown import coverage, render_markdown
@@ -62,12 +63,14 @@ def _fsync_dir(folder: Path) -> None:
 
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """Write `text` (or its parts, one after another) to a temporary file beside `path`,
-    fsync it, rename it over `path`; a failure mid-way leaves no temporary file."""
+    fsync it, rename it over `path`; a failure mid-way leaves no temporary file.
+    A lone surrogate (from a server's JSON, kept in a replay) is written as its `\\udXXX`
+    escape: lossless in JSON, visible elsewhere, and encodable as UTF-8."""
     tmp = path.with_name(f".{path.name}{PARTIAL}{os.getpid()}")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as f:
             for part in [text] if isinstance(text, str) else text:
-                f.write(part)
+                f.write(escape_surrogates(part))
             f.flush()
             os.fsync(f.fileno())
     except BaseException:

@@ -27,8 +27,11 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from vbw.report.browser import Browser
-from vbw.report.markdown import metric_name, rate_cell
+from vbw.report.markdown import check_lines, plain_metric_name, rate_cell
+from vbw.report.svg import render_forest
+from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.model import Comparison, Report
+from vbw.score.paired import ALPHA
 
 ASSETS = "html_assets"
 _UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
@@ -70,24 +73,16 @@ def _template() -> Any:
         asset("report.html"))
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
 def _comparison(c: Comparison, n: int, label: str) -> dict[str, Any]:
-    deltas = []
-    for metric, d in c.deltas.items():
-        effect = (f"{_pts(d.delta)} pts" if d.excludes_0
-                  else f"no detectable effect at N={n}")
-        deltas.append((_name(metric, label), effect, f"[{_pts(d.ci95[0])}, {_pts(d.ci95[1])}]"))
+    """One comparison's rows: metric, verdict (vbw.report.verdict, as in report.md), delta
+    and CI, McNemar p, MDE; plain text, escaped by Jinja."""
+    deltas = [{"metric": plain_metric_name(metric, label), "verdict": verdict(d, n),
+               "effect": d.effect, "delta": f"{pts(d.delta)} {interval(d)}",
+               "p": p_value(d.mcnemar_p), "mde": mde_text(d).removeprefix("MDE ")}
+              for metric, d in c.deltas.items()]
     return {"pair": f"{c.from_} → {c.to}", "role": c.role, "deltas": deltas,
             "flips": f"{c.flips.right_to_wrong} right→wrong, "
                      f"{c.flips.wrong_to_right} wrong→right"}
-
-
-def _name(metric: str, label: str) -> str:
-    """The metric's name as plain text (Jinja escapes it); markdown.metric_name's wording."""
-    return label if metric == "answer_accuracy" else metric_name(metric, label)
 
 
 def render_html(r: Report, svg: str, browser: Browser | None) -> str:
@@ -106,10 +101,11 @@ def html_chunks(r: Report, svg: str, browser: Browser | None) -> Iterator[str]:
            else "Generated in this run.")
     slot = f"vbw-data-{uuid.uuid4().hex}"  # no string from a file can guess it
     page = _template().render(
-        r=r, how=how, arm_rows=arm_rows,
+        r=r, how=how, arm_rows=arm_rows, checks=check_lines(r),
         comparisons=[_comparison(c, r.n, r.correctness_label) for c in r.comparisons],
-        svg=Markup(svg.strip())  # render_svg escapes what it holds
-       , has_items=browser is not None,
+        svg=Markup(svg.strip()),  # render_svg escapes what it holds
+        forest=Markup(render_forest(r).strip()),  # so does render_forest
+        alpha=f"{ALPHA:g}", has_items=browser is not None,
         data=Markup(slot), css=Markup(asset("report.css")),
         js=Markup(asset("report.js")))
     head, tail = page.split(slot, 1)

@@ -1,10 +1,15 @@
-"""report.md: the per-arm table and the paired comparisons, nulls printed as nulls."""
+"""report.md: the per-arm table and the paired comparisons, nulls printed as nulls. Each
+comparison's verdict is vbw.report.verdict's, as in every other report."""
 
 from __future__ import annotations
 
 from vbw.report.escape import code, text
-from vbw.score.model import Comparison, Delta, Rate, Report
+from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
+from vbw.score.model import Comparison, Rate, Report
 from vbw.score.paired import ALPHA
+
+__all__ = ["coverage", "mde_text", "metric_name", "p_value", "plain_metric_name", "pct",
+           "rate_cell", "render_markdown"]
 
 _NAMES = {"schema_validity": "schema validity", "wrong_but_valid": "wrong but valid"}
 
@@ -15,33 +20,13 @@ def metric_name(metric: str, label: str) -> str:
     return text(label) if metric == "answer_accuracy" else _NAMES[metric]
 
 
+def plain_metric_name(metric: str, label: str) -> str:
+    """metric_name's wording as plain text, for HTML and SVG (escaped there, not here)."""
+    return label if metric == "answer_accuracy" else _NAMES[metric]
+
+
 def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
-
-
-def _pts(x: float) -> str:
-    v = round(100 * x, 1)
-    return f"{'+' if v >= 0 else '-'}{abs(v):.1f}"
-
-
-def p_value(p: float) -> str:
-    """`p=0.039`, `p<0.001`; never rounded across ALPHA (0.0499 is not printed 0.05)."""
-    if p < 0.001:
-        return "p<0.001"
-    s = f"{p:.2g}"
-    if p < ALPHA <= float(s):
-        s = f"{p:.4g}"
-    return f"p={s}"
-
-
-def mde_text(d: Delta) -> str:
-    """The minimum detectable effect in points, or why there is none."""
-    if d.mde is not None:
-        return f"MDE ±{100 * d.mde:.1f} pts"
-    k = d.n10 + d.n01
-    if k == 0:
-        return "MDE none: no discordant item"
-    return f"MDE none: {k} discordant item{'' if k == 1 else 's'}, too few for p<{ALPHA:g}"
 
 
 def rate_cell(r: Rate | None) -> str:
@@ -53,14 +38,13 @@ def rate_cell(r: Rate | None) -> str:
 def _comparison(c: Comparison, n: int, label: str) -> list[str]:
     lines = [f"**{code(c.from_)} → {code(c.to)}** ({c.role})"]
     for metric, d in c.deltas.items():
-        name = metric_name(metric, label)
-        interval = f"95% CI [{_pts(d.ci95[0])}, {_pts(d.ci95[1])}] pts; McNemar " \
-                   f"{p_value(d.mcnemar_p)}"
-        if d.excludes_0:
-            lines.append(f"- {name}: {_pts(d.delta)} pts ({interval})")
+        # the verdict is McNemar's (vbw.report.verdict); the CI is the effect's size
+        ci = f"95% CI {interval(d)} pts; McNemar {p_value(d.mcnemar_p)}"
+        if d.effect:
+            lines.append(f"- {metric_name(metric, label)}: {verdict(d, n)} ({ci})")
         else:
-            lines.append(f"- {name}: no detectable effect at N={n} ({interval}; "
-                         f"{mde_text(d)})")
+            lines.append(f"- {metric_name(metric, label)}: {verdict(d, n)} (observed "
+                         f"{pts(d.delta)} pts, {ci}; {mde_text(d)})")
     lines.append(f"- per-item flips: {c.flips.right_to_wrong} right→wrong, "
                  f"{c.flips.wrong_to_right} wrong→right")
     return lines
@@ -82,6 +66,15 @@ def coverage(r: Report) -> str:
     return f"{r.n} scored of {r.n_task} in the task ({excluded}; {missing})."
 
 
+def check_lines(r: Report) -> list[str]:
+    """The task check's warnings, then the checks it skipped (plain text: each renderer
+    escapes it); none when the checks found nothing, so such a report is unchanged."""
+    tc = r.task_check
+    if tc is None:
+        return []
+    return [f"warning: {w}" for w in tc.warnings] + [f"not checked: {n}" for n in tc.not_checked]
+
+
 def render_markdown(r: Report) -> str:
     out = [f"# vbw report: {text(r.task)} (N={r.n}, {r.mode})", ""]
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
@@ -98,10 +91,17 @@ def render_markdown(r: Report) -> str:
                    f"{rate_cell(m.answer_accuracy)} | {rate_cell(m.wrong_but_valid)} |")
     out += ["", "Executable accuracy: not computed (the task has no execution check).", ""]
     if r.comparisons:
-        out += ["## Paired comparisons (same items)", ""]
+        out += ["## Paired comparisons (same items)", "",
+                f"An effect is stated when the exact McNemar test on the discordant items "
+                f"gives p<{ALPHA:g}; the 95% bootstrap CI beside it is the interval of its "
+                "size.", ""]
         for c in r.comparisons:
             out += _comparison(c, r.n, r.correctness_label) + [""]
     widths = ", ".join(f"{code(k)} ±{50 * (m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]):.1f} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
+    checks = check_lines(r)
+    if checks:
+        out += ["", "## Task check (found on the scored items; scoring went ahead)", "",
+                *(f"- {text(line)}" for line in checks)]
     return "\n".join(out) + "\n"

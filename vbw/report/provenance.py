@@ -41,6 +41,8 @@ def provenance(header: ReplayHeader, records: Sequence[Timed], end: EndV1 | None
         clauses.append(f"{_listed(missing)} not recorded")
     if header.version >= 1 and header.task_hash is None:
         clauses.append(NO_TASK_HASH)
+    if header.backend is not None and header.backend.masked:
+        clauses.append(f"credentials masked as *** in the texts: {header.backend.masked}")
     return "; ".join(clauses)
 
 

@@ -197,14 +197,15 @@ def build_comparison(scored: list[Scored], arms: list[Arm], *, task: str, label:
 
 def worse(report: CompareReport, gates: list[tuple[str, str]]) -> list[str]:
     """(arm key, metric) gates that trip: in some comparison the metric moved the bad way
-    (HIGHER_IS_BETTER) and the exact McNemar p < ALPHA. One line each."""
+    (HIGHER_IS_BETTER) and is an effect (Delta.effect: exact McNemar p < ALPHA, the verdict
+    every report prints). One line each."""
     tripped = []
     for c in report.comparisons:
         for arm, metric in gates:
             pair = c.arms[arm].metrics[metric]
             d = pair.delta
             bad = d.delta < 0 if HIGHER_IS_BETTER[metric] else d.delta > 0
-            if bad and d.mcnemar_p < ALPHA:
+            if bad and d.effect:
                 tripped.append(f"{arm} {metric} {100 * pair.rate_from:.1f}% in {c.from_} -> "
                                f"{100 * pair.rate_to:.1f}% in {c.to} (exact McNemar "
                                f"p={d.mcnemar_p:.3g})")

@@ -9,7 +9,7 @@ import numpy as np
 from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
 from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
-from vbw.score.paired import mcnemar_p, min_detectable_effect
+from vbw.score.paired import ALPHA, mcnemar_p, min_detectable_effect
 from vbw.score.states import ItemStates
 from vbw.task.arms import Arm
 
@@ -65,13 +65,15 @@ def comparison_pairs(arms: list[Arm]) -> list[tuple[Arm, Arm, str]]:
 def paired_delta(before: np.ndarray, after: np.ndarray, rng: np.random.Generator,
                  resamples: int) -> Delta:
     """mean(after) - mean(before) for paired 0/1 vectors: bootstrap CI (drawn from rng),
-    discordant counts, exact McNemar p-value and minimum detectable effect."""
+    discordant counts, exact McNemar p-value, minimum detectable effect and the verdict
+    (an effect is McNemar p < ALPHA)."""
     n = int(before.size)
     lo, hi = delta_ci(before, after, rng, resamples)
     n10, n01 = int((before & ~after).sum()), int((~before & after).sum())
+    p = mcnemar_p(n10, n01)
     return Delta(delta=float(after.mean() - before.mean()) if n else 0.0, ci95=(lo, hi),
-                 excludes_0=bool(lo > 0 or hi < 0), n10=n10, n01=n01,
-                 mcnemar_p=mcnemar_p(n10, n01), mde=min_detectable_effect(n, n10 + n01))
+                 excludes_0=bool(lo > 0 or hi < 0), n10=n10, n01=n01, mcnemar_p=p,
+                 mde=min_detectable_effect(n, n10 + n01), effect=p < ALPHA)
 
 
 def comparison_key(src: str, dst: str) -> str:

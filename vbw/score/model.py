@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from vbw.score.paired import ALPHA
+
+from vbw.task.audit import Finding
 
 METRICS = ("schema_validity", "answer_accuracy", "wrong_but_valid")
 
@@ -38,7 +42,12 @@ class ArmMetrics(_M):
 class Delta(_M):
     """A paired difference of rates, `to` minus `from`: its bootstrap CI, the discordant
     counts (n10: the metric holds in `from` only; n01: in `to` only), the exact McNemar
-    p-value and the minimum detectable effect (vbw.score.paired; None: none detectable)."""
+    p-value and the minimum detectable effect (vbw.score.paired; None: none detectable).
+
+    `effect` is THE verdict, the same in every report, summary and gate: the exact McNemar
+    test rejects at ALPHA. The bootstrap CI is the interval of the effect's size, not a
+    second test: at N=5 a CI of [+100, +100] sits beside p=0.062, no effect. `excludes_0`
+    (whether that CI leaves out 0) stays for the published report.json format."""
     delta: float
     ci95: tuple[float, float]
     excludes_0: bool
@@ -46,6 +55,19 @@ class Delta(_M):
     n01: int
     mcnemar_p: float
     mde: float | None
+    effect: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict(cls, data: Any) -> Any:
+        """`effect` follows from the p-value: filled in when absent, refused when it
+        disagrees (one verdict, never two)."""
+        if isinstance(data, dict) and isinstance(data.get("mcnemar_p"), (int, float)):
+            decided = data["mcnemar_p"] < ALPHA
+            if data.setdefault("effect", decided) != decided:
+                raise ValueError(f"effect={data['effect']} but mcnemar_p={data['mcnemar_p']} "
+                                 f"(an effect is p < {ALPHA})")
+        return data
 
 
 class Flips(_M):
@@ -77,6 +99,15 @@ class Missing(_M):
     ids: list[str]
 
 
+class TaskCheck(_M):
+    """The task checks of a run (vbw.task.audit) on the items it scores: findings that do
+    not stop scoring (each with the item that shows it), and the checks skipped."""
+    gold_checked: int
+    warnings: list[str]
+    findings: list[Finding]
+    not_checked: list[str]
+
+
 class Report(_M):
     task: str
     correctness_label: str
@@ -90,6 +121,7 @@ class Report(_M):
     source: str
     provenance: str
     bootstrap: dict[str, Any]
+    task_check: TaskCheck | None = None  # set by vbw.app for a run
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
     ledger: list[dict[str, str]]

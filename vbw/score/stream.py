@@ -28,7 +28,7 @@ from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
 from vbw.score.states import ItemStates, arm_states, no_arm_message
 from vbw.task.arms import Arm
-from vbw.task.audit import Auditor, audit, first_error, first_ids
+from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
 from vbw.task.runner import Task
 from vbw.task.validity import Validators
 
@@ -40,6 +40,7 @@ class Timing(NamedTuple):
 
 
 class Scored(NamedTuple):
+    audit: Audit  # the task checks on the held items (findings are the caller's to warn of)
     states: ItemStates
     missing: list[str]  # selected task items the replay lacks
     n_task: int  # items selected from the task
@@ -124,17 +125,16 @@ def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str
     return missing
 
 
-def _checked(p: _Pass, task: Task, n: int | None, selected: list[str], err: TextIO) -> None:
+def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
     """The task checks on the held items, as vbw.app did before scoring: a problem stops
-    the run (re-found in task order, for its exact words), warnings are printed."""
+    the run (re-found in task order, for its exact words); findings are returned."""
     result = p.auditor.result()
     if result.problems:
         held = {selected[i] for i in np.flatnonzero(p.held)}
         result = audit(task, task.items(n, only=held))
         if result.problems:
             raise ConfigError(first_error(result))
-    for w in result.warnings:
-        print(f"vbw: warning: {w}", file=err)
+    return result
 
 
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
@@ -156,14 +156,14 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
     if p.bad_row is not None:
         raise p.bad_row[1]
-    if check:
-        _checked(p, task, n, selected, err)
+    # check=False: the auditor saw no item, so its result is an empty Audit (items=0)
+    result = _checked(p, task, n, selected) if check else p.auditor.result()
     if p.no_arm is not None:
         raise ReplayError(p.no_arm[1])
     end = stream.end
     if stream.header.version == 0 and end is None:
         end = legacy_end(stream.meta_as_written, len(p.timings))
-    return Scored(_states(selected, arms, p), missing, len(selected), p.timings, end)
+    return Scored(result, _states(selected, arms, p), missing, len(selected), p.timings, end)
 
 
 def _states(selected: list[str], arms: list[Arm], p: _Pass) -> ItemStates:

@@ -19,6 +19,9 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from vbw.errors import VbwError
+from vbw.report.escape import one_line
+from vbw.hydrafiles import MULTIRUN, redact_file
+from vbw.redact import redact_text
 from vbw.rundir import claimed
 from vbw.sweep.shards import MERGED_PREFIX
 from vbw.sweep.status import (JobStatus, belongs, job_dirs, read_launch, read_status,
@@ -35,7 +38,9 @@ class SweepEnd(Callback):
         write_launch(Path(str(config.hydra.sweep.dir)))  # before any job starts
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        finish_sweep(Path(str(config.hydra.sweep.dir)))
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        redact_file(sweep_dir / MULTIRUN)  # also when hydra.callbacks.vbw_redact is dropped
+        finish_sweep(sweep_dir)
 
 
 def _group_key(status: JobStatus) -> tuple[str, ...]:
@@ -78,8 +83,8 @@ def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
                                    job=f"{out_dir.name} ({' '.join(overrides)})")
         status.reason = "ok" if status.exit_code == 0 else "gate tripped"
     except VbwError as e:
-        print(f"vbw: error: {out_dir.name}: {e}", file=err)
-        status.exit_code, status.reason = e.exit_code, str(e)
+        status.exit_code, status.reason = e.exit_code, redact_text(str(e))
+        print(f"vbw: error: {out_dir.name}: {status.reason}", file=err)
     except Exception as e:  # noqa: BLE001  a bug: recorded like a job's
         traceback.print_exc(file=err)
         status.reason = f"internal error: {type(e).__name__}: {e}"
@@ -88,8 +93,21 @@ def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
     return status
 
 
+def print_outputs(jobs: list[tuple[Path, JobStatus]], out: TextIO) -> None:
+    """The output of each job that ran outside this process (its status holds it), under
+    its header, in job order: one write per job."""
+    for _, s in jobs:
+        if s.output is None:
+            continue
+        label = (f"{s.job}: {' '.join(s.overrides)}" if s.overrides else s.job)
+        body = s.output if s.output.strip() else f"(no output: {s.reason})\n"
+        out.write(f"== {one_line(label)} ==\n{body}\n")
+        out.flush()
+
+
 def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Merge shard groups, write and print the summary; return the sweep's exit code."""
+    """Print the output of jobs that ran elsewhere, merge shard groups, write and print the
+    summary; return the sweep's exit code."""
     out, err = out or sys.stdout, err or sys.stderr
     launch = read_launch(sweep_dir)
     jobs, stale = [], []
@@ -101,6 +119,7 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
         shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
         print(f"vbw: warning: {sweep_dir}: ignored {len(stale)} job folder(s) not from this "
               f"launch (a reused hydra.sweep.dir): {shown}", file=err, flush=True)
+    print_outputs(jobs, out)
     groups = _shard_groups(jobs)
     for k, group in enumerate(groups):
         name = MERGED_PREFIX if len(groups) == 1 else f"{MERGED_PREFIX}_{k}"

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from vbw.sweep.summary import arm_cell, headline_cell, status_cell
+from vbw.score.paired import ALPHA
+from vbw.sweep.summary import arm_cell, headline_cell, headline_columns, status_cell
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;
@@ -40,24 +41,30 @@ def _arms(row: dict[str, Any]) -> str:
     return "<ul>" + "".join(items) + "</ul>"
 
 
-def _row(row: dict[str, Any]) -> str:
+def _row(row: dict[str, Any], columns: list[str]) -> str:
     cls = "ok" if row["exit_code"] == 0 else "bad"
     cells = [_e(row["job"]), _e(row["task"] or "?"), _e(row["model"] or "?"),
              _e(row["engine"] or "?"), "<code>" + _e(" ".join(row["other_overrides"])) + "</code>",
              _e(row["n"] if row["n"] is not None else "-"), _arms(row),
-             _e(headline_cell(row["headline"], row["n"])),
+             *(_e(headline_cell(row, c)) for c in columns),
              f'<span class="{cls}">{_e(status_cell(row))}</span>',
              _link(row["report_html"], "report.html") + " · " + _link(row["report"], "report.md")]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
 def render_html(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
+    columns = headline_columns(rows)
     head = ("<tr><th>job</th><th>task</th><th>model</th><th>engine</th><th>other overrides"
             "</th><th>N</th><th>arms: validity; accuracy; wrong-but-valid (95% CI)</th>"
-            "<th>headline Δ accuracy</th><th>status</th><th>report</th></tr>")
-    body = "\n".join(_row(r) for r in rows)
+            + "".join(f"<th>Δ accuracy <code>{_e(c)}</code></th>" for c in columns)
+            + "<th>status</th><th>report</th></tr>")
+    body = "\n".join(_row(r, columns) for r in rows)
+    note = ("" if not columns else
+            "<p>Δ accuracy: the headline comparison (grammar off → on, same schema) named in "
+            "the column, to − from with its 95% bootstrap CI; an effect is stated when the "
+            f"exact McNemar test gives p&lt;{ALPHA:g}, as in each report.</p>\n")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>vbw sweep summary</title><style>{_STYLE}</style></head><body>\n"
             f"<h1>vbw sweep: {len(rows)} row(s), exit {exit_code}</h1>\n"
             f"<p>Sweep folder: <code>{_e(sweep_dir)}</code></p>\n"
-            f"<table>{head}\n{body}\n</table>\n</body></html>\n")
+            f"<table>{head}\n{body}\n</table>\n{note}</body></html>\n")

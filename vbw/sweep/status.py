@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vbw.config import RunConfig
+from vbw.redact import redact_obj
 from vbw.report.files import write_atomic
 from vbw.task.locate import select_tasks
 from vbw.task.runner import Task
@@ -65,6 +66,10 @@ class JobStatus(BaseModel):
     reports: list[str] = []          # report.json paths, relative to the job folder
     inputs: JobInputs | None = None
     run_id: str | None = None        # the launch that ran the job (see `Launch`)
+    # what the job printed on stdout when it ran outside the launching process (joblib,
+    # submitit, Ray): printed under the job's header when the sweep ends, so no launcher
+    # interleaves one job's report with another's. None: printed as the job ran.
+    output: str | None = None
     host: str = Field(default_factory=socket.gethostname)  # where the job ran
     pid: int = Field(default_factory=os.getpid)
 
@@ -114,7 +119,8 @@ def reports_in(job_dir: Path) -> list[str]:
 def write_status(job_dir: Path, status: JobStatus) -> Path:
     job_dir.mkdir(parents=True, exist_ok=True)
     path = job_dir / STATUS
-    write_atomic(path, status.model_dump_json(indent=1) + "\n")
+    # overrides, reasons and the composed config, without URL credentials (vbw.redact)
+    write_atomic(path, json.dumps(redact_obj(status.model_dump(mode="json")), indent=1) + "\n")
     return path
 
 

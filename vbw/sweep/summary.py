@@ -1,8 +1,11 @@
 """The sweep summary: one row per job (per task it scored), in summary.md/.json/.html.
 
 A row holds the job's overrides (task, model and engine apart), N, every arm's validity,
-accuracy and wrong-but-valid rate with CIs, the headline comparison's delta, where the
-report is and how the job ended. Built from the files the jobs left (status.json,
+accuracy and wrong-but-valid rate with CIs, the accuracy delta of each headline comparison
+(prompt_json[S] -> constrained[S], one per schema S: one column each, named by the
+comparison, so a two-schema task's two deltas are never confused), where the report is and
+how the job ended. A delta's verdict is report.md's (vbw.report.verdict: exact McNemar at
+alpha 0.05, the CI beside it). Built from the files the jobs left (status.json,
 report.json), so it is the same whichever launcher ran them; written atomically.
 """
 
@@ -14,10 +17,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vbw.redact import redact_obj
 from vbw.report.escape import code, text
 from vbw.report.files import write_atomic
 from vbw.report.markdown import rate_cell
-from vbw.score.model import Report
+from vbw.report.verdict import interval, p_value, verdict
+from vbw.score.model import Delta, Report
+from vbw.score.paired import ALPHA
 from vbw.sweep.status import JobStatus
 
 _PLAIN = ("task", "model", "engine")
@@ -31,13 +37,16 @@ def _rate(r: Any) -> dict[str, Any] | None:
     return None if r is None else {"rate": r.rate, "ci95": list(r.ci95)}
 
 
-def _headline(r: Report) -> dict[str, Any] | None:
-    c = next((c for c in r.comparisons if c.kind == "headline"), None)
-    if c is None:
-        return None
-    d = c.deltas["answer_accuracy"]
-    return {"from": c.from_, "to": c.to, "metric": r.correctness_label, "delta": d.delta,
-            "ci95": list(d.ci95), "excludes_0": d.excludes_0}
+def _headlines(r: Report) -> list[dict[str, Any]]:
+    """Every headline comparison's accuracy delta, with the verdict and what decides it."""
+    out = []
+    for c in r.comparisons:
+        if c.kind != "headline":
+            continue
+        d = c.deltas["answer_accuracy"]
+        out.append({"from": c.from_, "to": c.to, "metric": r.correctness_label,
+                    **d.model_dump(mode="json")})
+    return out
 
 
 def _load(path: Path) -> Report | None:
@@ -70,28 +79,36 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
                                   "answer_accuracy": _rate(m.answer_accuracy),
                                   "wrong_but_valid": _rate(m.wrong_but_valid)}
                               for k, m in r.arms.items()},
-                     "headline": _headline(r), "report": str(where / "report.md"),
+                     "headlines": _headlines(r), "report": str(where / "report.md"),
                      "report_json": str(where / name.split("/")[-1]),
                      "report_html": str(where / "report.html")})
     if not rows:
         task = (status.inputs.task_choice if status.inputs else None)
         rows.append({**base, "task": task, "n": None, "n_task": None, "correctness_label": None,
-                     "arms": {}, "headline": None, "report": None, "report_json": None,
+                     "arms": {}, "headlines": [], "report": None, "report_json": None,
                      "report_html": None})
     return rows
 
 
-def pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+def headline_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """`from → to` of every headline comparison in the rows, first seen first: one summary
+    column each."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for h in row["headlines"]:
+            seen.setdefault(f"{h['from']} → {h['to']}", None)
+    return list(seen)
 
 
-def headline_cell(h: dict[str, Any] | None, n: int | None) -> str:
-    """`+2.0 pts [+0.5, +4.0]`, or `no detectable effect at N=200 [-0.5, +3.5]`."""
+def headline_cell(row: dict[str, Any], column: str) -> str:
+    """The row's delta for one headline column, worded as report.md words it:
+    `+2.0 pts [+0.5, +4.0], p=0.031`, `no detectable effect at N=200 [-0.5, +3.5], p=0.29`;
+    `-` when the row's task has no such comparison."""
+    h = next((h for h in row["headlines"] if f"{h['from']} → {h['to']}" == column), None)
     if h is None:
-        return "n/a"
-    interval = f"[{pts(h['ci95'][0])}, {pts(h['ci95'][1])}]"
-    return (f"{pts(h['delta'])} pts {interval}" if h["excludes_0"]
-            else f"no detectable effect at N={n} {interval}")
+        return "-"
+    d = Delta.model_validate({k: h[k] for k in Delta.model_fields})
+    return f"{verdict(d, row['n'])} {interval(d)}, {p_value(d.mcnemar_p)}"
 
 
 def status_cell(row: dict[str, Any]) -> str:
@@ -110,18 +127,24 @@ def arm_cell(d: dict[str, Any] | None) -> str:
 
 
 def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
+    columns = headline_columns(rows)
+    heads = "".join(f"Δ accuracy {code(c, in_table=True)} | " for c in columns)
     out = [f"# vbw sweep: {len(rows)} row(s), exit {exit_code}", "",
            f"Sweep folder: {code(str(sweep_dir))}", "",
-           "| job | task | model | engine | other overrides | N | headline Δ accuracy | "
-           "status | report |", "|---|---|---|---|---|---|---|---|---|"]
+           f"| job | task | model | engine | other overrides | N | {heads}status | report |",
+           "|---" * (8 + len(columns)) + "|"]
     for row in rows:
         other = " ".join(row["other_overrides"])
         out.append(" | ".join([
             f"| {text(row['job'])}", text(row["task"] or "?"), text(row["model"] or "?"),
             text(row["engine"] or "?"), code(other, in_table=True) if other else "",
             str(row["n"] if row["n"] is not None else "-"),
-            headline_cell(row["headline"], row["n"]), text(status_cell(row)),
+            *(headline_cell(row, c) for c in columns), text(status_cell(row)),
             code(row["report"], in_table=True) if row["report"] else "-"]) + " |")
+    if columns:
+        out += ["", "Δ accuracy: the headline comparison (grammar off → on, same schema) "
+                "named in the column, to − from with its 95% bootstrap CI; an effect is "
+                f"stated when the exact McNemar test gives p<{ALPHA:g}, as in each report.md."]
     for row in rows:
         if not row["arms"]:
             continue
@@ -138,6 +161,7 @@ def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -
     """summary.json, summary.html, then summary.md (all atomically); return the markdown."""
     from vbw.sweep.html import render_html
 
+    rows = redact_obj(rows)  # overrides and reasons without URL credentials (vbw.redact)
     md = render_markdown(sweep_dir, rows, exit_code)
     data = {"sweep_dir": str(sweep_dir), "exit_code": exit_code, "rows": rows}
     write_atomic(sweep_dir / "summary.json", json.dumps(data, indent=1) + "\n")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from vbw.errors import ConfigError
+
 ArmKind = Literal["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
 ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained",
                                   "reason_then_constrain")
@@ -43,8 +45,13 @@ def parse_arm(key: str) -> Arm:
     return Arm(m.group(1), m.group(2))  # type: ignore[arg-type]
 
 
-def task_arms(schemas: list[str], answer_schema: str, kinds: list[str]) -> list[Arm]:
-    """The arms a task runs, in contract order, restricted to the arm kinds selected."""
+def task_arms(schemas: list[str], answer_schema: str, kinds: list[str],
+              only: list[str] | None = None) -> list[Arm]:
+    """The arms a task runs, in contract order, restricted to the arm kinds selected and,
+    with `only` (arms.schemas), to the arms of those schema labels: `unconstrained` has no
+    schema and stays; reason_then_constrain[answer] goes with the answer schema."""
+    if only is not None:
+        schemas = [s for s in schemas if s in only]
     arms: list[Arm] = []
     if "unconstrained" in kinds:
         arms.append(Arm("unconstrained", None))
@@ -52,6 +59,17 @@ def task_arms(schemas: list[str], answer_schema: str, kinds: list[str]) -> list[
         for kind in ("prompt_json", "constrained"):
             if kind in kinds:
                 arms.append(Arm(kind, s))  # type: ignore[arg-type]
-    if "reason_then_constrain" in kinds:
+    if "reason_then_constrain" in kinds and answer_schema in schemas:
         arms.append(Arm("reason_then_constrain", answer_schema))
     return arms
+
+
+def select_arms(task: str, schemas: list[str], answer_schema: str, kinds: list[str],
+                only: list[str] | None) -> list[Arm]:
+    """task_arms, with `only` (arms.schemas) checked first: a label the task does not
+    declare is refused in one line that lists those it does."""
+    unknown = [s for s in only or [] if s not in schemas]
+    if unknown:
+        raise ConfigError(f"arms.schemas: {unknown[0]!r} is not a schema of task {task} "
+                          f"(its schemas: {', '.join(schemas)})")
+    return task_arms(schemas, answer_schema, kinds, only)

@@ -1,20 +1,29 @@
-"""Check a task without a model: every prompt renders, every schema is a JSON Schema, every
-gold answer extracts, and the checker can say "right" at all.
+"""Check a task without a model: every prompt renders, every schema is a JSON Schema that
+some value satisfies, every gold answer extracts, and under every schema (whichever
+`answer_schema` names) a gold-shaped answer is scored right and is valid.
 
 A task's mistakes would otherwise surface late: an undefined `{{ questoin }}` inside a
 paid live run, a schema typo as a crash mid-scoring, a checker that can never match as a
 quiet 0% accuracy. `mode=check` runs this on every item; live mode runs it before loading
 a model, replay mode on the items it scores.
+
+Two grades, because only one of them makes scoring impossible. `problems` (a template
+error, an invalid or unsatisfiable schema) refuse every mode. `findings` are heuristic
+(the gold-shaped answer, vbw.task.goldshape, scored wrong or invalid): mode=check fails on
+one that holds on every item, a run prints them once and records them in its report. Each
+finding names one concrete item and what was built, extracted and decided for it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import VbwError
+from vbw.task.goldshape import Example, Judged, json_path, judge
+from vbw.task.instance import unsatisfiable
 from vbw.task.runner import Item, OverBudget, Task
 from vbw.task.schemas import check_schema, schema_key
 from vbw.task.validity import Validators
@@ -22,8 +31,30 @@ from vbw.task.validity import Validators
 SHOWN = 10  # problems listed in full; the rest are counted
 
 
+class Finding(BaseModel):
+    """A heuristic finding on one schema: the gold-shaped answer is scored wrong, or is
+    invalid, on `failed` of the `checked` items (`ids`: the first of them), with the
+    evidence of the first. Fatal in mode=check when it holds on every item; a warning in
+    a run (scoring stays possible: vbw.app)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_name: str
+    what: Literal["wrong", "invalid"]
+    failed: int
+    checked: int
+    ids: list[str]
+    example: Example
+    message: str
+
+    @property
+    def everywhere(self) -> bool:
+        return self.failed == self.checked
+
+
 class Audit(BaseModel):
-    """What mode=check found: counts, the problems (fatal) and warnings (suspicious)."""
+    """What the checks found: counts; `problems` make scoring impossible (fatal in every
+    mode); `findings` are heuristic (see Finding); `not_checked` says which gold-shaped
+    checks were skipped and why."""
 
     model_config = ConfigDict(extra="forbid")
     task: str
@@ -31,55 +62,43 @@ class Audit(BaseModel):
     schemas: int
     gold_checked: int
     problems: list[str] = []
-    warnings: list[str] = []
+    findings: list[Finding] = []
+    not_checked: list[str] = []
+
+    @property
+    def check_problems(self) -> list[str]:
+        """What fails mode=check: the problems, then findings that hold on every item."""
+        return self.problems + [f.message for f in self.findings if f.everywhere]
+
+    @property
+    def check_warnings(self) -> list[str]:
+        return [f.message for f in self.findings if not f.everywhere]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a run warns of (printed once, and in report.json's task_check)."""
+        return [f.message for f in self.findings]
 
 
-def _gold_shaped(kind: str, gold: Any) -> Any:
-    """An answer the checker should call right for `gold`, or None when none can be built
-    (a regex checker's gold is a pattern, not an answer)."""
-    if kind in ("numeric", "string", "identity"):
-        return gold
-    if kind == "membership":
-        return gold[0] if isinstance(gold, list) and gold else None
-    if kind == "call_args":
-        return _call_args_example(gold)
-    return None
+class _Tally:
+    """One schema's gold-shaped checks: counts, failing (position, id), first evidence."""
 
+    def __init__(self) -> None:
+        self.checked = 0
+        self.failed: dict[str, list[tuple[int, str]]] = {"wrong": [], "invalid": []}
+        self.first: dict[str, tuple[int, Example]] = {}
+        self.unbuilt: list[tuple[int, str, str]] = []
 
-def _call_args_example(gold: Any) -> Any:
-    """Per parameter the first allowed value; allowed objects (nested, also inside lists)
-    hold allowed-value lists themselves, so they are built the same way."""
-    if not isinstance(gold, dict):
-        return None
-    out: dict[str, Any] = {}
-    for param, allowed in gold.items():
-        allowed = allowed if isinstance(allowed, list) else [allowed]
-        chosen = next((a for a in allowed if a != ""), None)
-        if chosen is None:
-            continue  # optional and absent is right
-        out[param] = _example_value(chosen)
-    return out
-
-
-def _example_value(allowed: Any) -> Any:
-    if isinstance(allowed, dict):
-        return _call_args_example(allowed)
-    if isinstance(allowed, list):
-        return [_example_value(a) for a in allowed]
-    return allowed
-
-
-def _place(path: str, answer: Any) -> dict[str, Any] | None:
-    """The JSON object whose `path` (a plain dotted JMESPath) is `answer`."""
-    if path == "@":
-        return answer if isinstance(answer, dict) else None
-    parts = path.split(".")
-    if not all(p.isidentifier() for p in parts):
-        return None
-    obj: Any = answer
-    for part in reversed(parts):
-        obj = {part: obj}
-    return obj
+    def add(self, position: int, item_id: str, judged: Judged) -> None:
+        if judged.outcome == "unbuilt":
+            self.unbuilt.append((position, item_id, judged.reason))
+            return
+        self.checked += 1
+        if judged.outcome == "ok" or judged.example is None:
+            return
+        self.failed[judged.outcome].append((position, item_id))
+        if judged.outcome not in self.first or position < self.first[judged.outcome][0]:
+            self.first[judged.outcome] = (position, judged.example)
 
 
 def _render_all(task: Task, item: Item, problems: list[str]) -> None:
@@ -106,10 +125,11 @@ class Auditor:
         self.problems: list[str] = []
         self.seen: dict[bytes, str | None] = {}  # schema digest -> its problem, if any
         self._last: list[tuple[Any, bytes]] = []
-        self.wrong: list[tuple[int, str]] = []
-        self.invalid: list[tuple[int, str]] = []
+        self.tallies = {name: _Tally() for name in task.schema_names}
+        self.parts = json_path(task.spec.extract.json_.path)
         self.validators = Validators()  # validity as scoring decides it
-        self.items = self.checked = 0
+        self.items = 0
+        self.checked: set[int] = set()
 
     def _digest(self, schema: dict[str, Any]) -> bytes:
         """A digest of the schema's key (two schemas differ iff their keys do): a static
@@ -130,29 +150,43 @@ class Auditor:
         for name, schema in item.schemas.items():
             key = self._digest(schema)
             if key not in seen:
-                seen[key] = check_schema(schema)
+                seen[key] = _schema_problem(schema)
                 if seen[key]:
                     self.problems.append(f"{task.path}: schemas.{name}: item {item.id}: "
                                          f"{seen[key]}")
-        obj = _place(task.spec.extract.json_.path,
-                     _gold_shaped(task.spec.check.kind, item.gold))
-        if obj is None:
-            return
-        self.checked += 1
-        answer_schema = item.schemas[task.spec.answer_schema]
-        if not task.is_correct(task.json_answer(obj), item):
-            self.wrong.append((position, item.id))
-        elif seen[self._digest(answer_schema)] is None and \
-                not self.validators.is_valid(answer_schema, obj):
-            self.invalid.append((position, item.id))
+            if seen[key] is None and self.parts is not None:
+                judged = judge(task, item, schema, self.parts, self.validators)
+                self.tallies[name].add(position, item.id, judged)
+                if judged.outcome != "unbuilt":
+                    self.checked.add(position)
 
     def result(self) -> Audit:
-        problems, warnings = list(self.problems), []
-        wrong = [i for _, i in sorted(self.wrong)]
-        invalid = [i for _, i in sorted(self.invalid)]
-        _gold_findings(self.task, self.checked, wrong, invalid, problems, warnings)
+        findings: list[Finding] = []
+        not_checked: list[str] = []
+        if self.parts is None:
+            not_checked.append(f"{self.task.path}: extract.json.path "
+                               f"{self.task.spec.extract.json_.path!r} is not a plain dotted "
+                               "path: no gold-shaped answer is built")
+        for name, tally in self.tallies.items():
+            findings += _findings(self.task, name, tally)
+            if tally.unbuilt:
+                pos, item_id, why = min(tally.unbuilt)
+                not_checked.append(f"{self.task.path}: schemas.{name}: no gold-shaped answer "
+                                   f"built on {len(tally.unbuilt)} item(s), e.g. item "
+                                   f"{item_id}: {why}")
         return Audit(task=self.task.name, items=self.items, schemas=len(self.seen),
-                     gold_checked=self.checked, problems=problems, warnings=warnings)
+                     gold_checked=len(self.checked), problems=list(self.problems),
+                     findings=findings, not_checked=not_checked)
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why scoring against `schema` is impossible: not a JSON Schema, or no instance."""
+    problem = check_schema(schema)
+    if problem is not None:
+        return problem
+    why = unsatisfiable(schema)
+    return None if why is None else ("unsatisfiable (no JSON value is valid, so no arm can "
+                                     f"give a valid answer): {why}")
 
 
 def audit(task: Task, items: list[Item]) -> Audit:
@@ -169,37 +203,42 @@ def first_ids(ids: list[str], quote: bool = False, shown: int = 5) -> str:
     return ", ".join(repr(i) if quote else i for i in ids[:shown]) + more
 
 
-def _gold_findings(task: Task, checked: int, wrong: list[str], invalid: list[str],
-                   problems: list[str], warnings: list[str]) -> None:
-    """A checker that never says right is fatal; one that fails some items is suspicious."""
-    where = (f"{task.path}: check: the gold-shaped JSON answer (the gold placed at "
-             f"extract.json.path {task.spec.extract.json_.path!r})")
-    if checked and len(wrong) == checked:
-        problems.append(f"{where} is never scored right ({checked} items): the checker, "
-                        "coercion or json path cannot match the gold")
-    elif wrong:
-        warnings.append(f"{where} is scored wrong on {len(wrong)} of {checked} items: "
-                        f"{first_ids(wrong)}")
-    if invalid:
-        what = (f"{task.path}: schemas.{task.spec.answer_schema}: the gold-shaped answer "
-                f"does not validate on {len(invalid)} of {checked} items")
-        if len(invalid) == checked:  # no valid output can be right: the contract is broken
-            problems.append(f"{what}: schema and extract.json.path "
-                            f"{task.spec.extract.json_.path!r} disagree, so no schema-valid "
-                            "answer can be scored right")
+def _findings(task: Task, name: str, tally: _Tally) -> list[Finding]:
+    """A Finding per failing question (right? valid?), its message carrying the evidence."""
+    path = task.spec.extract.json_.path
+    where = (f"{task.path}: schemas.{name}: the gold-shaped answer (the gold at "
+             f"extract.json.path {path!r}, other required properties filled)")
+    out = []
+    for what, failed in tally.failed.items():
+        if not failed:
+            continue
+        ids = [i for _, i in sorted(failed)]
+        n, k = tally.checked, len(ids)
+        if what == "wrong":
+            head = (f"{where} is never scored right ({n} items): the checker, coercion or "
+                    "json path cannot match the gold" if k == n else
+                    f"{where} is scored wrong on {k} of {n} items: {first_ids(ids)}")
         else:
-            warnings.append(f"{what} (a constrained arm cannot be right there): "
-                            f"{first_ids(invalid)}")
+            head = (f"{where} does not validate on {k} of {n} items: the schema cannot hold "
+                    "the gold there, so no schema-valid answer can be scored right"
+                    if k == n else f"{where} does not validate on {k} of {n} items (a "
+                    f"constrained arm cannot be right there): {first_ids(ids)}")
+        example = tally.first[what][1]
+        out.append(Finding(schema_name=name, what=what, failed=k, checked=n, ids=ids[:SHOWN],
+                           example=example, message=f"{head}; e.g. {example.line()}"))
+    return out
 
 
 def summary_line(a: Audit) -> str:
     return (f"{a.task}: {a.items} items, {a.schemas} distinct schema(s), gold-shaped answer "
-            f"checked on {a.gold_checked}, {len(a.problems)} problem(s), "
-            f"{len(a.warnings)} warning(s)")
+            f"checked on {a.gold_checked}, {len(a.check_problems)} problem(s), "
+            f"{len(a.check_warnings)} warning(s), {len(a.not_checked)} check(s) skipped")
 
 
-def first_error(a: Audit) -> str:
-    """The one line a failed check exits with."""
-    more = f" (+{len(a.problems) - 1} more; mode=check lists them)" if len(a.problems) > 1 \
+def first_error(a: Audit, check_mode: bool = False) -> str:
+    """The one line a failed check exits with (mode=check: its problems and the findings
+    that hold on every item; a run: the problems only)."""
+    problems = a.check_problems if check_mode else a.problems
+    more = f" (+{len(problems) - 1} more; mode=check lists them)" if len(problems) > 1 \
         else ""
-    return f"{a.problems[0]}{more}"
+    return f"{problems[0]}{more}"

@@ -4,8 +4,8 @@ Every task-file model is strict: an unknown key is an error (a typo fails at loa
 instead of being ignored), a loaded task is frozen (it cannot drift between generating and
 scoring), and aliased fields accept their Python name too. Regexes, JMESPath expressions
 and Jinja templates are checked once, at load time, by the annotated types below, so a
-model declares `pattern: RegexPattern` instead of repeating a validator. A regex must also
-pass vbw.task.regexguard's screen for catastrophic backtracking, since it runs on
+model declares `pattern: RegexPattern` instead of repeating a validator. A regex must
+compile on RE2 (vbw.task.regex), the linear-time engine it runs on, since it runs on
 untrusted model output.
 """
 
@@ -20,7 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from vbw.errors import one_line
 from vbw.task.prompts import compile_template
-from vbw.task.regexguard import check_pattern, refusal
+from vbw.task.regex import compile_task_regex
 
 
 class StrictModel(BaseModel):
@@ -72,13 +72,7 @@ def search(expr: str, data: Any) -> Any:
 
 
 def _regex(v: str) -> str:
-    try:
-        re.compile(v)
-    except re.error as e:
-        raise ValueError(f"not a valid regex: {one_line(e, typed=False)}") from None
-    problem = check_pattern(v)
-    if problem is not None:
-        raise ValueError(refusal(problem))
+    compile_task_regex(v)  # ValueError: the one-line refusal
     return v
 
 
@@ -95,8 +89,10 @@ def _template(v: str) -> str:
     return v
 
 
-RegexPattern = Annotated[str, AfterValidator(_regex),
-                         Field(description="A Python regular expression.")]
+_REGEX_DIALECT = ("A regular expression, run on RE2 (linear time): Python's syntax without "
+                  "backreferences, lookaround, possessive quantifiers or atomic groups; "
+                  "\\d, \\w, \\s, \\b are ASCII.")
+RegexPattern = Annotated[str, AfterValidator(_regex), Field(description=_REGEX_DIALECT)]
 JMESPathExpr = Annotated[str, AfterValidator(_jmespath),
                          Field(description="A JMESPath expression.")]
 JinjaTemplate = Annotated[str, AfterValidator(_template),

@@ -1,31 +1,50 @@
 """Checkers: decide whether an answer matches the item's gold. A closed vocabulary.
 
-`call_args` is a simplified BFCL AST match (not the official checker): the answer is an
-arguments object, no key outside the schema's properties, every gold parameter either
-absent-and-optional (its allowed list holds "") or equal to one allowed value.
+`call_args` is by default a simplified BFCL AST match (not the official checker): the answer
+is an arguments object, no key outside the schema's properties, every gold parameter either
+absent-and-optional (its allowed list holds "") or equal to one allowed value. With
+`rules: bfcl_official` it follows BFCL's own checker instead (vbw.task.bfcl_rules).
 The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
 from it.
+
+Each kind also says how to build answers it should call right for a gold
+(`gold_answers(gold, schema)`, candidates best first, `schema` being the subschema at the
+answer path): mode=check (vbw.task.audit) scores them, so it never needs to know a kind.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
+from vbw.task.bfcl_rules import calls_reason, official_reason
 from vbw.task.jsonvalues import as_float, is_number
-from vbw.task.regexguard import check_pattern, refusal
+from vbw.task.regex import Regex, compile_task_regex
+from vbw.task.regexample import examples
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker")
 _NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
+CANDIDATES = 8  # gold-shaped answers proposed at most per item
+
+
+class _GoldIsTheAnswer:
+    """For kinds whose gold is itself an answer they call right. `answers_complete`: the
+    candidates stand for every right answer, so if none is schema-valid, no right answer
+    is (a regex checker's few strings do not: it is False there)."""
+
+    answers_complete: ClassVar[bool] = True
+
+    def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        return [gold]
 
 
 @CHECKERS.register
-class NumericChecker(StrictModel):
+class NumericChecker(_GoldIsTheAnswer, StrictModel):
     """Both are (non-boolean) numbers and |answer - gold| < tolerance, compared as floats (a
     number too large for a float is +-inf: never within tolerance of a finite gold)."""
 
@@ -38,7 +57,7 @@ class NumericChecker(StrictModel):
         return abs(as_float(answer) - as_float(gold)) < self.tolerance
 
 
-class StringNormaliser(StrictModel):
+class StringNormaliser(_GoldIsTheAnswer, StrictModel):
     """How strings are compared: the listed normalisations in order, then `delete_chars`
     deleted, on both sides. Inside another checker its `kind` may be left out."""
 
@@ -72,10 +91,11 @@ class StringChecker(StringNormaliser):
 @CHECKERS.register
 class RegexChecker(StrictModel):
     """The answer string matches a pattern: `pattern` if set, else the gold is the pattern.
-    Patterns pass the catastrophic-backtracking screen (a gold one when its item is built);
-    an answer longer than `max_chars` does not match (`null`: no limit)."""
+    Patterns run on RE2, in linear time, and must compile there (a gold one when its item
+    is built); an answer longer than `max_chars` does not match (`null`: no limit)."""
 
     kind: Literal["regex"]
+    answers_complete: ClassVar[bool] = False
     pattern: RegexPattern | None = None
     fullmatch: bool = True
     ignore_case: bool = False
@@ -86,10 +106,27 @@ class RegexChecker(StrictModel):
         if self.pattern is not None or not isinstance(gold, str):
             return None
         try:
-            problem = check_pattern(gold, re.IGNORECASE if self.ignore_case else 0)
-        except re.error as e:
-            return f"gold {gold!r} is not a valid regex: {e}"
-        return None if problem is None else f"gold {gold!r}: {refusal(problem)}"
+            self._compiled(gold)
+        except ValueError as e:
+            return f"gold {gold!r}: {e}"
+        return None
+
+    def _compiled(self, pattern: str) -> Regex:
+        return compile_task_regex(pattern, ("IGNORECASE",) if self.ignore_case else ())
+
+    def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        """Short strings read off the pattern (the checker's, else the gold) and off the
+        answer schema's own `pattern`, kept where this checker says right; [] when none
+        is (a pattern cannot always be inverted: vbw.task.regexample)."""
+        pattern = self.pattern if self.pattern is not None else gold
+        if not isinstance(pattern, str):
+            return []
+        flags = re.IGNORECASE if self.ignore_case else 0
+        found = examples(pattern, flags)
+        own = schema.get("pattern") if isinstance(schema, dict) else None
+        if isinstance(own, str):
+            found += examples(own)
+        return [s for s in dict.fromkeys(found) if self.check(s, gold)][:CANDIDATES]
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         pattern = self.pattern if self.pattern is not None else gold
@@ -98,10 +135,10 @@ class RegexChecker(StrictModel):
         if self.max_chars is not None and len(answer) > self.max_chars:
             return False
         try:
-            rx = re.compile(pattern, re.IGNORECASE if self.ignore_case else 0)
-        except re.error:
+            rx = self._compiled(pattern)
+        except ValueError:  # a gold pattern RE2 refuses: refused when the item was built
             return False
-        return bool(rx.fullmatch(answer) if self.fullmatch else rx.search(answer))
+        return rx.fullmatch(answer) if self.fullmatch else rx.search(answer) is not None
 
 
 @CHECKERS.register
@@ -110,6 +147,7 @@ class MembershipChecker(StrictModel):
     `{normalize: [strip, lower]}`, string elements are compared after normalising."""
 
     kind: Literal["membership"]
+    answers_complete: ClassVar[bool] = True
     string: StringNormaliser | None = None
 
     @field_validator("string", mode="before")
@@ -119,6 +157,9 @@ class MembershipChecker(StrictModel):
             return v
         raise PydanticCustomError("string_normaliser",
                                   f"expected a string normaliser like {_NORMALISER_FORM}")
+
+    def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        return list(gold[:CANDIDATES]) if isinstance(gold, list) else []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         if not isinstance(gold, list):
@@ -134,12 +175,33 @@ class MembershipChecker(StrictModel):
 
 @CHECKERS.register
 class CallArgsChecker(StrictModel):
-    """Per-argument allowed-values match of a function call's arguments (BFCL style)."""
+    """Per-argument allowed-values match of a function call's arguments (BFCL style).
+    `rules`: `simplified` (vbw's match, `delete_chars` deleted from strings) or
+    `bfcl_official` (BFCL's AST checker for Python, docs/bfcl.md; `delete_chars` unused),
+    where a gold that is a list of calls {name: allowed} (BFCL's parallel and multiple
+    categories) is matched by a list of calls {name: arguments}, in any order."""
 
     kind: Literal["call_args"]
+    answers_complete: ClassVar[bool] = True
+    rules: Literal["simplified", "bfcl_official"] = "simplified"
     delete_chars: str = " ,./-_*^"
 
+    def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        """Per parameter its first allowed value (an optional one, whose list holds "",
+        left out); allowed objects, also inside lists, are built the same way. A list of
+        calls (bfcl_official) gives the list of those calls."""
+        if isinstance(gold, dict):
+            return [_call_args_example(gold)]
+        if self.rules == "bfcl_official" and isinstance(gold, list) and all(
+                isinstance(c, dict) and c for c in gold):
+            return [[{n: _example_value(a) for n, a in list(c.items())[:1]} for c in gold]]
+        return []
+
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        if self.rules == "bfcl_official":
+            if isinstance(gold, list):
+                return calls_reason(answer, gold, schema) is None
+            return official_reason(answer, gold, schema) is None
         properties = (schema or {}).get("properties", {})
         return self._match_object(answer, gold, properties)
 
@@ -178,6 +240,24 @@ class CallArgsChecker(StrictModel):
 
 Checker = CHECKERS.union()
 CHECKER_KINDS = CHECKERS.classes
+
+
+def _call_args_example(gold: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for param, allowed in gold.items():
+        allowed = allowed if isinstance(allowed, list) else [allowed]
+        chosen = next((a for a in allowed if a != ""), None)
+        if chosen is not None:  # else optional, and absent is right
+            out[param] = _example_value(chosen)
+    return out
+
+
+def _example_value(allowed: Any) -> Any:
+    if isinstance(allowed, dict):
+        return _call_args_example(allowed)
+    if isinstance(allowed, list):
+        return [_example_value(a) for a in allowed]
+    return allowed
 
 
 def _same(a: Any, b: Any) -> bool:

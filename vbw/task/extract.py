@@ -8,17 +8,14 @@ vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is bu
 
 Model text is untrusted and can be megabytes long, so every step runs in time linear in
 it or reads a bounded part of it: the built-in steps use non-backtracking patterns, a
-task's own regex is screened for catastrophic shapes when the task loads
-(vbw.task.regexguard) and reads at most `max_chars` characters, and `python_call` parses at
-most MAX_CALL_CHARS.
+task's own regex runs on RE2 (vbw.task.regex: linear in the text for any pattern) over at
+most `max_chars` characters, and `python_call` parses at most MAX_CALL_CHARS.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections import deque
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -26,7 +23,7 @@ from pydantic import Field, model_validator
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
 from vbw.task.jsonscan import first_json_object  # noqa: F401  (re-exported: vbw.task)
-from vbw.task.regexguard import check_pattern, refusal
+from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.registry import Registry
 
 STEPS: Registry[StrictModel] = Registry("extract step")
@@ -38,9 +35,11 @@ MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 class RegexStep(StrictModel):
     """A regex match; `match` picks the first or last occurrence, `group` the capture.
 
-    The step reads the first `max_chars` characters of the text (match: first) or the last
-    (match: last), as if the text were cut there; `max_chars: null` reads all of it, for a
-    pattern known to run in linear time."""
+    The pattern runs on RE2 (vbw.task.regex). The step reads the first `max_chars`
+    characters of the text (match: first) or the last (match: last), as if the text were
+    cut there; `max_chars: null` reads all of it. Each search is linear in what it reads;
+    `match: last` searches once per match, so the bound also caps patterns that look far
+    past each short match (`\\d+x|\\d`: quadratic in what is read)."""
 
     kind: Literal["regex"]
     pattern: RegexPattern
@@ -52,49 +51,33 @@ class RegexStep(StrictModel):
     max_chars: int | None = Field(default=MAX_CHARS, ge=1, exclude=True)
 
     @model_validator(mode="after")
-    def _screen_with_flags(self) -> "RegexStep":
-        problem = check_pattern(self.pattern, self._flags()) if self.flags else None
-        if problem is not None:
-            raise ValueError(refusal(problem))
-        groups = re.compile(self.pattern).groups
+    def _group_exists(self) -> "RegexStep":
+        groups = self._compiled().groups
         if self.group > groups:  # would silently read as "no match" on every text
             raise ValueError(f"group {self.group} does not exist: the pattern "
                              f"{self.pattern!r} has {groups} group(s)")
         return self
 
-    def _flags(self) -> int:
-        flags = 0
-        for f in self.flags:
-            flags |= getattr(re, f)
-        return flags
+    def _compiled(self) -> Regex:
+        return compile_task_regex(self.pattern, tuple(self.flags))
 
-    def _found(self, text: str) -> tuple[re.Match[str] | None, int]:
-        """The match the step reads, and where in `text` the part it searched starts."""
-        rx = _compiled(self.pattern, self._flags())
+    def span(self, text: str) -> tuple[int, int] | None:
+        """Where in `text` the candidate that apply() returns lies (also the HTML report's
+        highlight); None when there is none (no match, or the group did not take part)."""
+        rx = self._compiled()
         offset = 0
         if self.max_chars is not None and len(text) > self.max_chars:
             offset = 0 if self.match == "first" else len(text) - self.max_chars
             text = text[offset:offset + self.max_chars]
-        if self.match == "first":
-            return rx.search(text), offset
-        return next(iter(deque(rx.finditer(text), maxlen=1)), None), offset
+        spans = rx.search(text) if self.match == "first" else rx.last(text)
+        if spans is None or spans[self.group][0] < 0:
+            return None
+        start, end = spans[self.group]
+        return offset + start, offset + end
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        m, _ = self._found(text)
-        if m is None:
-            return None
-        try:
-            return m.group(self.group)
-        except IndexError:
-            return None
-
-    def span(self, text: str) -> tuple[int, int] | None:
-        """Where in `text` the candidate that apply() returns lies (for the HTML report's
-        highlight); None when there is none."""
-        m, offset = self._found(text)
-        if m is None or m.start(self.group) < 0:
-            return None
-        return offset + m.start(self.group), offset + m.end(self.group)
+        where = self.span(text)
+        return None if where is None else text[where[0]:where[1]]
 
 
 @STEPS.register
@@ -187,8 +170,3 @@ _BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1, max_ch
 # A name run starts where the previous character cannot belong to it, so no start inside a
 # run is tried again (the old pattern retried every one: quadratic on long runs).
 _CALL_START = re.compile(r"(?<![\w.])[\w.]++\s*+\(")
-
-
-@lru_cache(maxsize=256)
-def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
-    return re.compile(pattern, flags)

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, Field, field_validator
 from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.refs import ref_problem
 from vbw.task.registry import Registry
+from vbw.task.schemapatterns import pattern_problem
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
@@ -65,7 +66,8 @@ SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
 
 
 def check_schema(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema under its own draft, or None."""
+    """Why `schema` is not a valid JSON Schema under its own draft, holds a reference
+    outside itself, or a pattern the linear-time regex engine refuses; None if none."""
     if not isinstance(schema, dict):
         return f"a schema must be an object, got {type(schema).__name__}"
     cls = validator_for(schema)
@@ -74,7 +76,7 @@ def check_schema(schema: Any) -> str | None:
     except SchemaError as e:
         where = "/".join(str(p) for p in e.path)
         return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
-    return ref_problem(schema, cls.META_SCHEMA)
+    return ref_problem(schema, cls.META_SCHEMA) or pattern_problem(schema)
 
 
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +120,11 @@ class PerItemSchema(StrictModel):
             raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
                              f"{', '.join(fields)}")
         schema = DIALECTS[self.dialect](raw)
-        problem = ref_problem(schema, validator_for(schema).META_SCHEMA)
-        if problem:  # checked as each item is built, so in every mode, before any scoring
+        # checked as each item is built, so in every mode, before any scoring: no
+        # reference outside the schema, no pattern the linear-time engine refuses
+        problem = (ref_problem(schema, validator_for(schema).META_SCHEMA)
+                   or pattern_problem(schema))
+        if problem:
             raise ValueError(problem)
         return schema
 

@@ -3,7 +3,9 @@
 Validity is jsonschema's verdict, with integers as JSON Schema defines them: a literal too
 long for Python's int() (a JsonBigInt, see vbw.task.jsonvalues) is an `integer`, and
 `multipleOf` is decided on it exactly. An object nested too deeply for the validator's
-recursion (possible only with a recursive schema) counts as invalid. Scoring and
+recursion (possible only with a recursive schema) counts as invalid. Regex keywords
+(`pattern`, `patternProperties`) match on RE2, in linear time (vbw.task.schemapatterns),
+as every task regex does; ECMA-262 patterns agree with it on `$` and `\\d`. Scoring and
 mode=check (vbw.task.audit) share this one definition, so they cannot disagree.
 
 Speed: jsonschema-rs (a compiled validator, about 4x faster here) decides where it is
@@ -29,6 +31,7 @@ from jsonschema.validators import extend, validator_for
 
 from vbw.task.jsonvalues import JsonBigInt
 from vbw.task.refs import NO_FETCH
+from vbw.task.schemapatterns import KEYWORDS as REGEX_KEYWORDS
 from vbw.task.schemas import schema_key
 
 
@@ -154,7 +157,8 @@ def plain(value: Any) -> bool:
 
 @lru_cache(maxsize=None)
 def _json_integers(cls: Any) -> Any:
-    """`cls` where a JsonBigInt is an `integer` and `multipleOf` is exact on it."""
+    """`cls` where a JsonBigInt is an `integer`, `multipleOf` is exact on it, and the
+    regex keywords run on RE2."""
     base_types, base_multiple = cls.TYPE_CHECKER, cls.VALIDATORS.get("multipleOf")
 
     def is_integer(checker: Any, instance: Any) -> bool:
@@ -172,5 +176,6 @@ def _json_integers(cls: Any) -> Any:
             yield ValidationError(f"{instance} is not a multiple of {d}")
 
     validators = {"multipleOf": multiple_of} if base_multiple is not None else {}
+    validators.update({k: v for k, v in REGEX_KEYWORDS.items() if k in cls.VALIDATORS})
     return extend(cls, validators=validators,
                   type_checker=base_types.redefine("integer", is_integer))

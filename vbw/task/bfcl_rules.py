@@ -1,0 +1,222 @@
+"""BFCL's own AST rules for one Python function call (`call_args` with `rules: bfcl_official`).
+
+vbw's default `call_args` rules are a simplified match; a vbw figure put beside a BFCL
+leaderboard figure needs BFCL's rules, which differ in ways that move numbers (issue 21).
+This module states those rules in vbw's own code, as read in BFCL's checker:
+ShishirPatil/gorilla, commit 6ea57973c7a6097fd7c5915698c54c17c5b1b6c8,
+`berkeley-function-call-leaderboard/bfcl_eval/eval_checker/ast_eval/ast_checker.py`
+(`simple_function_checker`, language Python). Line numbers below are of that file.
+
+The answer is the call's arguments object; the gold maps each parameter to its allowed
+values (`""` among them: the parameter may be left out); `schema` is the arguments'
+JSON Schema (BFCL types converted by the `bfcl` dialect, vbw.task.schemas), and a property's
+type is read back to BFCL's: integer->int, number->float, string->str, boolean->bool,
+array->list (BFCL's `tuple` too), object->dict, a list of types (BFCL's `any`)->str
+(`any` is `str` in BFCL's type map, line 22). Types compare exactly (`type(v) is T`, so a
+boolean is not an integer); an integer is taken for a float at the top level only (l. 443).
+
+Quirks followed because they change verdicts (docs/bfcl.md lists them with examples):
+- l. 116-120, 162-164: a value whose type is the allowed values' type, not the declared
+  one, is a "variable": the type check passes and the value must be `in` the allowed
+  list by Python equality (no string normalisation).
+- l. 129-147: the one-level nested check passes when any allowed entry is not a list
+  (an optional array's `""`), and inside a list an integer is not taken for a float unless
+  the allowed list's first entry is itself an integer.
+- l. 189-192: `""` is normalised with the other allowed strings, so an optional string
+  answered by a string that normalises to nothing (" ", "-") is right.
+- l. 216-224, 310: an optional array's `""` counts as an allowed empty list.
+- l. 263-278: inside a dict only strings are normalised; other values compare by Python
+  equality (5 == 5.0), with no type check.
+- l. 497: the last comparison is Python `in`, so 1 == 1.0 == True where types allow it.
+Where BFCL would raise (a type it has no mapping for, an array without `items`, a
+non-dict inside a list of dicts), the answer is wrong here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_STRIPPED = {ord(c): None for c in " ,./-_*^"}  # l. 181
+_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float,
+                           "boolean": bool, "array": list, "object": dict}
+REASONS = ("not_arguments", "missing_required", "unexpected_param", "unknown_type",
+           "type", "nested_type", "string_value", "list_value", "dict_value",
+           "other_value", "missing_optional", "wrong_function", "wrong_count", "no_match")
+
+
+def standardize(s: str) -> str:
+    """l. 174-182: the stripped characters deleted, then lower case, then ' made "."""
+    return s.translate(_STRIPPED).lower().replace("'", '"')
+
+
+def _std(v: Any) -> Any:
+    return standardize(v) if type(v) is str else v
+
+
+def _python_type(prop: Any) -> type | None:
+    t = prop.get("type") if isinstance(prop, dict) else None
+    if isinstance(t, list):
+        return str  # BFCL `any`
+    return _TYPES.get(t) if isinstance(t, str) else None
+
+
+def _first_type(allowed: list[Any]) -> type | None:
+    """The type of the first allowed value that is not the optional marker (l. 76-80)."""
+    return next((type(a) for a in allowed if a != ""), None)
+
+
+def _as_list(allowed: Any) -> list[Any]:
+    return allowed if isinstance(allowed, list) else [allowed]
+
+
+def _item_type_ok(item: Any, entry: list[Any], want: type) -> bool:
+    """One list item against one allowed list (l. 133-141): its declared type, or the
+    type of that list's first value."""
+    return type(item) is want or type(item) is _first_type(entry)
+
+
+def _type_check(value: Any, allowed: list[Any], want: type,
+                inner: type | None) -> tuple[str | None, bool]:
+    """(reason or None, is_variable), after l. 93-171."""
+    seen = _first_type(allowed)
+    if type(value) is want:
+        variable = seen is not None and seen is not want
+        if inner is None:
+            return None, variable
+        for entry in allowed:
+            if type(entry) is not list or all(_item_type_ok(v, entry, inner) for v in value):
+                return None, variable
+        return ("nested_type" if type(value) is seen else "type"), variable
+    if seen is not None and type(value) is seen:
+        return None, True
+    return "type", False
+
+
+def _dict_matches(value: Any, entry: Any) -> bool:
+    """One allowed dict (l. 250-295): no key outside it, each value among its allowed
+    ones (strings normalised), each of its keys present unless "" is allowed."""
+    if not isinstance(value, dict) or not isinstance(entry, dict):
+        return False
+    for key, v in value.items():
+        if key not in entry or _std(v) not in [_std(a) for a in _as_list(entry[key])]:
+            return False
+    return all(k in value or "" in _as_list(vals) for k, vals in entry.items())
+
+
+def _list_matches(value: list[Any], allowed: list[Any]) -> bool:
+    """l. 204-235: the list, its strings normalised, equals one allowed list (order kept)."""
+    mine = [_std(v) for v in value]
+    for entry in allowed:
+        if isinstance(entry, (list, str)) and mine == [_std(a) for a in entry]:
+            return True
+    return False
+
+
+def _list_of_dicts_matches(value: list[Any], allowed: list[Any]) -> bool:
+    """l. 301-330: as many dicts as one allowed list, each matching its counterpart."""
+    for entry in allowed:
+        if isinstance(entry, (list, str)) and len(entry) == len(value) and all(
+                _dict_matches(v, e) for v, e in zip(value, entry)):
+            return True
+    return False
+
+
+def _value_reason(value: Any, allowed: list[Any], want: type, inner: type | None) -> str | None:
+    if want is dict:
+        return None if any(_dict_matches(value, e) for e in allowed if e != "") else "dict_value"
+    if want is list and inner is dict:
+        return None if _list_of_dicts_matches(value, allowed) else "dict_value"
+    if want is str:
+        return None if standardize(value) in [standardize(a) for a in allowed
+                                              if type(a) is str] else "string_value"
+    if want is list:
+        return None if _list_matches(value, allowed) else "list_value"
+    return None if value in allowed else "other_value"
+
+
+def official_reason(answer: Any, gold: Any, schema: Any) -> str | None:
+    """None when BFCL's checker calls the arguments right, else the first reason it fails
+    (one of REASONS), checking in BFCL's order: required, then each given parameter."""
+    if not isinstance(answer, dict) or not isinstance(gold, dict):
+        return "not_arguments"
+    schema = schema if isinstance(schema, dict) else {}
+    props = schema.get("properties", {})
+    if any(p not in answer for p in schema.get("required", [])):  # l. 367-372
+        return "missing_required"
+    for param, value in answer.items():
+        if param not in props or param not in gold:  # l. 376-380
+            return "unexpected_param"
+        allowed = _as_list(gold[param])
+        want = _python_type(props[param])
+        inner = None
+        if want is list:
+            inner = _python_type(props[param].get("items"))
+            if inner is None:
+                return "unknown_type"
+        if want is None:
+            return "unknown_type"
+        if want is float and type(value) is int:  # l. 443-448
+            try:
+                value = float(value)
+            except OverflowError:  # BFCL raises; too large for a float is wrong here
+                return "type"
+        reason, variable = _type_check(value, allowed, want, inner)
+        if reason is None:
+            reason = (None if value in allowed else "other_value") if variable \
+                else _value_reason(value, allowed, want, inner)
+        if reason is not None:
+            return reason
+    if any(p not in answer and "" not in _as_list(a) for p, a in gold.items()):  # l. 506
+        return "missing_optional"
+    return None
+
+
+def _function_schemas(schema: Any) -> dict[str, Any]:
+    """Function name -> arguments schema, from the schema of a list of calls: its `items`
+    (or each `anyOf`/`oneOf` branch of them) declares a call as an object whose one
+    property is the function's name."""
+    items = schema.get("items") if isinstance(schema, dict) else None
+    if not isinstance(items, dict):
+        return {}
+    branches = [items, *items.get("anyOf", []), *items.get("oneOf", [])]
+    out: dict[str, Any] = {}
+    for branch in branches:
+        if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
+            out.update(branch["properties"])
+    return out
+
+
+def _call_reason(call: Any, expected: dict[str, Any], functions: dict[str, Any]) -> str | None:
+    """One call {name: arguments} against one expected call {name: allowed}, whose first
+    key BFCL reads (l. 340, 574) and which must be a key of the call (l. 356-362)."""
+    name, allowed = next(iter(expected.items()))
+    if not isinstance(call, dict) or name not in call:
+        return "wrong_function"
+    if name not in functions:
+        return "unknown_type"  # BFCL has no description for it and raises
+    return official_reason(call[name], allowed, functions[name])
+
+
+def calls_reason(answer: Any, gold: Any, schema: Any) -> str | None:
+    """Several calls, BFCL's `parallel` categories (l. 554-620; `multiple` is the case of
+    one call, l. 623-646): the answer a list of {name: arguments}, the gold BFCL's list of
+    {name: allowed}, as many calls as expected, and each expected call, in the gold's order,
+    takes the first call not yet taken that matches it. Quirk (l. 579-593): that greedy
+    choice is final, so a call matching two expected calls can leave the other unmatched
+    where a different pairing would match all."""
+    if not isinstance(answer, list) or not isinstance(gold, list):
+        return "not_arguments"
+    if len(answer) != len(gold):
+        return "wrong_count"
+    functions = _function_schemas(schema)
+    taken: set[int] = set()
+    for expected in gold:
+        if not isinstance(expected, dict) or not expected:
+            return "not_arguments"
+        match = next((i for i, call in enumerate(answer)
+                      if i not in taken and _call_reason(call, expected, functions) is None),
+                     None)
+        if match is None:
+            return "no_match"
+        taken.add(match)
+    return None

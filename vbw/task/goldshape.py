@@ -1,0 +1,148 @@
+"""The gold-shaped answer of one item under one schema, scored as a model's would be.
+
+mode=check asks two questions of every schema: is an answer holding the gold scored right
+(else the checker, coercion or json path cannot match the gold), and is it schema-valid
+(else a constrained arm can never be right there). Each is asked of a real instance: the
+checker's own candidates for the gold (`gold_answers`, vbw.task.check) placed at
+`extract.json.path`, every other required property filled by vbw.task.instance, then
+extracted, coerced, checked and validated exactly as scoring does.
+
+A verdict is only claimed when it is proven; otherwise the check is skipped with the
+reason ("unbuilt"). "Invalid" needs a control: the same object with the schema's own
+value at the path must validate, so it is the gold's placement that the schema rejects,
+not a gap in the generator. Each verdict carries its evidence (`Example`): the item, the
+gold, the built answer, what was extracted and what the checker or validator said.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, NamedTuple
+
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+from pydantic import BaseModel, ConfigDict
+
+from vbw.task.instance import Unbuildable, Unsatisfiable, at_path, minimal, with_value
+from vbw.task.runner import Item, Task
+from vbw.task.validity import Validators
+
+SHOWN_CHARS = 160  # of a gold, answer or message in a one-line finding
+
+
+class Example(BaseModel):
+    """The evidence of a finding, from one concrete item."""
+
+    model_config = ConfigDict(extra="forbid")
+    item: str
+    gold: Any
+    answer: Any  # the built JSON answer (None: none could be placed)
+    extracted: Any
+    verdict: str
+
+    def line(self) -> str:
+        return (f"item {' '.join(self.item.split())}: gold {shown(self.gold)}, built answer "
+                f"{shown(self.answer)}, extracted {shown(self.extracted)}, {self.verdict}")
+
+
+class Judged(NamedTuple):
+    outcome: Literal["ok", "wrong", "invalid", "unbuilt"]
+    example: Example | None = None
+    reason: str = ""  # why "unbuilt"
+
+
+def shown(value: Any) -> str:
+    """`value` as compact JSON, cut to SHOWN_CHARS (one line: JSON escapes newlines)."""
+    try:
+        s = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        s = repr(value)
+    return s if len(s) <= SHOWN_CHARS else s[:SHOWN_CHARS] + "…"
+
+
+def json_path(path: str) -> list[str] | None:
+    """`extract.json.path` as property names (`@`: the root), or None when it is not a
+    plain dotted path (no gold-shaped answer is built for it)."""
+    if path == "@":
+        return []
+    parts = path.split(".")
+    return parts if all(p.isidentifier() for p in parts) else None
+
+
+def _why_invalid(schema: dict[str, Any], obj: Any) -> str:
+    try:
+        err = best_match(validator_for(schema)(schema).iter_errors(obj))
+    except Exception:  # noqa: BLE001 - a message is evidence, not a verdict
+        err = None
+    if err is None:
+        return "invalid"
+    where = "/".join(str(p) for p in err.absolute_path)
+    message = " ".join(err.message.split())
+    if len(message) > SHOWN_CHARS:
+        message = message[:SHOWN_CHARS] + "…"
+    return f"{'at ' + where + ': ' if where else ''}{message}"
+
+
+def judge(task: Task, item: Item, schema: dict[str, Any], parts: list[str],
+          validators: Validators) -> Judged:
+    """The first candidate that is right and valid ("ok"), else the first one built that
+    is right (else the first one built), with what is wrong with it (module docstring)."""
+    checker, kind = task.spec.check, task.spec.check.kind
+    where = task.spec.extract.json_.path
+    try:
+        leaf = at_path(schema, parts)
+    except Unbuildable as e:
+        return Judged("unbuilt", reason=f"the schema at {where!r} is not followed: {e}")
+    candidates = checker.gold_answers(item.gold, leaf)
+    if not candidates:
+        return Judged("unbuilt", reason=f"check {kind} builds no answer for gold "
+                                        f"{shown(item.gold)}")
+    built, reason = [], ""
+    for answer in candidates:
+        try:
+            obj = with_value(schema, parts, answer)
+        except Unsatisfiable as e:
+            return Judged("invalid", Example(
+                item=item.id, gold=item.gold, answer=None, extracted=None,
+                verdict=f"no value is valid at extract.json.path {where!r}: {e}"))
+        except Unbuildable as e:
+            reason = str(e)
+            continue
+        extracted = task.json_answer(obj)
+        right, valid = task.is_correct(extracted, item), validators.is_valid(schema, obj)
+        if right and valid:
+            return Judged("ok")
+        built.append((obj, extracted, right, valid))
+    if not built:
+        return Judged("unbuilt", reason=f"no instance of the schema was built: {reason}")
+    obj, extracted, right, valid = next((b for b in built if b[2]), built[0])  # right first
+    if not right:
+        said = "valid under the schema" if valid else f"also invalid: {_why_invalid(schema, obj)}"
+        return Judged("wrong", Example(item=item.id, gold=item.gold, answer=obj,
+                                       extracted=extracted,
+                                       verdict=f"checker {kind} said wrong ({said})"))
+    return _invalid(task, item, schema, parts, leaf, obj, extracted, validators)
+
+
+def _invalid(task: Task, item: Item, schema: dict[str, Any], parts: list[str], leaf: Any,
+             obj: Any, extracted: Any, validators: Validators) -> Judged:
+    """Right but invalid: claimed only when the control validates (module docstring)."""
+    kind = task.spec.check.kind
+    verdict = (f"checker {kind} said right, the schema rejects it: "
+               f"{_why_invalid(schema, obj)}")
+    example = Example(item=item.id, gold=item.gold, answer=obj, extracted=extracted,
+                      verdict=verdict)
+    if not task.spec.check.answers_complete:
+        return Judged("unbuilt", reason=f"no answer built is both right by check {kind} and "
+                                        f"valid, e.g. {example.line()}")
+    try:
+        control = with_value(schema, parts, minimal(leaf, schema))
+    except Unsatisfiable as e:
+        return Judged("invalid", example.model_copy(update={
+            "verdict": f"{verdict} (no value is valid at that path: {e})"}))
+    except Unbuildable as e:
+        return Judged("unbuilt", reason=f"no valid instance of the schema was built: {e}")
+    if not validators.is_valid(schema, control):
+        return Judged("unbuilt", reason="no valid instance of the schema was built "
+                                        f"({shown(control)} is not valid)")
+    return Judged("invalid", example)

@@ -1,0 +1,273 @@
+"""Every regex a task declares runs on RE2: matching time linear in the text, for any pattern.
+
+Task regexes (extract steps, the regex checker, gold patterns) and JSON Schema `pattern`s
+run on untrusted model output. Python's `re` backtracks, so a pattern such as `(a|aa)*b`
+takes exponential time on 40 characters; no screen of the pattern can rule that out, so
+vbw does not use a backtracking engine for them at all. RE2 (the `google-re2` package)
+compiles a pattern to automata and never backtracks; the price is that it has no
+backreferences, lookaround, possessive quantifiers or atomic groups. A pattern that uses
+one is refused at load time in one line naming the construct and what to write instead.
+
+The dialect is RE2's, which reads like Python's without those constructs. Where a Python
+user would otherwise be silently surprised,
+task patterns keep Python's meaning (`translate`): `$` without MULTILINE also matches
+before a final newline (RE2's only at the very end), `\\Z` is RE2's `\\z`, `{,n}` is
+`{0,n}` (RE2 reads it as literal text), `\\uXXXX`, `\\UXXXXXXXX` and `\\N{name}` are
+spelled `\\x{...}`, and `(?#...)` comments are dropped. `\\d`, `\\w`, `\\s` and `\\b` are
+ASCII (RE2 has no Unicode word boundary); `\\p{Nd}`, `\\pL` ask for Unicode classes.
+JSON Schema patterns are ECMA-262, whose `$` and `\\d` already agree with RE2, so they only
+get the escape spellings (`schema_regex`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import deque
+from functools import lru_cache
+from typing import Any, Iterable
+
+import re2
+
+FLAGS = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # RE2 would log every refusal on stderr: one line is ours
+
+_INLINE = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+_HEX4, _HEX8 = re.compile(r"[0-9a-fA-F]{4}"), re.compile(r"[0-9a-fA-F]{8}")
+_NAMED = re.compile(r"N\{([^}]*)\}")
+_UPTO = re.compile(r"\{,(\d+)\}")
+_ECMA_BRACED = re.compile(r"u\{([0-9a-fA-F]{1,6})\}")
+_EOL = "vbw_eol_"  # the name of the groups `$` takes a final newline in
+_SURROGATE = re.compile("[\ud800-\udfff]")  # fixed and linear: one character each
+
+# RE2's complaint (after "...: ") -> the construct, and what to write instead.
+_CONSTRUCTS: list[tuple[str, str, str]] = [
+    ("(?=", "lookahead (?=...)", "match the text itself and capture the part you need "
+     "with a group"),
+    ("(?!", "negative lookahead (?!...)", "spell out what may follow with a character "
+     "class or alternatives"),
+    ("(?<=", "lookbehind (?<=...)", "put the preceding text in the pattern and capture "
+     "what follows with a group"),
+    ("(?<!", "negative lookbehind (?<!...)", "spell out what may precede with a "
+     "character class or alternatives"),
+    ("(?>", "atomic group (?>...)", "write a plain group (?:...): RE2 never backtracks"),
+    ("(?P=", "backreference (?P=name)", "match the repeated text explicitly, or compare "
+     "the parts in the checker"),
+    ("(?P>", "recursion (?P>name)", "match a bounded nesting depth explicitly"),
+    ("(?(", "conditional group (?(...)...)", "write the alternatives out with |"),
+]
+_FLAG_NAMES = {"x": ("verbose flag x", "remove it and write the whitespace the pattern means"),
+               "a": ("ASCII flag a", "remove it: \\d, \\w, \\s and \\b are already ASCII here"),
+               "u": ("Unicode flag u", "remove it; \\p{Nd}, \\pL etc. are the Unicode classes"),
+               "L": ("locale flag L", "remove it")}
+_UNSUPPORTED = "is not supported by the linear-time engine (RE2)"
+_BACKREF_FIX = "match the repeated text explicitly, or compare the parts in the checker"
+
+
+def translate(pattern: str, flags: Iterable[str] = ()) -> str:
+    """The RE2 pattern that means what `pattern` means to Python (module docstring), with
+    the listed `flags` (FLAGS' keys) turned on for the whole pattern."""
+    flags = list(flags)
+    multiline = [("MULTILINE" in flags)]  # per open group: is MULTILINE on inside it
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if pattern.startswith("\\Q", i):  # RE2's quoted literal text: copied as is
+            end = pattern.find("\\E", i)
+            end = n if end < 0 else end + 2
+            out.append(pattern[i:end])
+            i = end
+            continue
+        if ch == "\\":
+            piece, i = _escape(pattern, i)
+            out.append("\\z" if piece == "\\Z" else piece)
+            continue
+        if ch == "[":
+            piece, i = _char_class(pattern, i)
+            out.append(piece)
+            continue
+        if ch == "$" and not multiline[-1]:  # the newline it may take is a group: Regex
+            eol = sum(_EOL in piece for piece in out)  # gives it back (see there)
+            out.append(rf"(?:(?P<{_EOL}{eol}>\n)?\z)")
+            i += 1
+            continue
+        if ch == "{" and (m := _UPTO.match(pattern, i)):
+            out.append(f"{{0,{m.group(1)}}}")
+            i = m.end()
+            continue
+        elif ch == "(":
+            if pattern.startswith("(?#", i) and (end := pattern.find(")", i)) >= 0:
+                i = end + 1
+                continue
+            m = _INLINE.match(pattern, i)
+            on = multiline[-1]
+            if m is not None:
+                on = ("m" in m.group(1)) or (on and "m" not in (m.group(2) or ""))
+                if m.group(3) == ")":  # (?m): for the rest of the enclosing group
+                    multiline[-1] = on
+                    out.append(m.group(0))
+                    i = m.end()
+                    continue
+            multiline.append(on)
+        elif ch == ")" and len(multiline) > 1:
+            multiline.pop()
+        out.append(ch)
+        i += 1
+    prefix = "".join(FLAGS[f] for f in flags)
+    return (f"(?{prefix})" if prefix else "") + "".join(out)
+
+
+def _escape(pattern: str, i: int) -> tuple[str, int]:
+    """One escape at pattern[i] ('\\'), respelled for RE2; and where the next item starts."""
+    nxt = pattern[i + 1:i + 2]
+    if nxt == "u" and (m := _HEX4.match(pattern, i + 2)):
+        return f"\\x{{{m.group(0)}}}", m.end()
+    if nxt == "U" and (m := _HEX8.match(pattern, i + 2)):
+        return f"\\x{{{m.group(0)}}}", m.end()
+    if nxt == "N" and (m := _NAMED.match(pattern, i + 1)):
+        try:
+            return f"\\x{{{ord(unicodedata.lookup(m.group(1))):x}}}", m.end()
+        except KeyError:
+            pass  # left as is: RE2 refuses it
+    return pattern[i:i + 2], i + 2
+
+
+def _char_class(pattern: str, i: int) -> tuple[str, int]:
+    """A bracketed class from pattern[i] ('['), escapes respelled; `]` first is literal."""
+    out, j, n = ["["], i + 1, len(pattern)
+    if pattern[j:j + 1] == "^":
+        out.append("^")
+        j += 1
+    if pattern[j:j + 1] == "]":
+        out.append("\\]")
+        j += 1
+    while j < n and pattern[j] != "]":
+        if pattern[j] == "\\":
+            piece, j = _escape(pattern, j)
+            out.append(piece)
+        else:
+            out.append(pattern[j])
+            j += 1
+    if j < n:
+        out.append("]")
+        j += 1
+    return "".join(out), j
+
+
+def schema_regex(pattern: str) -> str:
+    """An ECMA-262 JSON Schema pattern spelled for RE2 (`\\uXXXX`, `\\u{...}`)."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        if pattern[i] == "\\":
+            if (m := _ECMA_BRACED.match(pattern, i + 1)):
+                out.append(f"\\x{{{m.group(1)}}}")
+                i = m.end()
+                continue
+            piece, i = _escape(pattern, i)
+            out.append(piece)
+            continue
+        out.append(pattern[i])
+        i += 1
+    return "".join(out)
+
+
+def refusal(pattern: str, problem: str) -> str:
+    """The one-line reason RE2 refused `pattern` (its complaint is `problem`): the construct
+    and what to write instead where we know it."""
+    detail = problem.split(": ", 1)[-1]
+    if problem.startswith("bad repetition operator") and detail[-1:] == "+":
+        return (f"possessive quantifier {detail} {_UNSUPPORTED}, which never backtracks: "
+                f"write {detail[:-1]}")
+    if problem.startswith("invalid escape sequence") and detail[1:2] in "123456789gk":
+        return f"backreference {detail} {_UNSUPPORTED}: {_BACKREF_FIX}"
+    if problem.startswith("invalid perl operator"):
+        for prefix, name, fix in _CONSTRUCTS:
+            if prefix in pattern and (prefix.startswith(detail) or detail.startswith(prefix)):
+                return f"{name} {_UNSUPPORTED}: {fix}"
+        for letter, (name, fix) in _FLAG_NAMES.items():
+            if letter in detail[2:]:
+                return f"inline {name} in {detail}) {_UNSUPPORTED}: {fix}"
+    if problem.startswith("invalid repetition size"):
+        return (f"repeat count {detail} is too large for the linear-time engine (RE2): at "
+                "most 1000, nested repeats multiplied; use + or * or smaller counts")
+    if "pattern too large" in problem:
+        return ("the pattern compiles to more than the linear-time engine's (RE2) memory "
+                "bound; simplify it (nested counted repeats multiply)")
+    return f"not a valid regex for the linear-time engine (RE2): {problem}"
+
+
+class Regex:
+    """A compiled task or schema regex. A match is read as (start, end) spans per group of
+    the pattern as written, in characters of the text; values are slices of the text.
+
+    Python's `$` (no MULTILINE) is zero-width before a final newline; its translation takes
+    that newline in a group of its own. When it did, the match ends at the end of the text
+    and everything from that newline on matched empty, so every span boundary at the end
+    moves back onto the newline: the spans Python gives, and a fullmatch is no match."""
+
+    __slots__ = ("_rx", "groups", "_user", "_eol")
+
+    def __init__(self, rx: Any) -> None:
+        self._rx = rx
+        names = {i: name for name, i in rx.groupindex.items()}
+        self._eol = [i for i, name in names.items() if name.startswith(_EOL)]
+        self._user = [0] + [i for i in range(1, rx.groups + 1) if i not in self._eol]
+        self.groups: int = len(self._user) - 1
+
+    def search(self, text: str) -> list[tuple[int, int]] | None:
+        return self._spans(self._rx.search(_encodable(text)))
+
+    def fullmatch(self, text: str) -> bool:
+        m = self._rx.fullmatch(_encodable(text))
+        return m is not None and not self._took_newline(m)
+
+    def last(self, text: str) -> list[tuple[int, int]] | None:
+        """The last match of a left-to-right scan of non-overlapping matches."""
+        return self._spans(next(iter(deque(self._rx.finditer(_encodable(text)), maxlen=1)),
+                                None))
+
+    def _took_newline(self, m: Any) -> bool:
+        return any(m.start(g) >= 0 for g in self._eol)
+
+    def _spans(self, m: Any) -> list[tuple[int, int]] | None:
+        if m is None:
+            return None
+        spans = [m.span(g) for g in self._user]
+        if self._took_newline(m):
+            end = m.end()
+            spans = [(min(a, end - 1), min(b, end - 1)) if a >= 0 else (a, b)
+                     for a, b in spans]
+        return spans
+
+
+def _encodable(text: str) -> str | bytes:
+    """What RE2 reads for `text`, with spans in characters of `text`: ASCII text as bytes
+    (byte and character offsets agree, so none is converted), else the text with lone
+    surrogates (which UTF-8 cannot carry) replaced one for one."""
+    if text.isascii():
+        return text.encode("ascii")
+    return _SURROGATE.sub("\ufffd", text)
+
+
+@lru_cache(maxsize=512)
+def compile_re2(pattern: str) -> Regex:
+    """Compile an RE2 pattern as is; ValueError with the one-line refusal."""
+    try:
+        return Regex(re2.compile(pattern, _OPTIONS))
+    except re2.error as e:
+        raw = e.args[0] if e.args else b""
+        problem = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        raise ValueError(refusal(pattern, problem)) from None
+
+
+@lru_cache(maxsize=512)
+def compile_task_regex(pattern: str, flags: tuple[str, ...] = ()) -> Regex:
+    """A task pattern (Python meaning kept where RE2 can keep it), compiled once."""
+    return compile_re2(translate(pattern, flags))
+
+
+@lru_cache(maxsize=512)
+def compile_schema_regex(pattern: str) -> Regex:
+    """A JSON Schema `pattern` or `patternProperties` key, compiled once."""
+    return compile_re2(schema_regex(pattern))

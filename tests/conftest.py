@@ -1,12 +1,16 @@
-"""Shared fixtures: the repository paths and a helper that runs the real `vbw` entry point."""
+"""Shared fixtures: the repository paths and a helper that runs the real `vbw` entry point;
+and the `slow` marker that splits off the fast tier (see pytest_collection_modifyitems)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
 import pytest
 
@@ -56,3 +60,67 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
 
 def load_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+# --- the fast tier: `python -m pytest -q -m "not slow"` (docs/testing.md) ---------------
+
+SLOW_MARKERS = ("live", "browser")  # the real SmolLM2 (and its server), headless Chromium
+# the live fixtures of tests/generate/conftest.py: a test that asks for one loads the model
+LIVE_FIXTURES = {"smollm2_file", "runtime", "engines", "backends", "llama_server"}
+# a name that, referenced by a test, a test helper or a fixture, starts another process:
+# `python -m vbw` runs (and through them every Hydra launcher: joblib, submitit, Ray), pip
+# building the wheel, a server, a process killed on purpose
+SPAWNERS = {"run_vbw", "subprocess", "multiprocessing", "Popen"}
+
+
+def _names(code: CodeType) -> set[str]:
+    """Global and attribute names a code object uses, nested functions and
+    comprehensions included."""
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            out |= _names(const)
+    return out
+
+
+def spawns(fn: Any, seen: set[CodeType] | None = None) -> bool:
+    """Does `fn`, or a tests.* function it names, start another process?"""
+    seen = set() if seen is None else seen
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return False
+    seen.add(code)
+    names = _names(code)
+    if names & SPAWNERS:
+        return True
+    scope = getattr(fn, "__globals__", {})
+    return any(inspect.isfunction(f) and f.__module__.startswith("tests.") and spawns(f, seen)
+               for f in (scope.get(n) for n in names))
+
+
+def slow_reason(item: pytest.Item) -> str | None:
+    """Why a test is left out of the fast tier, or None: it is marked live or browser,
+    asks for a live fixture, or it, a helper it calls or a fixture it uses spawns a
+    process."""
+    for m in SLOW_MARKERS:
+        if item.get_closest_marker(m) is not None:
+            return m
+    info = getattr(item, "_fixtureinfo", None)
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & LIVE_FIXTURES:
+        return "live fixture"
+    if spawns(getattr(item, "function", None)):
+        return "spawns a process"
+    for name in sorted(fixtures):
+        defs = info.name2fixturedefs.get(name, ()) if info is not None else ()
+        if any(spawns(d.func) for d in defs):
+            return f"fixture {name} spawns a process"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        reason = slow_reason(item)
+        if reason is not None:
+            item.add_marker(pytest.mark.slow(reason=reason))

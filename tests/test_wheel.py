@@ -76,14 +76,14 @@ def test_installed_vbw_runs_a_user_task_folder_by_name(venv: Path, tmp_path: Pat
     replay mode, check mode, and a sweep beside a bundled task."""
     example = ROOT / "examples/qa"
     by_name = ("--config-dir", str(example), "task=capitals", "model=smollm2_135m")
-    replay = _vbw(venv, *by_name, f"replays_dir={example / 'replays'}",
+    replay = _vbw(venv, *by_name, f"replays_dir={example / 'recorded'}",
                   f"hydra.run.dir={tmp_path}/r", cwd=tmp_path)
     assert replay.returncode == 0, replay.stderr
     assert json.loads((tmp_path / "r/report.json").read_text())["n"] == 12
     check = _vbw(venv, *by_name, "mode=check", cwd=tmp_path)
     assert check.returncode == 0 and "capitals: 12 items" in check.stdout, check.stderr
     sweep = _vbw(venv, "-m", "--config-dir", str(example), "task=capitals,bfcl_simple",
-                 "model=smollm2_135m", f"replays_dir={example / 'replays'}",
+                 "model=smollm2_135m", f"replays_dir={example / 'recorded'}",
                  f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path)
     assert sweep.returncode == 0, sweep.stderr
     tasks = sorted(json.loads(p.read_text())["task"] for p in (tmp_path / "s").glob("*/report.json"))

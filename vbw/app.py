@@ -25,47 +25,14 @@ from vbw.report.provenance import provenance
 from vbw.resources import bundled
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
-from vbw.score.stream import score_stream
+from vbw.score.stream import check_replay_matches, score_stream
 from vbw.task.arms import Arm
-from vbw.task.audit import Audit, audit, first_error
-from vbw.task.runner import Item, Task
+from vbw.task.audit import Audit, audit, audit_or_fail, first_error, warn_findings
+from vbw.task.runner import Task
 
 if TYPE_CHECKING:
     from vbw.generate.backend import Backend
 
-
-
-def _same_task(a: str | None, b: str) -> bool:
-    return a is not None and a.replace("-", "_") == b.replace("-", "_")
-
-
-def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool) -> None:
-    """The replay is of this task; with a recorded task hash, of this version of it (a
-    replay without one is scored, and its report says the version was not verified)."""
-    header = replay.header
-    if not _same_task(header.task, task.name):
-        raise ReplayError(f"{replay.path}: meta.task is {header.task!r}, not {task.name!r}")
-    if header.task_hash is not None and header.task_hash != task.generation_hash() \
-            and not allow_mismatch:
-        raise ReplayError(f"{replay.path}: meta.task_hash differs from task {task.path} (its "
-                          "prompts, schemas or data changed since generation); pass "
-                          "allow_task_mismatch=true to score it anyway")
-
-
-def audit_or_fail(task: Task, items: list[Item], err: TextIO | None) -> Audit:
-    """The task checks (vbw.task.audit): problems (scoring is impossible) stop the run;
-    heuristic findings are warnings, printed to `err` unless it is None."""
-    result = audit(task, items)
-    if result.problems:
-        raise ConfigError(first_error(result))
-    if err is not None:
-        warn_findings(result, err)
-    return result
-
-
-def warn_findings(result: Audit, err: TextIO) -> None:
-    for w in result.warnings:
-        print(f"vbw: warning: {w}", file=err)
 
 
 def task_check(result: Audit) -> TaskCheck:
@@ -245,7 +212,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     for task in tasks:  # arms.schemas names schemas of every task: refused before any work
         cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     if cfg.mode == "compare":
-        from vbw.comparing import run_compare  # it builds on this module's checks
+        from vbw.comparing import run_compare  # mode=compare: its own module
         return run_compare(cfg, tasks, out_dir, cwd, out, err)
     if cfg.mode == "check":
         return check_tasks(tasks, cfg.n, out)

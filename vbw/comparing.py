@@ -16,7 +16,6 @@ import io
 from pathlib import Path
 from typing import TextIO
 
-from vbw.app import audit_or_fail, check_replay_matches
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.replay.stream import ReplayStream, ScoredRecord, open_replay
@@ -25,8 +24,9 @@ from vbw.report.provenance import provenance
 from vbw.score.compare import (CompareReport, ReplaySide, Scored, build_comparison,
                                digest_rows, text_digest, worse)
 from vbw.score.model import METRICS
-from vbw.score.stream import score_stream
+from vbw.score.stream import check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
+from vbw.task.audit import audit_or_fail
 from vbw.task.runner import Task
 
 

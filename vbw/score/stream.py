@@ -101,6 +101,23 @@ class _Pass:
         self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
 
 
+def _same_task(a: str | None, b: str) -> bool:
+    return a is not None and a.replace("-", "_") == b.replace("-", "_")
+
+
+def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool) -> None:
+    """The replay is of this task; with a recorded task hash, of this version of it (a
+    replay without one is scored, and its report says the version was not verified)."""
+    header = replay.header
+    if not _same_task(header.task, task.name):
+        raise ReplayError(f"{replay.path}: meta.task is {header.task!r}, not {task.name!r}")
+    if header.task_hash is not None and header.task_hash != task.generation_hash() \
+            and not allow_mismatch:
+        raise ReplayError(f"{replay.path}: meta.task_hash differs from task {task.path} (its "
+                          "prompts, schemas or data changed since generation); pass "
+                          "allow_task_mismatch=true to score it anyway")
+
+
 def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str],
               path: str, records: int, err: TextIO) -> list[str]:
     """Replay ids the task does not have (`stray`, beyond the selection) are an error

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from vbw.score.paired import ALPHA
-from vbw.sweep.summary import arm_cell, headline_cell, headline_columns, status_cell
+from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;

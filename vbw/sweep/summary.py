@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from vbw.redact import redact_obj
 from vbw.report.escape import code, text
 from vbw.report.files import write_atomic
-from vbw.report.markdown import rate_cell
-from vbw.report.verdict import interval, p_value, verdict
-from vbw.score.model import Delta, Report
+from vbw.score.model import Report
 from vbw.score.paired import ALPHA
+from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
+from vbw.sweep.html import render_html
 from vbw.sweep.status import JobStatus
 
 _PLAIN = ("task", "model", "engine")
@@ -90,42 +90,6 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
     return rows
 
 
-def headline_columns(rows: list[dict[str, Any]]) -> list[str]:
-    """`from → to` of every headline comparison in the rows, first seen first: one summary
-    column each."""
-    seen: dict[str, None] = {}
-    for row in rows:
-        for h in row["headlines"]:
-            seen.setdefault(f"{h['from']} → {h['to']}", None)
-    return list(seen)
-
-
-def headline_cell(row: dict[str, Any], column: str) -> str:
-    """The row's delta for one headline column, worded as report.md words it:
-    `+2.0 pts [+0.5, +4.0], p=0.031`, `no detectable effect at N=200 [-0.5, +3.5], p=0.29`;
-    `-` when the row's task has no such comparison."""
-    h = next((h for h in row["headlines"] if f"{h['from']} → {h['to']}" == column), None)
-    if h is None:
-        return "-"
-    d = Delta.model_validate({k: h[k] for k in Delta.model_fields})
-    return f"{verdict(d, row['n'])} {interval(d)}, {p_value(d.mcnemar_p)}"
-
-
-def status_cell(row: dict[str, Any]) -> str:
-    return "ok" if row["exit_code"] == 0 else f"exit {row['exit_code']}: {row['reason']}"
-
-
-class _R:
-    """A rate dict as the markdown helpers read it."""
-
-    def __init__(self, d: dict[str, Any]) -> None:
-        self.rate, self.ci95 = d["rate"], tuple(d["ci95"])
-
-
-def arm_cell(d: dict[str, Any] | None) -> str:
-    return rate_cell(None if d is None else _R(d))  # type: ignore[arg-type]
-
-
 def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
     columns = headline_columns(rows)
     heads = "".join(f"Δ accuracy {code(c, in_table=True)} | " for c in columns)
@@ -159,8 +123,6 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
 
 def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> str:
     """summary.json, summary.html, then summary.md (all atomically); return the markdown."""
-    from vbw.sweep.html import render_html
-
     rows = redact_obj(rows)  # overrides and reasons without URL credentials (vbw.redact)
     md = render_markdown(sweep_dir, rows, exit_code)
     data = {"sweep_dir": str(sweep_dir), "exit_code": exit_code, "rows": rows}

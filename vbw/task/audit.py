@@ -17,11 +17,11 @@ finding names one concrete item and what was built, extracted and decided for it
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.errors import VbwError
+from vbw.errors import ConfigError, VbwError
 from vbw.task.goldshape import Example, Judged, json_path, judge
 from vbw.task.instance import unsatisfiable
 from vbw.task.runner import Item, OverBudget, Task
@@ -242,3 +242,20 @@ def first_error(a: Audit, check_mode: bool = False) -> str:
     more = f" (+{len(problems) - 1} more; mode=check lists them)" if len(problems) > 1 \
         else ""
     return f"{problems[0]}{more}"
+
+
+def audit_or_fail(task: Task, items: list[Item], err: TextIO | None) -> Audit:
+    """The task checks before a run scores or generates: problems (scoring is impossible)
+    stop the run; heuristic findings are warnings, printed to `err` unless it is None.
+    Shared by vbw.app and mode=compare (vbw.comparing)."""
+    result = audit(task, items)
+    if result.problems:
+        raise ConfigError(first_error(result))
+    if err is not None:
+        warn_findings(result, err)
+    return result
+
+
+def warn_findings(result: Audit, err: TextIO) -> None:
+    for w in result.warnings:
+        print(f"vbw: warning: {w}", file=err)

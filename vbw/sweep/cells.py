@@ -1,0 +1,50 @@
+"""A sweep summary row's cells, worded once for summary.md (vbw.sweep.summary) and
+summary.html (vbw.sweep.html): both render the same rows, so the words live below both.
+
+A delta's verdict is report.md's (vbw.report.verdict: exact McNemar at alpha 0.05, the CI
+beside it); a rate is report.md's rate cell.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vbw.report.markdown import rate_cell
+from vbw.report.verdict import interval, p_value, verdict
+from vbw.score.model import Delta
+
+
+def headline_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """`from → to` of every headline comparison in the rows, first seen first: one summary
+    column each."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for h in row["headlines"]:
+            seen.setdefault(f"{h['from']} → {h['to']}", None)
+    return list(seen)
+
+
+def headline_cell(row: dict[str, Any], column: str) -> str:
+    """The row's delta for one headline column, worded as report.md words it:
+    `+2.0 pts [+0.5, +4.0], p=0.031`, `no detectable effect at N=200 [-0.5, +3.5], p=0.29`;
+    `-` when the row's task has no such comparison."""
+    h = next((h for h in row["headlines"] if f"{h['from']} → {h['to']}" == column), None)
+    if h is None:
+        return "-"
+    d = Delta.model_validate({k: h[k] for k in Delta.model_fields})
+    return f"{verdict(d, row['n'])} {interval(d)}, {p_value(d.mcnemar_p)}"
+
+
+def status_cell(row: dict[str, Any]) -> str:
+    return "ok" if row["exit_code"] == 0 else f"exit {row['exit_code']}: {row['reason']}"
+
+
+class _R:
+    """A rate dict as the markdown helpers read it."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.rate, self.ci95 = d["rate"], tuple(d["ci95"])
+
+
+def arm_cell(d: dict[str, Any] | None) -> str:
+    return rate_cell(None if d is None else _R(d))  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ on every string of every committed output the verdicts are jsonschema's own (Pyt
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,11 @@ def test_pattern_keywords_decide_as_the_spec_says() -> None:
 @pytest.mark.parametrize("schema,expect", [
     (_string("a(?=b)"), "pattern 'a(?=b)' at properties/a: lookahead (?=...)"),
     (_keys(r"(\w)\1"), "patternProperties key '(\\\\w)\\\\1': backreference \\1"),
-    (_string("a++"), "possessive quantifier ++"),
-    (_string("(?>a)"), "atomic group (?>...)"),
+    # (Python 3.10's re, which jsonschema's "regex" format uses, refuses them first)
+    (_string("a++"), "possessive quantifier ++" if sys.version_info >= (3, 11)
+     else "properties/a/pattern: 'a++' is not a 'regex'"),
+    (_string("(?>a)"), "atomic group (?>...)" if sys.version_info >= (3, 11)
+     else "properties/a/pattern: '(?>a)' is not a 'regex'"),
     ({"unevaluatedProperties": False, "patternProperties": {"a": {}}},
      "unevaluatedProperties with patternProperties is not supported"),
 ])

@@ -168,5 +168,7 @@ def call_source(text: str) -> str | None:
 
 _BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1, max_chars=None)
 # A name run starts where the previous character cannot belong to it, so no start inside a
-# run is tried again (the old pattern retried every one: quadratic on long runs).
-_CALL_START = re.compile(r"(?<![\w.])[\w.]++\s*+\(")
+# run is tried again (the old pattern retried every one: quadratic on long runs). Giving
+# back part of a run or of the spaces leaves a name or space character where `(` must be,
+# so each start fails or succeeds in time linear in what it read: no possessive needed.
+_CALL_START = re.compile(r"(?<![\w.])[\w.]+\s*\(")

@@ -1,4 +1,4 @@
-"""JSON's grammar as Python's json module accepts it, in possessive regexes (no backtracking).
+"""JSON's grammar as Python's json module accepts it, in regexes that never backtrack far.
 
 Exactly what `json.JSONDecoder().raw_decode` accepts: strict strings (no raw control
 characters; escapes `\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX`, lone surrogates allowed), numbers
@@ -7,75 +7,118 @@ followed by a digit ends the number), `true false null NaN Infinity -Infinity`, 
 space, tab, LF and CR as whitespace. The scanner in vbw.task.jsonscan walks these one step
 at a time; each step regex consumes a whole run of "flat" members or elements (values
 nested at most FLAT_LEVELS deep) at C speed and stops where a deeper container opens.
+
+Two spellings of one grammar (`grammar`), matching the same text with the same groups
+(tests/task/test_jsongrammar.py checks both against vbw's original possessive regexes at
+every position of generated texts): possessive quantifiers from Python 3.11 on (no give-back
+at all: the fastest), and on 3.10, whose re has none, greedy ones, linear all the same (up
+to ~6x slower on tests/task/test_hostile.py's hostile texts): wherever a
+quantifier or an alternative may give text back, what comes next cannot start with the
+character given back (whitespace before punctuation, digits before `.`/`e`/punctuation, `,`
+before `]`/`}`; a string is the unrolled loop `"plain*(escape plain*)*"`, whose plain runs
+stop at `\\` or `"`), so each give-back fails at once and a greedy quantifier matches what
+a possessive one would, at a constant factor of its cost. The one place where giving text
+back could succeed is a run of flat members after a first one (a step's, PLAUSIBLE's):
+giving back `,"k":{...}` leaves `,"k":` then `{`, an opener, so the step would stop earlier
+and the next one read the rest again (quadratic over `"k":{}` x N). There the run is atomic,
+`(?=(?P<r>RUN))(?P=r)`: a lookahead (which Python's re never re-enters) whose text a
+backreference then consumes, i.e. the possessive `RUN*+`.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from typing import NamedTuple
 
 FLAT_LEVELS = 2
-
-WS = r"[ \t\n\r]*+"
-STR = r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
-NUM = r"-?+(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
-SCALAR = rf"(?:{STR}|{NUM}|true|false|null|NaN|Infinity|-Infinity)"
-KEY = rf"{STR}{WS}:{WS}"
+POSSESSIVE = sys.version_info >= (3, 11)  # Python's re has possessive quantifiers from 3.11
+OBJ_START, OBJ_NEXT, ARR_START, ARR_NEXT = range(4)  # a step's state, its index in steps
+OPENER_KEY, OPENER_ARRAYS, OPENER_OBJECT = 1, 2, 3   # OPENER's groups k, a and o
 
 
-def _open(tag: str = "") -> str:
-    """An object opener (group o), or a run of array openers (group a), named with `tag`."""
-    return rf"(?P<o{tag}>\{{)|(?P<a{tag}>\[(?:{WS}\[)*+)"
+class Grammar(NamedTuple):
+    """The compiled regexes the scanner uses (see the module-level names below)."""
+
+    shallow_steps: tuple[re.Pattern[str], ...]
+    deep_steps: tuple[re.Pattern[str], ...]
+    opener: re.Pattern[str]
+    candidate: re.Pattern[str]
+    plausible: re.Pattern[str]
+    empty_object: re.Pattern[str]
 
 
-def flat_value(levels: int) -> str:
-    """A complete JSON value holding containers at most `levels` deep (0: a scalar)."""
-    value = SCALAR
-    for _ in range(levels):
-        arr = rf"\[{WS}(?:{value}(?:{WS},{WS}{value})*+{WS})?\]"
-        obj = rf"\{{{WS}(?:{KEY}{value}(?:{WS},{WS}{KEY}{value})*+{WS})?\}}"
-        value = rf"(?:{SCALAR}|{arr}|{obj})"
-    return value
+def grammar(possessive: bool) -> Grammar:
+    """The grammar's regexes, with possessive quantifiers (Python 3.11+) or without."""
+    p = "+" if possessive else ""
+    ws = rf"[ \t\n\r]*{p}"
+    plain = rf'[^"\\\x00-\x1f]*{p}'
+    string = rf'"{plain}(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{{4}}){plain})*{p}"'
+    num = rf"-?{p}(?:0|[1-9][0-9]*{p})(?:\.[0-9]+{p})?{p}(?:[eE][-+]?{p}[0-9]+{p})?{p}"
+    scalar = rf"(?:{string}|{num}|true|false|null|NaN|Infinity|-Infinity)"
+    key = rf"{string}{ws}:{ws}"
 
+    def atomic_run(unit: str) -> str:
+        """`unit` repeated as often as it matches, never given back (module docstring)."""
+        return rf"(?:{unit})*+" if possessive else rf"(?=(?P<r>(?:{unit})*))(?P=r)"
 
-def steps(value: str) -> tuple[re.Pattern[str], ...]:
-    """The four step regexes for flat values `value`, indexed by state: just after `{`,
-    after an object member, just after `[`, after an array element. A step reads every flat
-    member or element up to where the container closes (group c) or a deeper object or run
-    of arrays opens (o / a); c_, o_, a_ are the same after a first flat value."""
+    def opener(tag: str = "") -> str:
+        """An object opener (group o), or a run of array openers (group a), with `tag`."""
+        return rf"(?P<o{tag}>\{{)|(?P<a{tag}>\[(?:{ws}\[)*{p})"
 
-    def obj_rest(tag: str) -> str:
-        return (rf"(?:{WS},{WS}{KEY}{value})*+{WS}"
-                rf"(?:(?P<c{tag}>\}})|,{WS}{KEY}(?:{_open(tag)}))")
+    def flat_value(levels: int) -> str:
+        """A complete JSON value holding containers at most `levels` deep (0: a scalar)."""
+        value = scalar
+        for _ in range(levels):
+            arr = rf"\[{ws}(?:{value}(?:{ws},{ws}{value})*{p}{ws})?\]"
+            obj = rf"\{{{ws}(?:{key}{value}(?:{ws},{ws}{key}{value})*{p}{ws})?\}}"
+            value = rf"(?:{scalar}|{arr}|{obj})"
+        return value
 
-    def arr_rest(tag: str) -> str:
-        return rf"(?:{WS},{WS}{value})*+{WS}(?:(?P<c{tag}>\])|,{WS}(?:{_open(tag)}))"
+    def steps(value: str) -> tuple[re.Pattern[str], ...]:
+        """The four step regexes for flat values `value`, indexed by state: just after `{`,
+        after an object member, just after `[`, after an array element. A step reads every
+        flat member or element up to where the container closes (group c) or a deeper
+        object or run of arrays opens (o / a); c_, o_, a_ are the same after a first flat
+        value."""
 
-    return (
-        re.compile(rf"{WS}(?:(?P<c>\}})|{KEY}(?:{value}{obj_rest('_')}|{_open()}))"),
-        re.compile(obj_rest("")),
-        re.compile(rf"{WS}(?:(?P<c>\])|{value}{arr_rest('_')}|{_open()})"),
-        re.compile(arr_rest("")),
+        def obj_rest(tag: str) -> str:
+            return (rf"{atomic_run(rf'{ws},{ws}{key}{value}')}{ws}"
+                    rf"(?:(?P<c{tag}>\}})|,{ws}{key}(?:{opener(tag)}))")
+
+        def arr_rest(tag: str) -> str:
+            return (rf"{atomic_run(rf'{ws},{ws}{value}')}{ws}"
+                    rf"(?:(?P<c{tag}>\])|,{ws}(?:{opener(tag)}))")
+
+        return (
+            re.compile(rf"{ws}(?:(?P<c>\}})|{key}(?:{value}{obj_rest('_')}|{opener()}))"),
+            re.compile(obj_rest("")),
+            re.compile(rf"{ws}(?:(?P<c>\])|{value}{arr_rest('_')}|{opener()})"),
+            re.compile(arr_rest("")),
+        )
+
+    flat = flat_value(FLAT_LEVELS)
+    # A member value that is not flat opens a deeper object, or a run of arrays whose first
+    # element is `]`, a deeper object, or a flat value followed by `,` or `]`: anything
+    # else after a run of `[` cannot be JSON. (Without this, `{"k":[[[1 x` x N sent every
+    # `{` to the Python-level parse.)
+    deep = rf"(?:\{{|\[(?:{ws}\[)*{p}{ws}(?:\]|\{{|{flat}{ws}[,\]]))"
+    return Grammar(
+        shallow_steps=steps(flat),  # while FLAT_LEVELS more levels cannot reach the limit
+        deep_steps=steps(scalar),   # near it: every container is a step, so depth is exact
+        # A run of openers ("a":[[{"b":[{...): each unit is an optional key, then a run of
+        # array openers, an object opener, or both; one match per unit.
+        opener=re.compile(rf"(?:(?<=\{{){ws}(?P<k>{string}){ws}:{ws}|(?<=\[){ws})(?=[\[{{])"
+                          rf"(?P<a>\[(?:{ws}\[)*{p})?{p}(?:{ws}(?P<o>\{{))?{p}"),
+        candidate=re.compile(rf'\{{{ws}["}}]'),
+        # A `{` can open an object only if its first members parse up to `}` or a deeper
+        # opener.
+        plausible=re.compile(rf"\{{{ws}(?:\}}|{key}(?:{flat}"
+                             rf"{atomic_run(rf'{ws},{ws}{key}{flat}')}{ws}"
+                             rf"(?:\}}|,{ws}{key}{deep})|(?!{flat}){deep}))"),
+        empty_object=re.compile(rf"\{{{ws}\}}"),
     )
 
 
-OBJ_START, OBJ_NEXT, ARR_START, ARR_NEXT = range(4)
-FLAT = flat_value(FLAT_LEVELS)
-SHALLOW_STEPS = steps(FLAT)      # while FLAT_LEVELS more levels cannot reach the depth limit
-DEEP_STEPS = steps(SCALAR)       # near it: every container is a step, so depth is exact
-
-# A run of openers ("a":[[{"b":[{...): each unit is an optional key, then a run of array
-# openers, an object opener, or both; the scanner reads a whole run in one match per unit.
-OPENER = re.compile(rf"(?:(?<=\{{){WS}(?P<k>{STR}){WS}:{WS}|(?<=\[){WS})(?=[\[{{])"
-                    rf"(?P<a>\[(?:{WS}\[)*+)?+(?:{WS}(?P<o>\{{))?+")
-OPENER_KEY, OPENER_ARRAYS, OPENER_OBJECT = 1, 2, 3  # the groups k, a and o
-
-# A member value that is not flat opens a deeper object, or a run of arrays whose first
-# element is `]`, a deeper object, or a flat value followed by `,` or `]`: anything else
-# after a run of `[` cannot be JSON. (Without this, `{"k":[[[1 x` x N sent every `{` to
-# the Python-level parse.)
-DEEP = rf"(?:\{{|\[(?:{WS}\[)*+{WS}(?:\]|\{{|{FLAT}{WS}[,\]]))"
-# A `{` can open an object only if its first members parse up to `}` or a deeper opener.
-CANDIDATE = re.compile(rf'\{{{WS}["}}]')
-PLAUSIBLE = re.compile(rf"\{{{WS}(?:\}}|{KEY}(?:{FLAT}(?:{WS},{WS}{KEY}{FLAT})*+{WS}"
-                       rf"(?:\}}|,{WS}{KEY}{DEEP})|(?!{FLAT}){DEEP}))")
-EMPTY_OBJECT = re.compile(rf"\{{{WS}\}}")
+(SHALLOW_STEPS, DEEP_STEPS, OPENER, CANDIDATE, PLAUSIBLE,
+ EMPTY_OBJECT) = grammar(POSSESSIVE)

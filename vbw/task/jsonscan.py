@@ -13,8 +13,9 @@ parse fails is a failure. Only the `{`s a parse read inside strings (where quote
 the other way round) and those after where it stopped need parses of their own; they are
 queued in text order, and the smallest success wins. A `{` whose first members do not
 parse is never an object and `{}` always is one, which prunes the search before it starts.
-The grammar is vbw.task.jsongrammar's possessive regexes, walked with an explicit stack (no
-recursion, no backtracking); Python's json then decodes only the winner.
+The grammar is vbw.task.jsongrammar's regexes (linear: possessive, or on Python 3.10 greedy
+where no give-back can succeed), walked with an explicit stack (no recursion); Python's json
+then decodes only the winner.
 
 Depth: an object nested more than MAX_DEPTH levels deep (counting itself and every array or
 object inside) is not decoded; the search goes on to the `{`s inside it, whose own depth

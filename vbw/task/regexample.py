@@ -8,8 +8,8 @@ alternation, the fewest and one more repetition). The caller keeps a candidate o
 the real matcher accepts it, and says "cannot be built" when none is accepted: a wrong
 candidate costs a skipped check, never a false claim.
 
-The pattern is parsed by Python's own regex parser (`re._parser`, stable across 3.11+), so
-the syntax is exactly the one the checkers compile; the work is bounded by CAP strings per
+The pattern is parsed by Python's own regex parser (`re._parser`; before 3.11 the same
+parser was `sre_parse`), so the syntax is Python's; the work is bounded by CAP strings per
 node and MAX_CHARS per string, whatever the pattern.
 """
 
@@ -17,15 +17,26 @@ from __future__ import annotations
 
 import itertools
 import re
-import re._constants as C  # noqa: N812 - the parser's opcodes
-import re._parser as sre_parse
 from typing import Any
+
+try:  # the parser's opcodes, and the parser (Python 3.11+ names)
+    import re._constants as C  # noqa: N812
+    import re._parser as sre_parse
+except ImportError:  # Python 3.10: the same modules under their old names
+    import sre_constants as C  # type: ignore[no-redef]  # noqa: N812
+    import sre_parse  # type: ignore[no-redef]
 
 CAP = 8            # candidate strings kept per node
 MAX_CHARS = 256    # a candidate longer than this is dropped (e.g. a{5000})
 _TRIES = "a0 A_-.zZ9x!"  # characters tried, in order, for a set or a negated literal
 _CATEGORY = {C.CATEGORY_DIGIT: "0", C.CATEGORY_NOT_DIGIT: "a", C.CATEGORY_SPACE: " ",
              C.CATEGORY_NOT_SPACE: "a", C.CATEGORY_WORD: "a", C.CATEGORY_NOT_WORD: " "}
+
+# Possessive repeats and atomic groups are parsed from Python 3.11 on (None before: 3.10's
+# parser refuses them, so they never reach _node there)
+_ATOMIC_GROUP = getattr(C, "ATOMIC_GROUP", None)
+_REPEATS = tuple(op for op in (C.MAX_REPEAT, C.MIN_REPEAT,
+                               getattr(C, "POSSESSIVE_REPEAT", None)) if op is not None)
 
 
 class NoExample(Exception):
@@ -66,7 +77,7 @@ def _node(op: Any, av: Any) -> list[str]:
         return [s for branch in av[1] for s in _seq(list(branch))][:CAP]
     if op is C.SUBPATTERN:
         return _seq(list(av[-1]))
-    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+    if op in _REPEATS:
         low, high, body = av
         one = _seq(list(body))
         counts = [low] if high == low else [low, low + 1]
@@ -76,7 +87,7 @@ def _node(op: Any, av: Any) -> list[str]:
                 raise NoExample("too long")
             out += [s * n for s in one]
         return out[:CAP]
-    if op is C.ATOMIC_GROUP:
+    if op is _ATOMIC_GROUP:
         return _seq(list(av))
     if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
         return [""]  # anchors and lookarounds take no characters (the matcher decides)

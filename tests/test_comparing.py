@@ -195,6 +195,49 @@ def test_four_engines_on_the_committed_smollm2_replays(tmp_path: Path) -> None:
     assert "McNemar" in proc.stdout
 
 
+PEAK_RSS = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], "
+            "capture_output=True, text=True); sys.stderr.write(p.stderr); "
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def test_1000_replays_compare_in_bounded_time_and_memory(tmp_path: Path) -> None:
+    """Issue 17 item 10: each replay streams through the scorer and only its states and
+    text digests stay, so 1,000 replays holding 360 MB of text compare in bounded memory
+    (the texts used to be held whole: 2.4 GB and 55 s)."""
+    import subprocess
+    import sys
+    import time
+
+    first = Path(_replay(tmp_path / "r0.jsonl", "e", set(range(12))))
+    pad = "x" * 30_000 + "\n"  # before the answer line: same answers, 30 kB each
+    lines = first.read_text().splitlines()
+    padded = [lines[0]] + [json.dumps({**(o := json.loads(x)), "arms": {
+        **o["arms"], "unconstrained": {"text": pad + o["arms"]["unconstrained"]["text"]}}})
+        for x in lines[1:]]
+    text = "\n".join(padded) + "\n"
+    paths = []
+    for i in range(1000):
+        p = tmp_path / f"r{i}.jsonl"
+        p.write_text(text)
+        paths.append(str(p))
+    assert sum(Path(p).stat().st_size for p in paths) > 360e6
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "vbw", "--config-dir",
+         str(EXAMPLE), "task=capitals", "mode=compare", f"replays=[{','.join(paths)}]",
+         "bootstrap.resamples=100", f"hydra.run.dir={tmp_path}/out"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    took = time.perf_counter() - start
+    code, rss_kib = (int(x) for x in proc.stdout.split())
+    assert code == 0, proc.stderr[-2000:]
+    report = load_json(tmp_path / "out/report.json")
+    assert len(report["replays"]) == 1000 and report["n"] == 12
+    assert all(p["identical"] == 12 for c in report["comparisons"] for p in c["arms"].values())
+    print(f"compare of 1,000 replays: {took:.1f} s, peak RSS {rss_kib / 1024:.0f} MiB")
+    assert rss_kib / 1024 < 300, rss_kib / 1024
+    assert took < 120, took
+
+
 def test_arms_schemas_compares_one_schema_s_arms(tmp_path: Path) -> None:
     gsm = [str(REPLAYS / "gsm8k/smollm2_135m" / f"{e}.jsonl") for e in ("outlines", "llamacpp")]
     out = tmp_path / "cmp"

@@ -4,6 +4,7 @@ folders count like bundled ones, sweeps are expanded, every failure is one line,
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,68 @@ def test_a_selection_cannot_be_a_task_file(tmp_path: Path) -> None:
     shutil.copy(TASK_CONF / "demo.yaml", tmp_path / "demo_copy.yaml")
     line = one_line_error(run_vbw("task.files=[demo_copy.yaml]", "mode=check", cwd=tmp_path))
     assert "is a selection of tasks" in line
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+GUARD_BOUND_S = 30
+
+
+def _timed(*args: str, cwd: Path) -> tuple[object, float]:
+    start = time.perf_counter()
+    proc = run_vbw(*args, cwd=cwd, timeout=GUARD_BOUND_S * 4)
+    return proc, time.perf_counter() - start
+
+
+def test_a_bomb_among_10000_config_files_is_caught(tmp_path: Path) -> None:
+    """No file count caps the guard: it reads what composition reads."""
+    conf = tmp_path / "conf"
+    shutil.copytree(EXAMPLE, conf)
+    filler = conf / "filler"
+    filler.mkdir()
+    for i in range(10_000):
+        (filler / f"f{i:05d}.yaml").write_text("x: 1\n")
+    (conf / "task" / "zzz.yaml").write_text(BOMB)
+    for args in (["--config-dir", str(conf)], [f"hydra.searchpath=[file://{conf}]"]):
+        proc, took = _timed(*args, "task=zzz", "mode=check", cwd=tmp_path)
+        line = one_line_error(proc)  # type: ignore[arg-type]
+        assert "zzz.yaml" in line and "alias" in line and took < GUARD_BOUND_S, (line, took)
+
+
+def test_a_bomb_under_config_path_is_caught(tmp_path: Path) -> None:
+    conf = tmp_path / "primary"
+    conf.mkdir()
+    (conf / "config.yaml").write_text(BOMB)
+    proc, took = _timed("--config-path", str(conf), "--config-name", "config",
+                        cwd=tmp_path)
+    line = one_line_error(proc)  # type: ignore[arg-type]
+    assert "config.yaml" in line and "alias" in line and took < GUARD_BOUND_S, (line, took)
+
+
+def test_a_config_pulled_in_by_defaults_is_checked(tmp_path: Path) -> None:
+    """A selected config's defaults list pulls in another file: that one is read too."""
+    conf = tmp_path / "conf"
+    shutil.copytree(EXAMPLE, conf)
+    (conf / "extra").mkdir()
+    (conf / "extra" / "deep.yaml").write_text("a: " + "[" * 500 + "]" * 500 + "\n")
+    text = (conf / "task/capitals.yaml").read_text()
+    (conf / "task/pulls.yaml").write_text("defaults:\n  - /extra: deep\n" + text)
+    proc, took = _timed("--config-dir", str(conf), "task=pulls", "mode=check", cwd=tmp_path)
+    line = one_line_error(proc)  # type: ignore[arg-type]
+    assert "deep.yaml" in line and "nested deeper" in line and took < GUARD_BOUND_S
+
+
+def test_broken_sibling_files_block_no_task_that_does_not_use_them(tmp_path: Path) -> None:
+    conf = tmp_path / "conf"
+    shutil.copytree(EXAMPLE, conf)
+    (conf / "task/latin1.yaml").write_bytes(b"name: caf\xe9\n")
+    (conf / "task/syntax.yaml").write_text("name: [unclosed\n")
+    (conf / "task/dangling.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (conf / "loop").symlink_to(conf)                      # a folder link loop
+    (conf / "task/bomb.yaml").write_text(BOMB)
+    proc, took = _timed("--config-dir", str(conf), "task=capitals", "mode=check",
+                        cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr  # type: ignore[attr-defined]
+    assert "capitals: 12 items" in proc.stdout and took < GUARD_BOUND_S  # type: ignore
+    proc, _ = _timed("--config-dir", str(conf), "task=syntax", "mode=check", cwd=tmp_path)
+    assert "syntax.yaml:" in one_line_error(proc)  # type: ignore[arg-type]

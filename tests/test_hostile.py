@@ -93,6 +93,19 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
     "regex group beyond the pattern's groups": (
         lambda t: [_task_file(t, lambda d: d["extract"]["free"][0].__setitem__("group", 2))],
         ["extract.free.0.regex", "group 2 does not exist", "has 1 group(s)"]),
+    "prompt template of 10**9 characters": (
+        lambda t: [_task_file(t, lambda d: d["prompts"].__setitem__(
+            "free", "{{ 'a' * 10**9 }}"))],
+        ["t.yaml: prompts.free: item gsm8k_test_0", "exceed 2,000,000 characters"]),
+    "prompt template looping without output": (
+        lambda t: [_task_file(t, lambda d: d["prompts"].__setitem__(
+            "json", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
+                    "{% endfor %}{{ schema | json }}"))],
+        ["t.yaml: prompts.json: item gsm8k_test_0", "rendering took over 5 s"]),
+    "prompt template recursing": (
+        lambda t: [_task_file(t, lambda d: d["prompts"].__setitem__(
+            "free", "{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}"))],
+        ["t.yaml: prompts.free: item gsm8k_test_0", "recursion"]),
     **{f"task regex with {name}": (
         lambda t, p=pattern: [_task_file(t, lambda d: d["extract"]["free"][0].__setitem__(
             "pattern", p))], ["t.yaml", "extract.free.0.regex.pattern", construct])

@@ -231,8 +231,8 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         if cfg.mode == "merge":  # scored over the whole run's selection
             cfg = cfg.model_copy(update={"n": replay.header.n})
         report = score(task, replay, cfg, mode, err)
-        md = write_reports(report, task_dir, browser(report, task, replay_path, cfg),
-                           cfg.outputs)
+        md = write_reports(report, task_dir, lambda: browser(report, task, replay_path, cfg),
+                           cfg.outputs, err=err)
         print(md, file=out)
         dirs.append(task_dir)
         if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:

@@ -28,7 +28,8 @@ from vbw.redact import redact_text
 from vbw.report.escape import one_line as escape_line
 from vbw.rundir import claimed
 from vbw.sweep.outcome import read_exit_code, sweep_dir_told
-from vbw.sweep.status import JobInputs, JobStatus, reports_in, write_status
+from vbw.sweep.status import (STARTED, JobInputs, JobStatus, read_launch, reports_in,
+                              write_status)
 from vbw.task.locate import is_task_path
 
 INTERNAL_ERROR = 3
@@ -123,8 +124,15 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     else:
         print(f"vbw: {escape_line(label)}: running in process {os.getpid()}; its report is "
               "printed under its header when the sweep ends", flush=True)
+    launch = read_launch(Path(str(hc.sweep.dir)))
     status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
-                       exit_code=INTERNAL_ERROR, reason="internal error")
+                       exit_code=INTERNAL_ERROR, reason=STARTED,
+                       run_id=launch.run_id if launch else None)
+    try:
+        write_status(out_dir, status)  # a job killed from here on is this launch's, unfinished
+    except OSError:
+        pass  # the run below reports an unwritable folder as a usage error
+    status.reason = "internal error"
     try:
         status.inputs = job_inputs(cfg, hc)
         status.exit_code = _run_job(status.inputs, out_dir, status, captured)

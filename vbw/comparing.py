@@ -16,15 +16,15 @@ import io
 from pathlib import Path
 from typing import TextIO
 
-from vbw.score.stream import check_ids, check_replay_matches
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
-from vbw.replay import Replay, read_replay
+from vbw.replay.stream import ReplayStream, ScoredRecord, open_replay
 from vbw.report.compare import write_compare
 from vbw.report.provenance import provenance
-from vbw.score.compare import CompareReport, ReplaySide, Scored, build_comparison, worse
+from vbw.score.compare import (CompareReport, ReplaySide, Scored, build_comparison,
+                               digest_rows, text_digest, worse)
 from vbw.score.model import METRICS
-from vbw.score.states import score_items
+from vbw.score.stream import check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.audit import audit_or_fail
 from vbw.task.runner import Task
@@ -47,19 +47,20 @@ def parse_gate(spec: str) -> tuple[Arm, str]:
     return arm, metric
 
 
-def _label(r: Replay) -> str:
+def _label(r: ReplayStream) -> str:
     h = r.header
     model = (h.model.name or h.model.file) if h.model else None
     model = model or (h.backend.model if h.backend else None)
     return f"{model}/{h.engine}" if model and h.engine else Path(r.path).stem
 
 
-def _labels(replays: list[Replay]) -> list[str]:
+def _labels(replays: list[ReplayStream]) -> list[str]:
     labels = [_label(r) for r in replays]  # a label twice: add its index in replays
     return [f"{lab} [{i}]" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
 
 
-def _task_check(task: Task, replays: list[Replay], shown: list[str], allow: bool) -> str:
+def _task_check(task: Task, replays: list[ReplayStream], shown: list[str],
+                allow: bool) -> str:
     """Refuse a replay of another task, or (unless allowed) of another task version;
     return the sentence report.md states about the versions."""
     want = task.generation_hash()
@@ -88,11 +89,19 @@ def _task_check(task: Task, replays: list[Replay], shown: list[str], allow: bool
     return out + "."
 
 
-def _arms(task: Task, kinds: list[str], schemas: list[str] | None, replays: list[Replay],
+def _held_arms(r: ReplayStream) -> set[str]:
+    """The arms a replay holds: its header's list, or (a validbutwrong 0.1 header lists
+    none) every arm key of its lines, read in one streamed pass."""
+    if r.header.arms is not None:
+        return set(r.header.arms)
+    return {k for rec in open_replay(Path(r.path)).records() for k in rec.texts}
+
+
+def _arms(task: Task, kinds: list[str], schemas: list[str] | None,
+          replays: list[ReplayStream],
           labels: list[str]) -> tuple[list[Arm], dict[str, list[str]]]:
     """The task's arms every replay holds, and those only some hold (arm -> labels)."""
-    held = [set(r.header.arms) if r.header.arms is not None
-            else {k for rec in r.records for k in rec.arms} for r in replays]
+    held = [_held_arms(r) for r in replays]
     wanted = select_arms(task.name, task.schema_names, task.spec.answer_schema, kinds, schemas)
     common = [a for a in wanted if all(a.key in h for h in held)]
     partial = {a.key: [lab for lab, h in zip(labels, held) if a.key in h]
@@ -105,23 +114,54 @@ def _arms(task: Task, kinds: list[str], schemas: list[str] | None, replays: list
     return common, partial
 
 
-def _read(paths: list[Path], shown: list[str]) -> list[Replay]:
+def _open(path: Path, i: int, name: str) -> ReplayStream:
+    try:
+        return open_replay(path)
+    except ReplayError as e:
+        raise ReplayError(f"replays[{i}]={name}: {e}") from None
+
+
+def _headers(paths: list[Path], shown: list[str]) -> list[ReplayStream]:
+    """Every replay's checked header, its file closed again: 1,000 replays are never
+    open at once."""
     out = []
     for i, (p, name) in enumerate(zip(paths, shown)):
-        try:
-            out.append(read_replay(p))
-        except ReplayError as e:
-            raise ReplayError(f"replays[{i}]={name}: {e}") from None
+        stream = _open(p, i, name)
+        stream.close()
+        out.append(stream)
     return out
 
 
-def _check_ids(task: Task, replay: Replay, n: int | None, err: TextIO) -> list[str]:
-    selected = task.ids(n)
-    held = {r.id for r in replay.records}
-    chosen = set(selected)
-    return check_ids(task, selected, [i in held for i in selected],
-                     [r.id for r in replay.records if r.id not in chosen], str(replay.path),
-                     len(replay.records), err)
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _score_one(task: Task, path: Path, i: int, name: str, label: str, arms: list[Arm],
+               n: int | None, warnings: TextIO, held: set[str]) -> Scored:
+    """One replay through the streaming scorer (vbw.score.stream), as normal scoring
+    reads it: states, and 16-byte digests of its texts for identity; the texts are
+    dropped as they pass. The ids it holds are added to `held` (for the task checks)."""
+    stream = _open(path, i, name)
+    digests: dict[str, dict[str, bytes]] = {}
+
+    def keep(rec: ScoredRecord) -> None:
+        held.add(rec.id)
+        digests[rec.id] = {k: text_digest(rec.texts.get(k)) for k in keys}
+
+    keys = [a.key for a in arms]
+    scored = score_stream(task, stream, arms, n, warnings, check=False, keep=keep)
+    if stream.torn_tail:
+        print(f"vbw: warning: {name} ends in a partly written line (ignored)", file=warnings)
+    states = scored.states
+    side = ReplaySide(label=label, path=name, task_hash=stream.header.task_hash,
+                      sha256=_sha256(path),
+                      provenance=provenance(stream.header, scored.timings, scored.end),
+                      excluded=states.excluded_reasons, missing=scored.missing)
+    return Scored(side=side, states=states, digests=digest_rows(states.ids, arms, digests))
 
 
 def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: list[str],
@@ -129,27 +169,18 @@ def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: l
                     err: TextIO, schemas: list[str] | None = None) -> CompareReport:
     """Read, check, score and compare; `shown` names each path as the user gave it, and
     `schemas` (arms.schemas) keeps the arms of those schema labels only.
-    Warnings reach `err` only once the comparison stands: a refusal stays one line."""
+    Warnings reach `err` only once the comparison stands: a refusal stays one line.
+    Each replay is streamed through the scorer in turn, so memory holds per replay its
+    states and text digests, never its texts (1,000 replays compare in bounded memory)."""
     warnings = io.StringIO()
-    replays = _read(paths, shown)
+    replays = _headers(paths, shown)
     labels = _labels(replays)
     task_check = _task_check(task, replays, shown, allow_task_change)
     arms, partial = _arms(task, kinds, schemas, replays, labels)
-    missing = [_check_ids(task, r, n, warnings) for r in replays]
-    items = task.items(n, only={rec.id for r in replays for rec in r.records})
-    audit_or_fail(task, items, warnings)
-    scored = []
-    for r, path, name, label, miss in zip(replays, paths, shown, labels, missing):
-        if r.torn_tail:
-            print(f"vbw: warning: {name} ends in a partly written line (ignored)",
-                  file=warnings)
-        states = score_items(task, items, r, arms)
-        side = ReplaySide(label=label, path=name, task_hash=r.header.task_hash,
-                          sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                          provenance=provenance(r.header, r.records, r.end),
-                          excluded=states.excluded_reasons, missing=miss)
-        texts = {rec.id: {k: a.text for k, a in rec.arms.items()} for rec in r.records}
-        scored.append(Scored(side=side, states=states, texts=texts))
+    held: set[str] = set()
+    scored = [_score_one(task, path, i, name, label, arms, n, warnings, held)
+              for i, (path, name, label) in enumerate(zip(paths, shown, labels))]
+    audit_or_fail(task, task.items(n, only=held), warnings)  # once, on every replay's items
     report = build_comparison(scored, arms, task=task.name, label=task.spec.label,
                               selected=task.ids(n), task_hash=task.generation_hash(),
                               task_check=task_check, arms_left_out=partial, seed=seed,
@@ -189,7 +220,8 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     task, paths = _inputs(cfg, tasks, cwd)
     gates = [parse_gate(g) for g in cfg.compare.fail_if_worse]
     report = compare_replays(task, paths, list(cfg.replays or []), kinds=cfg.arms.kinds,
-                             schemas=cfg.arms.schemas, n=cfg.n, allow_task_change=cfg.compare.allow_task_change,
+                             schemas=cfg.arms.schemas, n=cfg.n,
+                             allow_task_change=cfg.compare.allow_task_change,
                              seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
                              err=err)
     for arm, metric in gates:

@@ -27,12 +27,10 @@ import yaml
 from vbw import hydra_adapter
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
-from vbw.validation import load_yaml
 
 CONF = bundled("conf")
 CONFIG_NAME = "config"
 GROUPS = ("model", "backend", "engine", "arms", "task")
-MAX_USER_FILES = 1000  # YAML files read from the user's config folders
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -47,11 +45,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def search_path(config_dir: str | None) -> Any:
-    """The search path `@hydra.main` builds: Hydra's, the bundled conf/, `--config-dir`."""
+def search_path(config_dir: str | None, config_path: str | None = None) -> Any:
+    """The search path `@hydra.main` builds: Hydra's, the bundled conf/ (or
+    `--config-path`, resolved as Hydra does from the module declaring `@hydra.main`),
+    `--config-dir`."""
     from hydra.core.config_search_path import SearchPathQuery
 
-    sp = hydra_adapter.config_search_path(str(CONF))
+    if config_path is None:
+        sp = hydra_adapter.config_search_path(str(CONF))
+    else:
+        sp = hydra_adapter.automatic_config_search_path("vbw.cli", config_path)
     if config_dir is not None:
         where = os.path.abspath(config_dir)
         if not os.path.isdir(where):
@@ -94,25 +97,24 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     JobRuntime().set("name", job_name)
 
     args = parse_args(argv)
-    if args.help or args.hydra_help or args.shell_completion or args.info \
-            or args.config_path is not None:
-        return None  # nothing is composed (or Hydra resolves a relative -cp itself)
-    loader = hydra_adapter.config_loader(search_path(args.config_dir))
+    if args.help or args.hydra_help or args.shell_completion or args.info:
+        return None  # nothing is composed
+    loader = hydra_adapter.config_loader(search_path(args.config_dir, args.config_path))
     name = args.config_name or CONFIG_NAME
     try:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
     except HydraException as e:
         raise ConfigError(_parse_error(e)) from None
-    _scan_user_yaml(args.config_dir, parsed)
     cfg = None
-    for job in _jobs(parsed, args.overrides, bool(args.multirun)):
-        cfg = _compose(loader, name, job)
-        if args.cfg is None:
-            _check_required(cfg, job)
+    with hydra_adapter.guarded_yaml(CONF):  # every file Hydra reads to compose, read by vbw's loader first
+        for job in _jobs(parsed, args.overrides, bool(args.multirun)):
+            cfg = _compose(loader, name, job)
+            if args.cfg is None:
+                _check_required(cfg, job)
     if cfg is not None and args.cfg is None:
         _check_writable(cfg, bool(args.multirun))
-    if cfg is None or not _plain_run(args, parsed, cfg):
-        return None
+    if cfg is None or args.config_path is not None or not _plain_run(args, parsed, cfg):
+        return None  # Hydra's own path (with --config-path: Hydra's search path, as here)
     return Composed(loader=loader, config_name=name, cfg=cfg)
 
 
@@ -139,19 +141,6 @@ def _check_required(cfg: Any, overrides: list[str]) -> None:
         need = " ".join(f"{k}=..." for k in missing)
         raise ConfigError(f"{', '.join(missing)}: required"
                           f"{' by ' + given if given else ''}; set {need}")
-
-
-def _scan_user_yaml(config_dir: str | None, parsed: list[Any]) -> None:
-    """Read the user's config files with vbw's own YAML loader first: it refuses alias
-    bombs and over-deep nesting that Hydra's loader would expand, and names the line."""
-    dirs = [Path(config_dir)] if config_dir else []
-    for o in parsed:
-        if o.get_key_element() == "hydra.searchpath" and isinstance(o.value(), list):
-            dirs += [Path(str(v).removeprefix("file://")) for v in o.value()
-                     if not str(v).startswith("pkg://")]
-    for d in dirs:
-        for path in sorted(d.rglob("*.yaml"))[:MAX_USER_FILES] if d.is_dir() else []:
-            load_yaml(path)
 
 
 def _check_writable(cfg: Any, multirun: bool) -> None:

@@ -17,6 +17,10 @@ nothing on paths that compose nothing.
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable
 
 SUPPORTED = ((1, 3, 2), (1, 4, 0))  # [lowest, first unsupported): pyproject's pin
@@ -25,6 +29,8 @@ SUPPORTED = ((1, 3, 2), (1, 4, 0))  # [lowest, first unsupported): pyproject's p
 INTERNALS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("hydra._internal.utils", "get_args_parser", ()),
     ("hydra._internal.utils", "create_config_search_path", ("search_path_dir",)),
+    ("hydra._internal.utils", "create_automatic_config_search_path",
+     ("calling_file", "calling_module", "config_path")),
     ("hydra._internal.utils", "detect_calling_file_or_module_from_task_function",
      ("task_function",)),
     ("hydra._internal.utils", "detect_task_name", ("calling_file", "calling_module")),
@@ -35,6 +41,10 @@ INTERNALS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("overrides", "max_batch_size")),
     ("hydra._internal.hydra", "Hydra", ("task_name", "config_loader")),
     ("hydra._internal.callbacks", "Callbacks", ("config",)),
+    ("hydra._internal.core_plugins.file_config_source", "FileConfigSource.load_config",
+     ("config_path",)),
+    ("hydra._internal.core_plugins.file_config_source",
+     "FileConfigSource._normalize_file_name", ("filename",)),
 )
 
 
@@ -50,6 +60,14 @@ def config_search_path(conf_dir: str) -> Any:
     from hydra._internal.utils import create_config_search_path
 
     return create_config_search_path(conf_dir)
+
+
+def automatic_config_search_path(calling_module: str, config_path: str) -> Any:
+    """The search path `@hydra.main` builds when `--config-path` overrides its
+    config_path, resolved as Hydra does from the module declaring `@hydra.main`."""
+    from hydra._internal.utils import create_automatic_config_search_path
+
+    return create_automatic_config_search_path(None, calling_module, config_path)
 
 
 def config_loader(search_path: Any) -> Any:
@@ -96,3 +114,40 @@ def callbacks(cfg: Any) -> Any:
     from hydra._internal.callbacks import Callbacks
 
     return Callbacks(cfg)
+
+
+@contextmanager
+def guarded_yaml(trusted: Path) -> Iterator[None]:
+    """While composing, every config file Hydra reads from a folder (`--config-dir`,
+    `--config-path`, `hydra.searchpath`, whatever the configs pull in) is first read by
+    vbw's own YAML loader: it refuses alias bombs and over-deep nesting that Hydra's
+    loader would expand, and names the line. Exactly the files composition reads, so an
+    unrelated broken file in the folder blocks nothing, and no file count caps the check.
+    Files under `trusted` (vbw's bundled conf/) are not re-read. It wraps the private
+    FileConfigSource.load_config, so it lives here with the other uses of Hydra's
+    internals (pinned by tests/test_hydra_adapter.py)."""
+    from hydra._internal.core_plugins.file_config_source import FileConfigSource
+
+    from vbw.validation import load_yaml
+
+    original = FileConfigSource.load_config
+    bundled_root = os.path.realpath(trusted)
+    checked: set[tuple[str, int, int]] = set()
+
+    def load_config(self: Any, config_path: str) -> Any:
+        full = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
+        try:
+            st = os.stat(full)
+        except OSError:
+            st = None  # Hydra reports a missing config itself
+        if st is not None and not full.startswith(bundled_root + os.sep) and \
+                (full, st.st_mtime_ns, st.st_size) not in checked:
+            load_yaml(Path(full))
+            checked.add((full, st.st_mtime_ns, st.st_size))
+        return original(self, config_path)
+
+    FileConfigSource.load_config = load_config  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FileConfigSource.load_config = original  # type: ignore[method-assign]

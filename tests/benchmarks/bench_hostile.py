@@ -15,6 +15,10 @@
    holding all of them scored end to end. `VBW_BENCH_ONLY=regex` measures only these.
 4. Server deadlines (`--server`, bench_server_deadlines): how long the server backend
    takes to give up on a hostile server (dripping, silent, flooding), against its bound.
+5. Page memory: report.html of the 200-item GSM8K replay whose every text is `<` (which
+   escaping makes 6 characters): page size against the run's peak RSS.
+
+    python -m tests.benchmarks.bench_hostile page    # only 5, merged into hostile.json
 
 The load average is recorded before and after: figures for the README come from an idle
 machine (the server rows are time bounds, valid on a busy one too).
@@ -138,6 +142,44 @@ def bench_end_to_end(work: Path, size: int) -> list[dict]:
                     "mb_each": size // MB, "wall_s": round(wall, 2)})
         print(f"  end to end {task}: {wall:.2f} s", file=sys.stderr)
     return out
+
+
+PEAK_RSS = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], "
+            "capture_output=True, text=True); sys.stderr.write(p.stderr[-3000:]); "
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def bench_page_memory(work: Path, mb_per_item: int = 1) -> dict:
+    """report.html's memory against its size when escaping amplifies the text: the bundled
+    200-item GSM8K replay with every arm's text made of `<` (`mb_per_item` MB per item,
+    split over its arms; each is cut to 20,000 characters on the page, 6 characters each
+    once escaped). Peak RSS of `python -m vbw` in a fresh process."""
+    lines = (ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl").read_text().splitlines()
+    replay = work / "lt.jsonl"
+    with open(replay, "w") as f:
+        f.write(lines[0] + "\n")
+        for line in lines[1:]:
+            rec = json.loads(line)
+            if "arms" in rec:
+                each = mb_per_item * MB // len(rec["arms"])
+                for arm in rec["arms"].values():
+                    arm["text"] = "<" * each
+            f.write(json.dumps(rec) + "\n")
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "vbw",
+                           "task=gsm8k", f"replay={replay}", f"hydra.run.dir={work}/lt"],
+                          cwd=work, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - t
+    code, rss_kib = (int(x) for x in proc.stdout.split())
+    if code != 0:
+        raise SystemExit(f"vbw failed on the `<` replay: {proc.stderr}")
+    page = (work / "lt/report.html").stat().st_size
+    row = {"items": 200, "replay_mb": round(replay.stat().st_size / MB, 1),
+           "page_mb": round(page / MB, 1), "peak_rss_mib": round(rss_kib / 1024),
+           "rss_per_page": round(rss_kib * 1024 / page, 2), "wall_s": round(wall, 2)}
+    print(f"  page memory: {row}", file=sys.stderr)
+    return row
 
 
 # -- user regexes and schema patterns ----------------------------------------------------------
@@ -354,6 +396,14 @@ def main_server() -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["page"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            page = bench_page_memory(Path(tmp))
+        data = json.loads(OUT.read_text())
+        data["page_memory"] = {**page, "measured": time.strftime("%Y-%m-%d"),
+                               "load_average_1min": round(os.getloadavg()[0], 2)}
+        OUT.write_text(json.dumps(data, indent=1) + "\n")
+        return
     if sys.argv[1:] == ["--server"]:
         main_server()
         return
@@ -365,12 +415,13 @@ def main() -> None:
     steps = bench_steps(sizes, runs)
     with tempfile.TemporaryDirectory() as tmp:
         e2e = bench_end_to_end(Path(tmp), sizes[-1])
+        page = bench_page_memory(Path(tmp))
     result = {"machine": {"cpu": platform.processor() or platform.machine(),
                           "cores": os.cpu_count(), "python": platform.python_version()},
               "measured": time.strftime("%Y-%m-%d"),
               "load_average_1min": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
               "sizes_mb": [s // MB for s in sizes], "runs": runs, "steps": steps,
-              "end_to_end": e2e}
+              "end_to_end": e2e, "page_memory": page}
     with tempfile.TemporaryDirectory() as tmp:
         result["regexes"] = {"measured": result["measured"], "runs": runs,
                              "load_average_1min": result["load_average_1min"],

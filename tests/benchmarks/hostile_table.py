@@ -29,6 +29,15 @@ def hostile_table() -> str:
               "linear. End to end, `python -m vbw task=<task> replay=<file>` (a fresh process) on "
               "the bundled 200-item replay with one hostile output per arm, each in its own "
               f"item: {runs}."]
+    page = d.get("page_memory")
+    if page is not None:
+        lines += ["", f"Page memory: the same GSM8K replay with every text made of `<` "
+                  f"({page['replay_mb']:.0f} MB; escaped on the page, each `<` is 6 characters) "
+                  f"writes a {page['page_mb']:.0f} MB report.html at a peak RSS of "
+                  f"{page['peak_rss_mib']} MiB ({page['rss_per_page']:.1f}x the page, the "
+                  f"whole run included), in {page['wall_s']:.1f} s"
+                  + (f" (measured {page['measured']}, 1-minute load average "
+                     f"{page['load_average_1min']})." if "measured" in page else ".")]
     if "regexes" in d:
         lines += ["", *_regex_rows(d["regexes"])]
     if "server_deadlines" in d:

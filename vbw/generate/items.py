@@ -8,8 +8,6 @@ recorded for the item (which scoring then excludes), never generated around.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 
 from vbw.config import MaxTokens
@@ -30,9 +28,8 @@ def cap(caps: MaxTokens, arm: Arm) -> int:
 
 
 def prompt_hash(task: Task, item: Item, arms: list[Arm]) -> str:
-    """sha256 of every first-turn prompt of the item (the package turn follows from them)."""
-    msgs = {a.key: task.messages(item, a, free_text="") for a in arms}
-    return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
+    """sha256 of every first-turn prompt of the item (see Task.prompt_hash)."""
+    return task.prompt_hash(item, arms)
 
 
 def _record(gen: Generation, reuses: str | None = None) -> ArmRecord:

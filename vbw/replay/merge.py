@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,28 @@ from vbw.replay.header import CompleteHeader, ShardInfo
 
 # what decides the texts: shards that differ in any of these are not one run
 GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
-                   "kv_reuse")
+                   "kv_reuse", "whitespace")
+# the software that decodes (meta.versions): another version may decode other texts
+GENERATING_PACKAGES = ("vbw", "llama-cpp-python", "outlines", "outlines-core", "llguidance")
+
+_short = reprlib.Repr()
+_short.maxstring, _short.maxother, _short.maxdict = 80, 80, 6
+
+
+def _differ(key: str, a: Any, b: Any) -> tuple[str, Any, Any] | None:
+    """The first field where a and b differ, as a dotted name with both values."""
+    if a == b:
+        return None
+    a, b = (x.model_dump(mode="json") if hasattr(x, "model_dump") else x for x in (a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in [*a, *(k for k in b if k not in a)]:
+            if a.get(k) != b.get(k):
+                return f"{key}.{k}", a.get(k), b.get(k)
+    return key, a, b
+
+
+def _versions(header: Any) -> dict[str, Any]:
+    return {k: v for k, v in (header.versions or {}).items() if k in GENERATING_PACKAGES}
 
 
 def _shard(replay: Replay) -> ShardInfo:
@@ -41,11 +63,16 @@ def _same_run(replays: list[Replay]) -> tuple[int, int]:
     s0 = _shard(first)
     for r in replays[1:]:
         s = _shard(r)
-        for key in GENERATION_KEYS:
-            a, b = getattr(first.header, key), getattr(r.header, key)
-            if a != b:
-                raise ReplayError(f"{r.path}: meta.{key} differs from {first.path}'s: the "
-                                  "shards are not of one run and cannot be merged")
+        pairs = [(key, getattr(first.header, key), getattr(r.header, key))
+                 for key in GENERATION_KEYS]
+        pairs.append(("versions", _versions(first.header), _versions(r.header)))
+        for key, a, b in pairs:
+            diff = _differ(key, a, b)
+            if diff is not None:
+                name, va, vb = diff
+                raise ReplayError(f"{r.path}: meta.{name} is {_short.repr(vb)}, "
+                                  f"{first.path} has {_short.repr(va)}: the shards are not "
+                                  "of one run and cannot be merged")
         ident = [x.backend.identity() if x.backend else None for x in (first.header, r.header)]
         if ident[0] != ident[1]:
             raise ReplayError(f"{r.path}: meta.backend differs from {first.path}'s: the "
@@ -147,6 +174,8 @@ def write_merged(path: Path, header: CompleteHeader, records: list[ItemRecord],
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         for obj in lines:
+            # a lone surrogate (which UTF-8 cannot encode; a shard may carry one as a \u
+            # escape) is written as the same escape, so nothing is lost
             f.write(escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n")
         f.flush()
         os.fsync(f.fileno())

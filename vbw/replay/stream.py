@@ -160,6 +160,10 @@ class ReplayStream:
             seen.add(rec.id)
             yield lineno, (rec if full or isinstance(rec, ScoredRecord) else as_scored(rec))
 
+    def close(self) -> None:
+        """Close the file without reading further (a header was all that was needed)."""
+        self._f.close()
+
     def drain(self) -> None:
         """Read to the end: every line checked, none kept."""
         for _ in self.items():

@@ -11,11 +11,11 @@ manifest's presence means the whole set belongs to one finished run.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
-from collections.abc import Collection
+import sys
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import TextIO
 
 from vbw.redact import escape_surrogates
 from vbw.score.model import Report
@@ -24,14 +24,30 @@ MANIFEST = "report.json"  # written last: its presence means the set is complete
 PARTIAL = ".partial-"     # the infix of temporary names, e.g. .ledger.csv.partial-1234
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: str) -> str:
+    """A CSV cell a spreadsheet reads as text: one starting with = + - @ or a tab or CR
+    (ids and arm keys come from task files and replays) would run as a formula (OWASP's
+    CSV injection), so it gets a leading single quote, as spreadsheets expect."""
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def _field(value: str) -> str:
+    """RFC 4180 quoting; unlike csv.writer with a "\n" line end, a CR inside a field is
+    quoted too (an unquoted CR ends the row in spreadsheets and most readers)."""
+    if any(c in value for c in ',"\r\n') or not value:
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
 def ledger_csv(r: Report) -> str:
-    buf = io.StringIO()
     arms = list(r.arms)
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["id", *arms])
+    lines = [",".join(_field(cell(c)) for c in ("id", *arms))]
     for row in r.ledger:
-        w.writerow([row["id"], *(row[a] for a in arms)])
-    return buf.getvalue()
+        lines.append(",".join(_field(cell(c)) for c in (row["id"], *(row[a] for a in arms))))
+    return "\n".join(lines) + "\n"
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -42,22 +58,34 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path`.
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write `text` (or its parts, one after another) to a temporary file beside `path`,
+    fsync it, rename it over `path`; a failure mid-way leaves no temporary file.
     A lone surrogate (from a server's JSON, kept in a replay) is written as its `\\udXXX`
     escape: lossless in JSON, visible elsewhere, and encodable as UTF-8."""
     tmp = path.with_name(f".{path.name}{PARTIAL}{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(escape_surrogates(text))
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            for part in [text] if isinstance(text, str) else text:
+                f.write(escape_surrogates(part))
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
 
 
+Page = Callable[[], Iterable[str]]
+
+
 def write_set(out_dir: Path, contents: dict[str, str], manifest: str = MANIFEST,
-              drop: Collection[str] = ()) -> None:
+              drop: Collection[str] = (), pages: dict[str, Page] | None = None,
+              err: TextIO | None = None) -> None:
     """Write a set of rendered files atomically, the manifest last (see the docstring);
-    the files named in `drop` (outputs not chosen) are removed with the old manifest."""
+    the files named in `drop` (outputs not chosen) are removed with the old manifest.
+    `pages` are streamed to their files after the others: one that fails to build is left
+    out (an older one removed) with one line on `err`, and the set is written all the same."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob(f".*{PARTIAL}*"):  # left by a run killed mid-write
         stale.unlink(missing_ok=True)
@@ -65,6 +93,16 @@ def write_set(out_dir: Path, contents: dict[str, str], manifest: str = MANIFEST,
     for name in drop:
         (out_dir / name).unlink(missing_ok=True)
     _fsync_dir(out_dir)
-    for name in sorted(contents, key=lambda k: k == manifest):  # stable: manifest last
+    for name in [k for k in contents if k != manifest]:
         write_atomic(out_dir / name, contents[name])
+    for name, page in (pages or {}).items():
+        try:
+            write_atomic(out_dir / name, page())
+        except (MemoryError, RecursionError, ValueError, TypeError) as e:
+            (out_dir / name).unlink(missing_ok=True)
+            why = " ".join(str(e).split())[:200] or "out of memory"
+            print(f"vbw: warning: {out_dir / name}: not written ({type(e).__name__}: {why}); "
+                  "the other report files are", file=err or sys.stderr, flush=True)
+    if manifest in contents:
+        write_atomic(out_dir / manifest, contents[manifest])
     _fsync_dir(out_dir)

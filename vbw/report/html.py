@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
@@ -33,13 +35,30 @@ from vbw.score.paired import ALPHA
 
 ASSETS = "html_assets"
 _UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+# str.translate builds its output in one buffer: re.sub with a function made a Python
+# string per match, about 60 bytes each, so a text of `<` cost 13 times the page it made
+_ESCAPES = {cp: f"\\u{cp:04x}" for cp in (*map(ord, "<>&\u2028\u2029"), *range(0xD800, 0xE000))}
 
 
 def embed_json(value: Any) -> str:
     """JSON for a `<script type="application/json">` block: nothing in it can close the
     block, open a comment or markup, or fail to encode as UTF-8."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.translate(_ESCAPES) if _UNSAFE.search(text) else text
+
+
+def browser_json(browser: Browser) -> Iterator[str]:
+    """The browser's JSON (as embed_json would give it whole) item by item, so the page
+    is written without ever holding it: memory stays at one item's text."""
+    head = embed_json(browser.model_dump(mode="json", exclude_none=True,
+                                         exclude={"items", "rows"}))
+    yield head[:-1] + ("," if len(head) > 2 else "") + '"items":['
+    for i, item in enumerate(browser.items):
+        yield ("," if i else "") + embed_json(item.model_dump(mode="json", exclude_none=True))
+    yield '],"rows":['
+    for i, row in enumerate(browser.rows):  # plain rows are JSON already
+        yield ("," if i else "") + embed_json(row)
+    yield "]}"
 
 
 @lru_cache(maxsize=None)
@@ -67,22 +86,33 @@ def _comparison(c: Comparison, n: int, label: str) -> dict[str, Any]:
 
 
 def render_html(r: Report, svg: str, browser: Browser | None) -> str:
-    """The page for report `r`; `svg` is quadrants.svg; without `browser` the page has
-    the tables and panels and says that item data was not passed."""
+    """The page for report `r`, whole (see html_chunks)."""
+    return "".join(html_chunks(r, svg, browser))
+
+
+def html_chunks(r: Report, svg: str, browser: Browser | None) -> Iterator[str]:
+    """The page for report `r` in parts to write one after another; `svg` is
+    quadrants.svg; without `browser` the page has the tables and panels and says that item
+    data was not passed. The item data is streamed (browser_json) into the slot the
+    template leaves for it."""
     arm_rows = [(k, rate_cell(m.schema_validity), rate_cell(m.answer_accuracy),
                  rate_cell(m.wrong_but_valid)) for k, m in r.arms.items()]
     how = ("Numbers are replayed, not regenerated." if r.mode == "replay"
            else "Generated in this run.")
-    data = None
-    if browser is not None:  # plain rows are JSON already: embedded without a copy
-        data = {**browser.model_dump(mode="json", exclude_none=True, exclude={"rows"}),
-                "rows": browser.rows}
-    return _template().render(
+    slot = f"vbw-data-{uuid.uuid4().hex}"  # no string from a file can guess it
+    page = _template().render(
         r=r, how=how, arm_rows=arm_rows, checks=check_lines(r),
         comparisons=[_comparison(c, r.n, r.correctness_label) for c in r.comparisons],
         svg=Markup(svg.strip()),  # render_svg escapes what it holds
         forest=Markup(render_forest(r).strip()),  # so does render_forest
         alpha=f"{ALPHA:g}", has_items=browser is not None,
-        data=Markup(embed_json(data)), css=Markup(asset("report.css")),
+        data=Markup(slot), css=Markup(asset("report.css")),
         js=Markup(asset("report.js")))
+    head, tail = page.split(slot, 1)
+    yield head
+    if browser is None:
+        yield "null"
+    else:
+        yield from browser_json(browser)
+    yield tail
 

@@ -14,8 +14,17 @@ from vbw.score.model import Delta, Report
 from vbw.score.paired import ALPHA
 
 _W, _H, _CELL, _PAD = 230, 250, 90, 30
+_LABEL_CHARS = 34  # an arm key wider than its panel is cut, the whole key in its <title>
 _COLOURS = {"valid_right": "#d9f0d3", "valid_wrong": "#d73027", "invalid_right": "#fee8c8",
             "invalid_wrong": "#e0e0e0"}
+
+
+def fitted(label: str, chars: int = _LABEL_CHARS) -> str:
+    """An escaped label that fits `chars` characters: cut with an ellipsis, the whole
+    label kept as a <title> (a tooltip), so long schema names never overlap a panel."""
+    if len(label) <= chars:
+        return escape(label)
+    return f"{escape(label[:chars - 1])}…<title>{escape(label[:4000])}</title>"
 
 
 def render_svg(r: Report) -> str:
@@ -24,14 +33,14 @@ def render_svg(r: Report) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{_H + 40}" '
              f'font-family="Helvetica, Arial, sans-serif" font-size="12">',
              f'<title>validity x correctness per arm: {escape(r.task)} (N={r.n})</title>',
-             f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(r.task)}: '
-             f'validity × {escape(r.correctness_label)} per arm (N={r.n}); red = valid but '
-             f'wrong</text>']
+             f'<text x="10" y="18" font-size="14" font-weight="bold">{fitted(r.task, 40)}: '
+             f'validity × {fitted(r.correctness_label, 40)} per arm (N={r.n}); red = valid '
+             f'but wrong</text>']
     for p, (key, m) in enumerate(panels):
         q = m.quadrant.model_dump()  # type: ignore[union-attr]
         x0, y0 = 10 + p * _W + _PAD + 20, 40 + _PAD + 10
         parts.append(f'<text x="{x0 + _CELL}" y="{y0 - 22}" text-anchor="middle" '
-                     f'font-weight="bold">{escape(key)}</text>')
+                     f'font-weight="bold">{fitted(key)}</text>')
         parts.append(f'<text x="{x0 + _CELL // 2}" y="{y0 - 6}" text-anchor="middle">right</text>')
         parts.append(f'<text x="{x0 + _CELL * 3 // 2}" y="{y0 - 6}" text-anchor="middle">wrong</text>')
         for row, validity in enumerate(("valid", "invalid")):

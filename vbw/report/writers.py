@@ -22,15 +22,15 @@ a table is a plain dict so it can later be filled from a registry.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Generic, TypeVar
+from typing import Callable, Generic, TextIO, TypeVar
 
 from vbw.report.browser import Browser
 from vbw.report.files import ledger_csv, write_set
-from vbw.report.html import render_html
+from vbw.report.html import html_chunks
 from vbw.report.markdown import coverage, render_markdown
 from vbw.report.svg import render_svg
 from vbw.score.model import Report
@@ -43,10 +43,14 @@ S = TypeVar("S")
 
 @dataclass(frozen=True)
 class Writer(Generic[S]):
-    """One output: the file it writes into the set's folder, and its text for a subject."""
+    """One output: the file it writes into the set's folder, and its text for a subject.
+    A `streamed` writer's render gives the text in parts, written as they come (a page
+    that may be far larger than the data it holds); if it cannot be built, the rest of
+    the set is written all the same (vbw.report.files.write_set)."""
 
     file: str
-    render: Callable[[S], str]
+    render: Callable[[S], str] | Callable[[S], Iterable[str]]
+    streamed: bool = False
 
 
 def chosen(outputs: Collection[str] | None) -> set[str]:
@@ -55,24 +59,34 @@ def chosen(outputs: Collection[str] | None) -> set[str]:
 
 
 def write_outputs(out_dir: Path, writers: Mapping[str, Writer[S]], subject: S,
-                  outputs: Collection[str] | None = None) -> dict[str, str]:
+                  outputs: Collection[str] | None = None,
+                  err: TextIO | None = None) -> dict[str, str]:
     """Render the chosen writers' files for `subject`, then write them atomically, the
-    manifest (the `json` writer's file) last; a not chosen writer's file left by an older
-    run is removed. Returns what was written, file name -> text."""
+    manifest (the `json` writer's file) last; streamed writers are rendered while they
+    are written; a not chosen writer's file left by an older run is removed. Returns what
+    was rendered whole, file name -> text."""
     run = chosen(outputs)
-    contents = {w.file: w.render(subject) for name, w in writers.items() if name in run}
+    contents = {w.file: w.render(subject) for name, w in writers.items()
+                if name in run and not w.streamed}
+    pages = {w.file: (lambda w=w: w.render(subject)) for name, w in writers.items()
+             if name in run and w.streamed}
     dropped = [w.file for name, w in writers.items() if name not in run]
-    write_set(out_dir, contents, manifest=writers[MANIFEST_WRITER].file, drop=dropped)
+    write_set(out_dir, contents, manifest=writers[MANIFEST_WRITER].file, drop=dropped,
+              pages=pages, err=err)
     return contents
 
 
 @dataclass(frozen=True)
 class ReportSet:
     """What a report's writers render: the report (with its coverage sentence) and the
-    item browser's data (None: report.html holds the tables and panels only)."""
+    item browser's data, or what builds it when the page is written (None: report.html
+    holds the tables and panels only)."""
 
     report: Report
-    browser: Browser | None
+    browser: Browser | Callable[[], Browser] | None
+
+    def browser_data(self) -> Browser | None:
+        return self.browser() if callable(self.browser) else self.browser
 
     @cached_property
     def svg(self) -> str:  # quadrants.svg, also inlined in report.html
@@ -87,17 +101,21 @@ REPORT_WRITERS: dict[str, Writer[ReportSet]] = {
     "json": Writer("report.json", lambda s: s.report.model_dump_json(by_alias=True, indent=1)
                    + "\n"),
     "md": Writer("report.md", lambda s: s.markdown),
-    "html": Writer("report.html", lambda s: render_html(s.report, s.svg, s.browser)),
+    "html": Writer("report.html", lambda s: html_chunks(s.report, s.svg, s.browser_data()),
+                   streamed=True),
     "svg": Writer("quadrants.svg", lambda s: s.svg),
     "csv": Writer("ledger.csv", lambda s: ledger_csv(s.report)),
 }
 
 
-def write_reports(r: Report, out_dir: Path, browser: Browser | None = None,
-                  outputs: Collection[str] | None = None) -> str:
+def write_reports(r: Report, out_dir: Path,
+                  browser: Browser | Callable[[], Browser] | None = None,
+                  outputs: Collection[str] | None = None, err: TextIO | None = None) -> str:
     """Write a report's files into out_dir (`outputs`: which; None: all); return the
     markdown, which the CLI prints whether or not report.md is written. `browser` is
-    report.html's item data (vbw.report.browser)."""
+    report.html's item data (vbw.report.browser), or what builds it; the page is streamed
+    to its file, and if it cannot be built the others are still written and one line on
+    `err` says why."""
     s = ReportSet(r.model_copy(update={"coverage": coverage(r)}), browser)  # as report.md says
-    write_outputs(out_dir, REPORT_WRITERS, s, outputs)
+    write_outputs(out_dir, REPORT_WRITERS, s, outputs, err)
     return s.markdown

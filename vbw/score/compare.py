@@ -18,6 +18,8 @@ an interval.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -96,12 +98,35 @@ class CompareReport(_M):
     comparisons: list[ReplayComparison]
 
 
+NO_TEXT = b""  # the digest cell of an arm without a text
+
+
+def text_digest(text: str | None) -> bytes:
+    """16 bytes that are equal exactly when two texts are (a collision is 2**-128)."""
+    if text is None:
+        return NO_TEXT
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def digest_rows(ids: list[str], arms: list[Arm],
+                digests: Mapping[str, Mapping[str, bytes]]) -> np.ndarray:
+    """(item, arm) digests in `ids` order, as one array (16 bytes a cell, no objects)."""
+    out = np.full((len(ids), len(arms)), NO_TEXT, dtype="S16")
+    for row, item_id in enumerate(ids):
+        held = digests.get(item_id, {})
+        for col, arm in enumerate(arms):
+            out[row, col] = held.get(arm.key, NO_TEXT)
+    return out
+
+
 class Scored(BaseModel):
-    """One replay as scored on the compared arms, with its texts (for identity)."""
+    """One replay as scored on the compared arms: its states and, per (item, arm) of
+    `states`, the digest of its text (for identity), never the texts: a comparison of
+    1,000 replays holds 16 bytes per generation."""
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
     side: ReplaySide
     states: ItemStates
-    texts: dict[str, dict[str, str | None]]  # item id -> arm key -> text
+    digests: np.ndarray  # (len(states.ids), len(states.arms)), dtype S16
 
 
 def pair_key(arm: str, sha_from: str, sha_to: str) -> str:
@@ -138,8 +163,9 @@ def _arm_pair(a: Scored, b: Scored, arm: Arm, ids: list[str], seed: int,
             metrics[m] = MetricPair(rate_from=float(x.mean()) if ids else 0.0,
                                     rate_to=float(y.mean()) if ids else 0.0,
                                     delta=paired_delta(x, y, rng, resamples))
-    same = sum(1 for i in ids if (t := a.texts[i].get(arm.key)) is not None
-               and t == b.texts[i].get(arm.key))
+    da = a.digests[rows_a, a.states.arms.index(arm)]
+    db = b.digests[rows_b, b.states.arms.index(arm)]
+    same = int(np.count_nonzero((da != NO_TEXT) & (da == db)))
     return ArmPair(identical=same, identical_share=same / len(ids) if ids else 0.0,
                    metrics=metrics)
 

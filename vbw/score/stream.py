@@ -51,8 +51,9 @@ class Scored(NamedTuple):
 class _Pass:
     """What one pass over the records gathers, indexed by position among the selected."""
 
-    def __init__(self, task: Task, selected: list[str], arms: list[Arm]) -> None:
-        self.task, self.arms = task, arms
+    def __init__(self, task: Task, selected: list[str], arms: list[Arm],
+                 check: bool = True) -> None:
+        self.task, self.arms, self.check = task, arms, check
         self.position: dict[str, list[int]] = {}
         for i, item_id in enumerate(selected):
             self.position.setdefault(item_id, []).append(i)
@@ -89,7 +90,8 @@ class _Pass:
             if self.bad_row is None or pos < self.bad_row[0]:
                 self.bad_row = (pos, e)
             return
-        self.auditor.add(item, pos)
+        if self.check:
+            self.auditor.add(item, pos)
         lacking = next((a.key for a in self.arms if a.key not in rec.texts), None)
         if lacking is not None:
             if self.no_arm is None or pos < self.no_arm[0]:
@@ -143,8 +145,6 @@ def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str
 def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
     """The task checks on the held items, as vbw.app did before scoring: a problem stops
     the run (re-found in task order, for its exact words); findings are returned."""
-    if p.bad_row is not None:
-        raise p.bad_row[1]
     result = p.auditor.result()
     if result.problems:
         held = {selected[i] for i in np.flatnonzero(p.held)}
@@ -155,16 +155,26 @@ def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
 
 
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
-                 err: TextIO, take: Callable[[list[str]], list[str]] | None = None) -> Scored:
+                 err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
+                 check: bool = True,
+                 keep: Callable[[ScoredRecord], None] | None = None) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
-    selection (a shard job's replay holds its shard of the items only)."""
+    selection (a shard job's replay holds its shard of the items only). `check=False`
+    leaves the task checks to the caller (mode=compare runs them once over every
+    replay's items); `keep` sees each record as it passes (what a caller needs of the
+    texts, e.g. their digests, without holding them)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
-    p = _Pass(task, selected, arms)
+    p = _Pass(task, selected, arms, check)
     path = str(stream.path)
     for rec in stream.records():
         p.add(rec, path)
+        if keep is not None:
+            keep(rec)
     missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
-    result = _checked(p, task, n, selected)
+    if p.bad_row is not None:
+        raise p.bad_row[1]
+    # check=False: the auditor saw no item, so its result is an empty Audit (items=0)
+    result = _checked(p, task, n, selected) if check else p.auditor.result()
     if p.no_arm is not None:
         raise ReplayError(p.no_arm[1])
     end = stream.end

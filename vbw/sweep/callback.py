@@ -26,13 +26,16 @@ from vbw.redact import redact_text
 from vbw.rundir import claimed
 from vbw.sweep.outcome import tell_launcher
 from vbw.sweep.shards import MERGED_PREFIX
-from vbw.sweep.status import (JobStatus, job_dirs, read_status, reports_in, sweep_exit,
-                              write_status)
+from vbw.sweep.status import (JobStatus, belongs, job_dirs, read_launch, read_status,
+                              reports_in, sweep_exit, write_launch, write_status)
 from vbw.sweep.summary import job_rows, write_summary
 
 
 class SweepEnd(Callback):
     """Hydra callback: see the module docstring."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        write_launch(Path(str(config.hydra.sweep.dir)))  # before any job starts
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
@@ -109,7 +112,16 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     summary (`outputs`: the sweep's `outputs` setting; a name a job refused is ignored
     here); return the sweep's exit code."""
     out, err = out or sys.stdout, err or sys.stderr
-    jobs = [(d, read_status(d)) for d in job_dirs(sweep_dir, MERGED_PREFIX)]
+    launch = read_launch(sweep_dir)
+    jobs, stale = [], []
+    for d in job_dirs(sweep_dir, MERGED_PREFIX):
+        status = read_status(d)
+        (jobs if belongs(d, status, launch) else stale).append((d, status))
+    if stale:
+        names = [str(d.relative_to(sweep_dir)) for d, _ in stale]
+        shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+        print(f"vbw: warning: {sweep_dir}: ignored {len(stale)} job folder(s) not from this "
+              f"launch (a reused hydra.sweep.dir): {shown}", file=err, flush=True)
     print_outputs(jobs, out)
     groups = _shard_groups(jobs)
     for k, group in enumerate(groups):

@@ -12,7 +12,10 @@ from pathlib import Path
 
 from vbw.errors import ReplayError
 from vbw.replay import read_replay
+from vbw.replay.format import ItemRecord, Replay
+from vbw.replay.header import CompleteHeader
 from vbw.replay.merge import merge_shards, write_merged
+from vbw.task.arms import parse_arm
 from vbw.task.runner import Task
 
 MERGED_PREFIX = "merged"
@@ -47,6 +50,27 @@ def shard_paths(entries: list[str] | None, cwd: Path) -> list[Path]:
     return out
 
 
+def _same_prompts(task: Task, header: CompleteHeader, records: list[ItemRecord],
+                  replays: list[Replay]) -> None:
+    """Every item's recorded prompt_hash is the one the task gives it now, so no shard was
+    generated from other prompts. Checked when the shards' task hash is the task's (a
+    changed task is the task-hash check's to refuse, or allow, when the merge is scored)."""
+    if header.task_hash != task.generation_hash():
+        return
+    arms = [parse_arm(k) for k in header.arms or []]
+    items = {it.id: it for it in task.items(header.n)}
+    where = {rec.id: r.path for r in replays for rec in r.records}
+    for rec in records:
+        if rec.prompt_hash is None or rec.id not in items:
+            continue
+        want = task.prompt_hash(items[rec.id], arms)
+        if rec.prompt_hash != want:
+            raise ReplayError(f"{where[rec.id]}: item {rec.id}: prompt_hash is "
+                              f"{rec.prompt_hash[:16]}..., the task's prompts hash to "
+                              f"{want[:16]}...: the shard was generated from other prompts "
+                              "and cannot be merged")
+
+
 def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
                   out_dir: Path) -> Path:
     """Merge the shards into out_dir/replay.jsonl; return its path. `n`, if given, must
@@ -56,6 +80,7 @@ def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Pat
     if n is not None and n != header.n:
         raise ReplayError(f"n={n}, but the shards are of a run of {header.n} item(s); "
                           f"pass n={header.n} or leave n out")
+    _same_prompts(task, header, records, replays)
     path = out_dir / "replay.jsonl"
     if path.resolve() in {Path(r.path).resolve() for r in replays}:
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-from pathlib import Path
+import time
+import uuid
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vbw.config import RunConfig
 from vbw.redact import redact_obj
@@ -25,7 +27,9 @@ from vbw.task.runner import Task
 from vbw.validation import validate
 
 STATUS = "status.json"
+LAUNCH = "vbw_launch.json"  # in the sweep folder: the run id of the launch that owns it
 NOT_FINISHED = 3  # a job folder without a status: killed, or its launcher failed
+STARTED = "started, did not finish (killed, or its process died)"  # until the job ends
 
 
 class JobInputs(BaseModel):
@@ -57,16 +61,52 @@ class JobStatus(BaseModel):
     model: str | None = None
     engine: str | None = None
     shard: dict[str, int] | None = None  # {index, count} of a shard job
-    exit_code: int
+    exit_code: int = Field(ge=0, le=3)   # vbw's codes only: a 256 would wrap to exit 0
     reason: str                      # "ok", "gate tripped ...", or the error line
     reports: list[str] = []          # report.json paths, relative to the job folder
     inputs: JobInputs | None = None
+    run_id: str | None = None        # the launch that ran the job (see `Launch`)
     # what the job printed on stdout when it ran outside the launching process (joblib,
     # submitit, Ray): printed under the job's header when the sweep ends, so no launcher
     # interleaves one job's report with another's. None: printed as the job ran.
     output: str | None = None
     host: str = Field(default_factory=socket.gethostname)  # where the job ran
     pid: int = Field(default_factory=os.getpid)
+
+    @field_validator("reports")
+    @classmethod
+    def _inside(cls, v: list[str]) -> list[str]:
+        """A report path stays inside the job's folder (relative, no `..`)."""
+        for p in v:
+            parts = PurePosixPath(p.replace("\\", "/")).parts
+            if not p or p.startswith(("/", "\\")) or ".." in parts or ":" in p:
+                raise ValueError(f"report path {p!r} is not inside the job's folder")
+        return v
+
+
+class Launch(BaseModel):
+    """Written in the sweep folder when a multirun starts, read by every job (whatever
+    process or machine runs it) into its status, and at the end to keep only this launch's
+    jobs: a reused `hydra.sweep.dir` holds an earlier sweep's folders, which must not count."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str
+    started: float  # time.time() at launch
+
+
+def write_launch(sweep_dir: Path) -> Launch:
+    launch = Launch(run_id=uuid.uuid4().hex, started=time.time())
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(sweep_dir / LAUNCH, launch.model_dump_json() + "\n")
+    return launch
+
+
+def read_launch(sweep_dir: Path) -> Launch | None:
+    """The sweep folder's launch record, or None (none written, or unreadable)."""
+    try:
+        return Launch.model_validate_json((sweep_dir / LAUNCH).read_text(encoding="utf-8"))
+    except (OSError, ValidationError, ValueError):
+        return None
 
 
 def reports_in(job_dir: Path) -> list[str]:
@@ -91,9 +131,39 @@ def read_status(job_dir: Path) -> JobStatus:
         return JobStatus.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         reason = "no status.json: the job did not finish (killed, or its launcher failed)"
-    except (OSError, ValidationError, ValueError) as e:
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        reason = f"unreadable status.json ({where}: {first['msg']})"
+    except (OSError, ValueError) as e:
         reason = f"unreadable status.json ({type(e).__name__})"
-    return JobStatus(job=f"job {job_dir.name}", exit_code=NOT_FINISHED, reason=reason)
+    return JobStatus(job=f"job {job_dir.name}", exit_code=NOT_FINISHED, reason=reason,
+                     run_id=_claimed_run_id(path))
+
+
+def _claimed_run_id(path: Path) -> str | None:
+    """The run id an invalid status.json claims (so a job of this launch that wrote a
+    broken status still counts, as not finished); None if it names none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    run_id = data.get("run_id") if isinstance(data, dict) else None
+    return run_id if isinstance(run_id, str) else None
+
+
+def belongs(job_dir: Path, status: JobStatus, launch: Launch | None) -> bool:
+    """Whether a job folder is the launch's: its status carries the launch's run id, or
+    (no status at all: a launcher that failed before vbw ran) Hydra set it up after the
+    launch began. Without a launch record (finish_sweep called by hand) every job counts."""
+    if launch is None:
+        return True
+    if (job_dir / STATUS).exists():
+        return status.run_id == launch.run_id
+    try:
+        return (job_dir / ".hydra").stat().st_mtime >= launch.started - 1
+    except OSError:
+        return False
 
 
 def job_dirs(sweep_dir: Path, skip_prefix: str) -> list[Path]:

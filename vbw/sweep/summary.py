@@ -68,8 +68,12 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
             "model": status.model, "engine": status.engine, "shard": status.shard,
             "exit_code": status.exit_code, "reason": status.reason}
     rows = []
+    inside = job_dir.resolve()
     for name in status.reports:
-        r = _load(job_dir / name)
+        path = job_dir / name
+        if not path.resolve().is_relative_to(inside):  # a link out of the job's folder
+            continue
+        r = _load(path)
         if r is None:
             continue
         where = rel / Path(name).parent

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from vbw.errors import ConfigError, VbwError
 from vbw.task.goldshape import Example, Judged, json_path, judge
 from vbw.task.instance import unsatisfiable
-from vbw.task.runner import Item, Task
+from vbw.task.runner import Item, OverBudget, Task
 from vbw.task.schemas import check_schema, schema_key
 from vbw.task.validity import Validators
 
@@ -106,6 +106,8 @@ def _render_all(task: Task, item: Item, problems: list[str]) -> None:
     again for every arm); the first template error is the item's problem."""
     try:
         task.prompts(item)
+    except OverBudget:
+        raise
     except VbwError as e:
         problems.append(str(e))
 

@@ -12,7 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateSyntaxError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from vbw.task.bounded import BoundedSandbox, needs_tracer, render_bounded
 
 
 _LAST: list[tuple[Any, str]] = []  # the last few (object, its JSON), object kept alive
@@ -33,9 +34,10 @@ def _json(obj: Any) -> str:
 
 
 @lru_cache(maxsize=1)
-def environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True,
-                                        autoescape=False)
+def environment() -> BoundedSandbox:
+    """The sandbox, bounded in output size and render time (vbw.task.bounded)."""
+    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True,
+                         autoescape=False)
     env.filters.pop("tojson", None)
     env.filters["json"] = _json
     return env
@@ -52,8 +54,11 @@ def compile_template(source: str) -> Any:
     # them into every render's context; a plain dict of the same (fixed) globals renders
     # the same and copies several times faster.
     template.globals = dict(template.globals)
+    template.vbw_traced = needs_tracer(environment(), source)
     return template
 
 
 def render(source: str, context: dict[str, Any]) -> str:
-    return compile_template(source).render(**context)
+    """The prompt, or PromptBudget (a ValueError) past its size or time bound."""
+    template = compile_template(source)
+    return render_bounded(template, context, template.vbw_traced)

@@ -19,6 +19,7 @@ from vbw.task.arms import Arm
 from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
 from vbw.task.extract import first_json_object
+from vbw.task.bounded import PromptBudget
 from vbw.task.prompts import render
 from vbw.task.spec import IdFromPath, TaskSpec
 from vbw.validation import load_yaml, validate
@@ -185,7 +186,9 @@ class Task:
             have = ", ".join(ctx)
             raise ConfigError(f"{self.path}: prompts.{which}: item {item.id}: "
                               f"{one_line(e, typed=False)} (variables: {have})") from None
-        except (TemplateError, TypeError, ValueError, ArithmeticError) as e:
+        except PromptBudget as e:  # stops at once: every other item would take as long
+            raise OverBudget(f"{self.path}: prompts.{which}: item {item.id}: {e}") from None
+        except (TemplateError, TypeError, ValueError, ArithmeticError, RecursionError) as e:
             raise ConfigError(f"{self.path}: prompts.{which}: item {item.id}: "
                               f"{one_line(e)}") from None
 
@@ -239,6 +242,17 @@ class Task:
         for f in self.data_files():
             h.update(hashlib.sha256(read_data_bytes(f)).digest())
         return h.hexdigest()
+
+    def prompt_hash(self, item: Item, arms: list[Arm]) -> str:
+        """sha256 of every first-turn prompt of the item (the package turn follows from
+        them): recorded per item by live generation, checked on resume and on merge."""
+        msgs = {a.key: self.messages(item, a, free_text="") for a in arms}
+        return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
+
+
+class OverBudget(ConfigError):
+    """A prompt past its size or time bound (vbw.task.bounded): not one item's problem to
+    list beside others, the run stops on it."""
 
 
 def load_task(path: Path) -> Task:

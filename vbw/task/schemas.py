@@ -16,6 +16,7 @@ from jsonschema.validators import validator_for
 from pydantic import AfterValidator, Field, field_validator
 
 from vbw.task.base import JMESPathExpr, StrictModel, search
+from vbw.task.refs import ref_problem
 from vbw.task.registry import Registry
 from vbw.task.schemapatterns import pattern_problem
 
@@ -65,16 +66,17 @@ SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
 
 
 def check_schema(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema under its own draft, or one whose patterns
-    the linear-time regex engine refuses; None if neither."""
+    """Why `schema` is not a valid JSON Schema under its own draft, holds a reference
+    outside itself, or a pattern the linear-time regex engine refuses; None if none."""
     if not isinstance(schema, dict):
         return f"a schema must be an object, got {type(schema).__name__}"
+    cls = validator_for(schema)
     try:
-        validator_for(schema).check_schema(schema)
+        cls.check_schema(schema)
     except SchemaError as e:
         where = "/".join(str(p) for p in e.path)
         return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
-    return pattern_problem(schema)
+    return ref_problem(schema, cls.META_SCHEMA) or pattern_problem(schema)
 
 
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +120,11 @@ class PerItemSchema(StrictModel):
             raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
                              f"{', '.join(fields)}")
         schema = DIALECTS[self.dialect](raw)
-        problem = pattern_problem(schema)  # validity must not meet a refused pattern
-        if problem is not None:
+        # checked as each item is built, so in every mode, before any scoring: no
+        # reference outside the schema, no pattern the linear-time engine refuses
+        problem = (ref_problem(schema, validator_for(schema).META_SCHEMA)
+                   or pattern_problem(schema))
+        if problem:
             raise ValueError(problem)
         return schema
 

@@ -30,6 +30,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend, validator_for
 
 from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.refs import NO_FETCH
 from vbw.task.schemapatterns import KEYWORDS as REGEX_KEYWORDS
 from vbw.task.schemas import schema_key
 
@@ -60,7 +61,8 @@ class Validators:
             pair = self._by_key.get(key)
             if pair is None:
                 cls = validator_for(schema)
-                pair = self._by_key[key] = (_json_integers(cls)(schema), _fast(schema, cls))
+                pair = self._by_key[key] = (_json_integers(cls)(schema, registry=NO_FETCH),
+                                            _fast(schema, cls))
             hit = self._by_id[id(schema)] = (schema, *pair)
         if hit[2] is not None and plain(obj):
             try:
@@ -92,9 +94,14 @@ def _fast(schema: Any, cls: Any) -> Any:
     if cls is not Draft202012Validator or not _rs_keywords_only(schema):
         return None
     try:
-        return jsonschema_rs.Draft202012Validator(schema)
+        # no $ref reaches it (RS_KEYWORDS); a retriever that refuses all the same
+        return jsonschema_rs.Draft202012Validator(schema, retriever=_no_fetch)
     except Exception:  # noqa: BLE001 - any refusal means: jsonschema decides
         return None
+
+
+def _no_fetch(uri: str) -> Any:
+    raise ValueError(f"{uri!r} is outside the schema (vbw never fetches a schema)")
 
 
 def _rs_keywords_only(schema: Any) -> bool:

@@ -86,7 +86,9 @@
   const rows = items.map((it, i) => {
     const tr = el("tr");
     tr.dataset.index = String(i);
-    tr.appendChild(el("td", "mono", it.id));
+    const idCell = el("td", "mono id", it.id);  // a long id is cut with an ellipsis
+    idCell.title = it.id.length > 2000 ? it.id.slice(0, 2000) + "…" : it.id;
+    tr.appendChild(idCell);
     for (const a of data.arms) {
       const td = el("td");
       td.dataset.arm = a;
@@ -217,7 +219,7 @@
     const d = $("detail");
     d.replaceChildren();
     d.dataset.id = it.id;
-    d.appendChild(el("h3", "mono", it.id));
+    d.appendChild(el("h3", "mono id", it.id));
     const facts = it.detailed !== false ? [["gold", it.gold, "mono gold"]] : [];
     if (it.excluded) facts.push(["excluded", it.excluded]);
     d.appendChild(kv(facts));

@@ -27,7 +27,7 @@ from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
 from vbw.task.registry import Registry
 
-CHECKERS: Registry[StrictModel] = Registry("checker")
+CHECKERS: Registry[StrictModel] = Registry("checker", group="vbw.checkers")
 _NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
 CANDIDATES = 8  # gold-shaped answers proposed at most per item
 

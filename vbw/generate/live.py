@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from vbw.config import OpenAIBackendConfig, RunConfig, Shard
+from vbw.config import RunConfig, Shard
 from vbw.errors import ConfigError, EngineError, ReplayError
 from vbw.generate.backend import Backend
 from vbw.generate.canary import run_canary
@@ -162,13 +162,16 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
          backend: Backend, want: ReplayHeader, done: set[str], load: float,
          hardware: dict[str, Any],
          err: TextIO) -> Path:
-    canary = run_canary(backend)  # raises EngineError: the run refuses
+    # raises EngineError: the run refuses; a backend that cannot constrain has no canary
+    # to pass (its constrained arms are recorded unsupported, vbw.generate.backend)
+    canary = run_canary(backend) if backend.can_constrain else None
     backend.clear_cache()
     extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server")}} \
         if want.backend else {}
     header = CompleteHeader.model_validate({
-        **want.model_dump(mode="json", exclude_none=True), **extra, "versions": versions(),
-        "hardware": hardware, "canary_seconds": {backend.engine: round(canary, 3)},
+        **want.model_dump(mode="json", exclude_none=True), **extra, "versions": versions(backend.requires),
+        "hardware": hardware,
+        "canary_seconds": {backend.engine: round(canary, 3)} if canary is not None else {},
         "started": now(), "load_seconds": load})
     writer = ReplayWriter(path)
     if cfg.resume:
@@ -178,8 +181,11 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     todo = [it for it in items if it.id not in done]
     part = f" (shard {want.shard.index} of {want.shard.count})" if want.shard else ""
     print(f"vbw: live {task.name}{part}: {len(todo)} item(s) to generate ({len(done)} already in "
-          f"{path}), engine {backend.engine}, canary passed in {canary:.2f} s", file=err)
-    concurrency = cfg.backend.concurrency if isinstance(cfg.backend, OpenAIBackendConfig) else 1
+          f"{path}), engine {backend.engine}, "
+          + (f"canary passed in {canary:.2f} s" if canary is not None else
+             "no canary: the backend cannot constrain, its constrained arms are recorded "
+             "unsupported"), file=err)
+    concurrency = cfg.backend.in_flight
     bar = Progress(len(items), len(items) - len(todo), task.name, cfg.progress, err)
     wall = time.perf_counter()
     try:

@@ -29,6 +29,7 @@ class Engine:
     decodes with the constraint's `rule()`."""
 
     name: ClassVar[str] = "none"
+    requires: ClassVar[tuple[str, ...]] = ()  # distributions it runs on (provenance)
 
     def __init__(self, runtime: Runtime, greedy_first: bool = True,
                  whitespace: Whitespace = "flexible") -> None:

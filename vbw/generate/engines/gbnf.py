@@ -130,6 +130,7 @@ class LlamaCppEngine(Engine):
     """JSON Schema -> GBNF (llama-cpp-python's converter) -> llama.cpp grammar sampler."""
 
     name = "llamacpp"
+    requires = ()
     _candidates: Candidates | None = None
 
     def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:

@@ -77,6 +77,7 @@ class LLGuidanceEngine(Engine):
     """JSON Schema -> llguidance grammar over the GGUF's vocabulary."""
 
     name = "llguidance"
+    requires = ("llguidance",)
 
     def __init__(self, runtime: Runtime, greedy_first: bool = True,
                  whitespace: Whitespace = "flexible") -> None:

@@ -96,6 +96,7 @@ class OutlinesEngine(Engine):
     """JSON Schema -> regex (outlines-core) -> token index over the GGUF's own vocabulary."""
 
     name = "outlines"
+    requires = ("outlines", "outlines-core")
 
     def __init__(self, runtime: Runtime, greedy_first: bool = True,
                  whitespace: Whitespace = "flexible") -> None:

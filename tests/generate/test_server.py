@@ -50,7 +50,7 @@ def is_canary(text: str) -> bool:
 
 @pytest.fixture
 def fast_backoff(monkeypatch):
-    monkeypatch.setattr(OpenAIServerBackend, "BACKOFF_BASE", 0.01)
+    monkeypatch.setattr("vbw.generate.retry.Retrying.BACKOFF_BASE", 0.01)
 
 
 # --- against the real llama-cpp-python server ------------------------------------------
@@ -215,7 +215,7 @@ def test_retries_exhausted(fast_backoff, status) -> None:
 
 def test_retry_after_is_honoured(monkeypatch) -> None:
     slept: list[float] = []
-    monkeypatch.setattr("vbw.generate.server.time.sleep", slept.append)
+    monkeypatch.setattr("vbw.generate.retry.time.sleep", slept.append)
     with StandIn([error(429, "slow down", **{"Retry-After": "3"}), completion("ok")]) as srv:
         assert ask(backend(srv.base_url, stream=False), "hi").text == "ok"
     assert slept == [3.0]

@@ -121,7 +121,12 @@ BackendConfig = BACKENDS.union()
 
 
 class EngineConfig(StrictModel):
-    name: Literal["outlines", "llamacpp", "llguidance"]
+    """The in-process backend's constraint engine. `name` is an engine of
+    vbw.generate.engines.ENGINES (a module there, or an installed package's entry point of
+    group `vbw.engines`), checked by a live run before it loads the model: a replay run
+    never imports an engine to know its name."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
     greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed

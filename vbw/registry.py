@@ -16,6 +16,10 @@ the installed distributions. The union keeps vbw's own kinds (so the published J
 Schemas stay what they are) and falls back to a plugin's model for a tag only a plugin
 knows.
 
+A vocabulary of plain classes (the constraint engines) registers by a string class
+attribute instead, and may name a `package` whose modules are all imported on the same
+first miss, so a built-in kind is its module alone.
+
 This module is the base layer: it imports nothing of vbw.
 """
 
@@ -32,7 +36,7 @@ from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, WrapVali
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
 TAG = "kind"
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M")
 
 
 class PluginError(ValueError):
@@ -49,14 +53,16 @@ class Registry(Generic[M]):
     docstring) and may arrive at any time.
     """
 
-    def __init__(self, name: str, tag: str = TAG, group: str | None = None) -> None:
+    def __init__(self, name: str, tag: str = TAG, group: str | None = None,
+                 package: str | None = None) -> None:
         self.name = name
         self.tag = tag
         self.group = group
+        self.package = package  # its modules register themselves when first imported
         self._classes: dict[str, type[M]] = {}
         self._own: frozenset[str] = frozenset()
         self._union: Any = None
-        self._plugins_loaded = group is None
+        self._plugins_loaded = group is None and package is None
         self._lock = threading.Lock()
 
     def register(self, cls: type[M]) -> type[M]:
@@ -85,23 +91,35 @@ class Registry(Generic[M]):
         with self._lock:
             if self._plugins_loaded:
                 return
+            if self.package is not None:
+                self._import_package(self.package)
             from importlib.metadata import entry_points
 
-            assert self.group is not None
-            for ep in sorted(entry_points(group=self.group), key=lambda e: e.name):
+            eps = entry_points(group=self.group) if self.group is not None else ()
+            for ep in sorted(eps, key=lambda e: e.name):
                 where = f"entry point {ep.name!r} = {ep.value!r} of group {self.group!r}"
                 try:
                     cls = ep.load()
                 except Exception as e:  # a broken plugin: say which, in one line
                     raise PluginError(f"{where} does not load: "
                                       f"{type(e).__name__}: {e}") from None
-                if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
-                    raise PluginError(f"{where} names {cls!r}, not a pydantic model")
+                if not isinstance(cls, type):
+                    raise PluginError(f"{where} names {cls!r}, not a class")
                 try:
                     self._add(cls)
                 except (TypeError, ValueError) as e:
                     raise PluginError(f"{where}: {e}") from None
             self._plugins_loaded = True
+
+    @staticmethod
+    def _import_package(package: str) -> None:
+        """Import every module of `package` (a built-in kind registers on import)."""
+        import importlib
+        import pkgutil
+
+        pkg = importlib.import_module(package)
+        for info in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"{package}.{info.name}")
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -166,6 +184,12 @@ class Registry(Generic[M]):
     def _plugin_classes(self) -> set[type[M]]:
         return {c for k, c in self._classes.items() if k not in self._own}
 
+    def __getitem__(self, kind: str) -> type[M]:
+        return self.get(kind)
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self.kinds)
+
     def __contains__(self, kind: object) -> bool:
         if kind not in self._classes and isinstance(kind, str):
             self.load_plugins()
@@ -175,8 +199,15 @@ class Registry(Generic[M]):
         return f"Registry({self.name!r}, kinds={tuple(self._classes)})"
 
 
-def kind_tags(cls: type[BaseModel], tag: str = TAG) -> tuple[str, ...]:
-    """The string values of a model's required `tag: Literal[...]` field."""
+def kind_tags(cls: type, tag: str = TAG) -> tuple[str, ...]:
+    """The string values of a model's required `tag: Literal[...]` field; for a class that
+    is no pydantic model (an engine), its class attribute `tag`, a string."""
+    if isinstance(cls, type) and not issubclass(cls, BaseModel):
+        value = cls.__dict__.get(tag)
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{cls.__name__} has no class attribute {tag!r} (a string) "
+                            "to register by")
+        return (value,)
     field = cls.model_fields.get(tag) if isinstance(cls, type) else None
     if field is None:
         raise TypeError(f"{getattr(cls, '__name__', cls)!r} has no {tag!r} field to register by")

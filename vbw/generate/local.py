@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vbw.config import EngineConfig, LocalBackendConfig, ModelConfig
+from vbw.errors import ConfigError
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.engines import Engine
 from vbw.generate.model import ModelFile, resolve_model
@@ -63,6 +64,11 @@ class LocalProvider(Provider):
 
     def planned(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
                 mf: ModelFile | None) -> dict[str, Any]:
+        from vbw.generate.engines import ENGINES
+
+        if engine.name not in ENGINES:  # refused before the model loads
+            raise ConfigError(f"engine.name: unknown engine {engine.name!r}; valid engines: "
+                              f"{', '.join(ENGINES.kinds)}")
         assert mf is not None
         return {"engine": engine.name,
                 "model": ModelInfo(name=model.name, file=mf.file, sha256=mf.sha256,

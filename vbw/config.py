@@ -52,8 +52,8 @@ class BackendSettings(StrictModel):
     `provider` is "module:Class" of its vbw.generate.providers.Provider, imported only by
     a live run, so a replay run never loads the live stack. `requires` are the
     distributions whose versions a replay header records. `can_constrain` False: the
-    backend cannot enforce a schema, so the canary is not run and every constrained arm
-    is recorded as unsupported, with the reason, instead of pretending.
+    backend cannot enforce a schema, so a live run refuses constrained arms (one line,
+    exit 2) and runs no canary, instead of calling unconstrained text constrained.
     """
 
     provider: ClassVar[str]

@@ -53,9 +53,9 @@ class Backend(ABC):
     """A model somewhere, decoded greedily; see the module docstring."""
 
     engine: str  # the engine name the replay header records ("outlines", "server-vllm")
-    # False: no schema can be enforced. compile() and a generate() with a schema must then
-    # raise UnsupportedSchema (so every constrained arm is recorded as unsupported, with
-    # that reason), and a live run skips the canary, which such a backend cannot pass.
+    # False: no schema can be enforced. A live run then refuses constrained and
+    # reason_then_constrain arms in one line (exit 2) and skips the canary, which such a
+    # backend cannot pass; compile() and a generate() with a schema raise UnsupportedSchema.
     can_constrain: bool = True
     # distributions this backend runs on: their versions join the replay header's
     requires: tuple[str, ...] = ()

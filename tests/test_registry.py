@@ -143,3 +143,43 @@ def test_a_task_uses_a_checker_kind_from_an_installed_package(site: Path) -> Non
         CHECKERS._classes.clear()
         CHECKERS._classes.update(saved[0])
         CHECKERS._plugins_loaded = saved[1]
+
+
+def test_a_replay_run_reads_no_entry_point_group_of_vbw(tmp_path: Path) -> None:
+    """The bundled demo re-scored: no vbw.* group is read, no registry loads plugins."""
+    import subprocess
+
+    code = textwrap.dedent(f"""
+        import importlib.metadata as m, sys
+        seen = []
+        real = m.entry_points
+        def spy(**kw):
+            seen.append(kw.get("group"))
+            return real(**kw)
+        m.entry_points = spy
+        sys.argv = ["vbw", "task=demo", "hydra.run.dir={tmp_path}/out"]
+        from vbw.cli import main
+        try:
+            main()
+        except SystemExit as e:
+            assert e.code in (0, None), e.code
+        from vbw.config import BACKENDS
+        from vbw.task.check import CHECKERS
+        from vbw.task.extract import STEPS
+        print([g for g in seen if g and g.startswith("vbw.")],
+              [r._plugins_loaded for r in (BACKENDS, CHECKERS, STEPS)])
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300).stdout.strip().splitlines()[-1]
+    assert out == "[] [False, False, False]"
+
+
+def test_the_registry_is_the_base_layer() -> None:
+    import ast
+
+    import vbw.registry
+
+    tree = ast.parse(Path(vbw.registry.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if m and m.split(".")[0] == "vbw"}

@@ -133,9 +133,9 @@ def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
 
 
 def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
-    """What keys a recorded replay: the model's name and the engine (`<engine>-compact`
-    under compact whitespace). For a server, the served model id (made safe as a folder
-    name) and `server-<dialect>`."""
+    """What keys a recorded replay, as the backend kind says (BackendSettings.replay_key):
+    the model's name and the engine (`<engine>-compact` under compact whitespace); for a
+    server, the served model id (made safe as a folder name) and `server-<dialect>`."""
     return cfg.backend.replay_key(cfg.model, cfg.engine)
 
 

@@ -181,7 +181,8 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server")}} \
         if want.backend else {}
     header = CompleteHeader.model_validate({
-        **want.model_dump(mode="json", exclude_none=True), **extra, "versions": versions(backend.requires),
+        **want.model_dump(mode="json", exclude_none=True), **extra,
+        "versions": versions(backend.requires),
         "hardware": hardware,
         "canary_seconds": {backend.engine: round(canary, 3)} if canary is not None else {},
         "started": now(), "load_seconds": load})

@@ -57,9 +57,10 @@ def provider(backend: BackendSettings) -> Provider:
     module, _, name = backend.provider.partition(":")
     try:
         cls = getattr(importlib.import_module(module), name)
-    except ImportError as e:
+    except (ImportError, AttributeError) as e:
         hint = f" ({backend.install_hint})" if backend.install_hint else ""
-        raise ConfigError(f"backend {backend.name!r}: cannot import {backend.provider}: "  # type: ignore[attr-defined]
+        kind = getattr(backend, "name", type(backend).__name__)
+        raise ConfigError(f"backend {kind!r}: cannot import {backend.provider}: "
                           f"{e}{hint}") from None
     return cls()
 

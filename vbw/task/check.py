@@ -1,4 +1,5 @@
-"""Checkers: decide whether an answer matches the item's gold. A closed vocabulary.
+"""Checkers: decide whether an answer matches the item's gold. A vocabulary that installed
+packages extend through entry points (group vbw.checkers; see vbw.registry).
 
 `call_args` is by default a simplified BFCL AST match (not the official checker): the answer
 is an arguments object, no key outside the schema's properties, every gold parameter either

@@ -1,4 +1,5 @@
-"""Answer extraction: a closed vocabulary of steps that turn model text into a candidate.
+"""Answer extraction: a vocabulary of steps that turn model text into a candidate (open to
+installed packages: entry-point group vbw.extractors).
 
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate

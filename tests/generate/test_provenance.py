@@ -43,3 +43,15 @@ def test_the_engine_and_backend_packages_join_the_versions() -> None:
     except metadata.PackageNotFoundError:
         assert got["llguidance"] is None
     assert set(OutlinesEngine.requires) <= set(PACKAGES)
+
+
+def test_the_local_backend_requires_its_engines_packages() -> None:
+    """What live.py passes to versions(): llama-cpp-python and the engine's own packages."""
+    from types import SimpleNamespace
+
+    from vbw.generate.engines import ENGINES
+    from vbw.generate.local import LocalBackend
+
+    engine = SimpleNamespace(name="llguidance", requires=ENGINES.get("llguidance").requires)
+    backend = LocalBackend(None, engine)  # type: ignore[arg-type]
+    assert backend.requires == ("llama-cpp-python", "llguidance")

@@ -139,7 +139,7 @@ def test_describe_real_server_strips_credentials(llama_server) -> None:
 def test_server_killed_mid_generation_is_retried_not_recorded(llama_server, caplog) -> None:
     """SIGKILL while a reply streams (~2 s of it), restart on the same port: the generation
     is retried and equals the uninterrupted one; nothing partial comes back."""
-    caplog.set_level(logging.DEBUG, logger="vbw.generate.server")
+    caplog.set_level(logging.DEBUG, logger="vbw.generate.retry")  # the shared retry loop
     b = backend(llama_server.base_url, llama_server.model, max_retries=6)
     reference = ask(b, "Count from 1 to 40.", 160)
     result: dict[str, object] = {}

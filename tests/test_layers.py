@@ -24,7 +24,8 @@ FORBIDDEN = {"vbw.generate", "llama_cpp", "outlines", "outlines_core", "numba",
 # the layer of the longest name that covers it ("vbw" itself is the package's __init__
 # only). Within a layer any import is allowed as long as it closes no cycle.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("vbw", "vbw.errors", "vbw.validation", "vbw.resources", "vbw.redact")),
+    ("base", ("vbw", "vbw.errors", "vbw.validation", "vbw.resources", "vbw.redact",
+              "vbw.registry")),
     ("task", ("vbw.task",)),
     ("config", ("vbw.config",)),
     ("replay", ("vbw.replay",)),

@@ -7,14 +7,13 @@ when there is one and generates otherwise, saying which in one line.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from typing import TYPE_CHECKING
 
-from vbw.config import OpenAIBackendConfig, RunConfig
+from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.replay.io import bundled_key, engine_shown, no_replay_message
@@ -102,13 +101,10 @@ def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
 
 
 def model_and_engine(cfg: RunConfig) -> tuple[str, str]:
-    """What keys a recorded replay: the model's name and the engine (`<engine>-compact`
-    under compact whitespace). For a server, the served model id (made safe as a folder
-    name) and `server-<dialect>`."""
-    if isinstance(cfg.backend, OpenAIBackendConfig):
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", cfg.backend.model), cfg.backend.engine
-    engine = cfg.engine.name
-    return cfg.model.name, engine if cfg.engine.whitespace == "flexible" else f"{engine}-compact"
+    """What keys a recorded replay, as the backend kind says (BackendSettings.replay_key):
+    the model's name and the engine (`<engine>-compact` under compact whitespace); for a
+    server, the served model id (made safe as a folder name) and `server-<dialect>`."""
+    return cfg.backend.replay_key(cfg.model, cfg.engine)
 
 
 def recorded_key(cfg: RunConfig, task: Task) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar, Union, get_args
+import re
+from typing import ClassVar, Literal, TypeVar, get_args
 
 from pydantic import Field, field_validator, model_validator
 
+from vbw.registry import Registry
 from vbw.resources import bundled
 from vbw.task.arms import ARM_KINDS, Arm, select_arms
 from vbw.task.base import StrictModel
@@ -39,18 +41,57 @@ def bundled_model(name: str) -> ModelConfig:
 DIALECTS = ("openai", "vllm", "llama_server", "llama_cpp_python", "ollama")
 
 
-class LocalBackendConfig(StrictModel):
+class BackendSettings(StrictModel):
+    """What every backend kind's config declares beside its fields (ClassVars, so no
+    config file sets them): where its implementation is, what it needs installed, and what
+    a live run may ask of it. The kind is its `name: Literal[...]` tag; the class joins
+    BACKENDS with `@BACKENDS.register` here, or from an installed package through an entry
+    point of group `vbw.backends` naming the class.
+
+    `provider` is "module:Class" of its vbw.generate.providers.Provider, imported only by
+    a live run, so a replay run never loads the live stack. `requires` are the
+    distributions whose versions a replay header records. `can_constrain` False: the
+    backend cannot enforce a schema, so a live run refuses constrained arms (one line,
+    exit 2) and runs no canary, instead of calling unconstrained text constrained.
+    """
+
+    provider: ClassVar[str]
+    requires: ClassVar[tuple[str, ...]] = ()
+    install_hint: ClassVar[str] = ""
+    can_constrain: ClassVar[bool] = True
+
+    @property
+    def in_flight(self) -> int:
+        """Items generated at once (1 unless the kind has a `concurrency` setting)."""
+        return 1
+
+    def replay_key(self, model: "ModelConfig", engine: "EngineConfig") -> tuple[str, str]:
+        """The model and engine a recorded replay is keyed by (vbw.app): by default the
+        model config's name and the engine (`<engine>-compact` under compact whitespace)."""
+        return model.name, (engine.name if engine.whitespace == "flexible"
+                            else f"{engine.name}-compact")
+
+
+BACKENDS: Registry[BackendSettings] = Registry("backend", tag="name", group="vbw.backends")
+
+
+@BACKENDS.register
+class LocalBackendConfig(BackendSettings):
     """The model in this process: llama-cpp-python, with the `engine` group's engine."""
 
+    provider: ClassVar[str] = "vbw.generate.local:LocalProvider"
+    requires: ClassVar[tuple[str, ...]] = ("llama-cpp-python",)
     name: Literal["local"]
 
 
-class OpenAIBackendConfig(StrictModel):
+@BACKENDS.register
+class OpenAIBackendConfig(BackendSettings):
     """Any OpenAI-compatible chat server. The schema goes out in the server's own
     structured-output dialect, which is then the run's engine (`server-<dialect>`). The
     API key is read from the environment variable named here, never from the config, so
     it cannot reach a replay, a report or `--cfg`."""
 
+    provider: ClassVar[str] = "vbw.generate.serverkind:OpenAIProvider"
     name: Literal["openai"]
     base_url: str = Field(pattern=r"^https?://")
     model: str = Field(min_length=1)  # the served model id
@@ -66,13 +107,25 @@ class OpenAIBackendConfig(StrictModel):
     def engine(self) -> str:
         return f"server-{self.dialect}"
 
+    @property
+    def in_flight(self) -> int:
+        return self.concurrency
 
-BackendConfig = Annotated[Union[LocalBackendConfig, OpenAIBackendConfig],
-                          Field(discriminator="name")]
+    def replay_key(self, model: "ModelConfig", engine: "EngineConfig") -> tuple[str, str]:
+        """The served model id (made safe as a folder name) and `server-<dialect>`."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", self.model), self.engine
+
+
+BackendConfig = BACKENDS.union()
 
 
 class EngineConfig(StrictModel):
-    name: Literal["outlines", "llamacpp", "llguidance"]
+    """The in-process backend's constraint engine. `name` is an engine of
+    vbw.generate.engines.ENGINES (a module there, or an installed package's entry point of
+    group `vbw.engines`), checked by a live run before it loads the model: a replay run
+    never imports an engine to know its name."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
     greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed

@@ -29,3 +29,29 @@ def test_missing_packages_keep_their_keys(monkeypatch: pytest.MonkeyPatch) -> No
 def test_hardware_records_threads() -> None:
     hw = hardware(3)
     assert hw["n_threads"] == 3 and hw["cpu"] and hw["logical_cpus"]
+
+
+def test_the_engine_and_backend_packages_join_the_versions() -> None:
+    """A run records the versions of what its backend and engine declare they run on:
+    llguidance's among them when it is the engine."""
+    from vbw.generate.engines import LLGuidanceEngine, OutlinesEngine
+
+    got = versions(("llama-cpp-python", *LLGuidanceEngine.requires))
+    assert set(got) == KEYS | {"llguidance"}
+    try:
+        assert got["llguidance"] == metadata.version("llguidance")
+    except metadata.PackageNotFoundError:
+        assert got["llguidance"] is None
+    assert set(OutlinesEngine.requires) <= set(PACKAGES)
+
+
+def test_the_local_backend_requires_its_engines_packages() -> None:
+    """What live.py passes to versions(): llama-cpp-python and the engine's own packages."""
+    from types import SimpleNamespace
+
+    from vbw.generate.engines import ENGINES
+    from vbw.generate.local import LocalBackend
+
+    engine = SimpleNamespace(name="llguidance", requires=ENGINES.get("llguidance").requires)
+    backend = LocalBackend(None, engine)  # type: ignore[arg-type]
+    assert backend.requires == ("llama-cpp-python", "llguidance")

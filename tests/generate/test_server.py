@@ -50,7 +50,7 @@ def is_canary(text: str) -> bool:
 
 @pytest.fixture
 def fast_backoff(monkeypatch):
-    monkeypatch.setattr(OpenAIServerBackend, "BACKOFF_BASE", 0.01)
+    monkeypatch.setattr("vbw.generate.retry.Retrying.BACKOFF_BASE", 0.01)
 
 
 # --- against the real llama-cpp-python server ------------------------------------------
@@ -139,7 +139,7 @@ def test_describe_real_server_strips_credentials(llama_server) -> None:
 def test_server_killed_mid_generation_is_retried_not_recorded(llama_server, caplog) -> None:
     """SIGKILL while a reply streams (~2 s of it), restart on the same port: the generation
     is retried and equals the uninterrupted one; nothing partial comes back."""
-    caplog.set_level(logging.DEBUG, logger="vbw.generate.server")
+    caplog.set_level(logging.DEBUG, logger="vbw.generate.retry")  # the shared retry loop
     b = backend(llama_server.base_url, llama_server.model, max_retries=6)
     reference = ask(b, "Count from 1 to 40.", 160)
     result: dict[str, object] = {}
@@ -215,7 +215,7 @@ def test_retries_exhausted(fast_backoff, status) -> None:
 
 def test_retry_after_is_honoured(monkeypatch) -> None:
     slept: list[float] = []
-    monkeypatch.setattr("vbw.generate.server.time.sleep", slept.append)
+    monkeypatch.setattr("vbw.generate.retry.time.sleep", slept.append)
     with StandIn([error(429, "slow down", **{"Retry-After": "3"}), completion("ok")]) as srv:
         assert ask(backend(srv.base_url, stream=False), "hi").text == "ok"
     assert slept == [3.0]

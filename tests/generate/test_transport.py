@@ -59,7 +59,7 @@ def test_a_dripping_error_body_hits_the_deadline() -> None:
 
 
 def test_the_deadline_is_retried_like_a_dropped_connection(monkeypatch) -> None:
-    monkeypatch.setattr("vbw.generate.server.OpenAIServerBackend.BACKOFF_BASE", 0.01)
+    monkeypatch.setattr("vbw.generate.retry.Retrying.BACKOFF_BASE", 0.01)
     with Hostile(lambda c, m, p, b, stop: stop.wait(10)) as srv:
         b = backend(srv.base_url, timeout=0.5, max_retries=1)
         seconds, out = elapsed(lambda: ask(b, "hi"))

@@ -3,8 +3,11 @@
 A `Backend` takes chat messages and a `GenerateConfig` (the token cap and, for the arms
 that enforce one, the JSON Schema) and returns a `Generation`. Generation logic
 (`vbw.generate.live`) talks only to this interface, so the in-process llama.cpp runtime,
-an OpenAI-compatible server and the scripted fake of the tests are interchangeable, and a
-new backend is one module, one conf file and its tests.
+an OpenAI-compatible server and the scripted fake of the tests are interchangeable. A new
+backend kind is its config class (vbw.config.BackendSettings: registered in BACKENDS, or
+named by an entry point of group `vbw.backends`), its Provider and Backend
+(vbw.generate.providers), one conf/backend file and its tests; examples/plugin adds one
+from an installed package without touching vbw.
 
 A backend enforces a schema through its *engine*: for the in-process runtime an engine
 compiles the schema into a token mask (outlines, llama.cpp's GBNF); for a server the
@@ -50,6 +53,12 @@ class Backend(ABC):
     """A model somewhere, decoded greedily; see the module docstring."""
 
     engine: str  # the engine name the replay header records ("outlines", "server-vllm")
+    # False: no schema can be enforced. A live run then refuses constrained and
+    # reason_then_constrain arms in one line (exit 2) and skips the canary, which such a
+    # backend cannot pass; compile() and a generate() with a schema raise UnsupportedSchema.
+    can_constrain: bool = True
+    # distributions this backend runs on: their versions join the replay header's
+    requires: tuple[str, ...] = ()
 
     @abstractmethod
     def compile(self, schema: Mapping[str, Any]) -> float:

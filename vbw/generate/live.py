@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from vbw.config import OpenAIBackendConfig, RunConfig, Shard
+from vbw.config import RunConfig, Shard
 from vbw.errors import ConfigError, EngineError, ReplayError
 from vbw.generate.backend import Backend
 from vbw.generate.canary import run_canary
@@ -135,6 +135,16 @@ def shard_items(items: list[Item], shard: Shard) -> tuple[list[Item], ShardInfo 
     return mine, ShardInfo(index=shard.index, count=shard.count, of=len(items))
 
 
+def _refuse_enforced(arms: list[Arm], can_constrain: bool, name: str) -> None:
+    """A backend that cannot constrain runs no constrained arm: refused before anything
+    starts, rather than a replay whose every item is excluded as unsupported."""
+    enforced = [a.key for a in arms if a.enforced]
+    if enforced and not can_constrain:
+        raise ConfigError(f"backend {name!r} cannot constrain to a schema, so it cannot run "
+                          f"{', '.join(enforced)}; select arms without them, e.g. "
+                          "arms.kinds=[unconstrained,prompt_json]")
+
+
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
              mf: ModelFile | None, err: TextIO, backend: Backend | None = None) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
@@ -143,6 +153,8 @@ def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+    _refuse_enforced(arms, backend.can_constrain if backend is not None
+                     else cfg.backend.can_constrain, cfg.backend.name)
     want = _planned_header(task, cfg, len(items), arms, mf,
                            backend.engine if backend is not None else None, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
@@ -162,13 +174,17 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
          backend: Backend, want: ReplayHeader, done: set[str], load: float,
          hardware: dict[str, Any],
          err: TextIO) -> Path:
-    canary = run_canary(backend)  # raises EngineError: the run refuses
+    # raises EngineError: the run refuses; a backend that cannot constrain has no canary
+    # to pass, and runs no constrained arm (_refuse_enforced)
+    canary = run_canary(backend) if backend.can_constrain else None
     backend.clear_cache()
     extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server")}} \
         if want.backend else {}
     header = CompleteHeader.model_validate({
-        **want.model_dump(mode="json", exclude_none=True), **extra, "versions": versions(),
-        "hardware": hardware, "canary_seconds": {backend.engine: round(canary, 3)},
+        **want.model_dump(mode="json", exclude_none=True), **extra,
+        "versions": versions(backend.requires),
+        "hardware": hardware,
+        "canary_seconds": {backend.engine: round(canary, 3)} if canary is not None else {},
         "started": now(), "load_seconds": load})
     writer = ReplayWriter(path)
     if cfg.resume:
@@ -178,8 +194,10 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     todo = [it for it in items if it.id not in done]
     part = f" (shard {want.shard.index} of {want.shard.count})" if want.shard else ""
     print(f"vbw: live {task.name}{part}: {len(todo)} item(s) to generate ({len(done)} already in "
-          f"{path}), engine {backend.engine}, canary passed in {canary:.2f} s", file=err)
-    concurrency = cfg.backend.concurrency if isinstance(cfg.backend, OpenAIBackendConfig) else 1
+          f"{path}), engine {backend.engine}, "
+          + (f"canary passed in {canary:.2f} s" if canary is not None else
+             "no canary: the backend cannot constrain (no constrained arm)"), file=err)
+    concurrency = cfg.backend.in_flight
     bar = Progress(len(items), len(items) - len(todo), task.name, cfg.progress, err)
     wall = time.perf_counter()
     try:

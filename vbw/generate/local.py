@@ -7,12 +7,18 @@ schema once; this backend renders the chat with the GGUF's own template and deco
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vbw.config import EngineConfig, LocalBackendConfig, ModelConfig
+from vbw.errors import ConfigError
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.engines import Engine
-from vbw.generate.runtime import Runtime
+from vbw.generate.model import ModelFile, resolve_model
+from vbw.generate.providers import Opened, Provider
+from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, Runtime, import_llama_cpp
+from vbw.replay import ModelInfo
 
 
 class LocalBackend(Backend):
@@ -20,6 +26,7 @@ class LocalBackend(Backend):
         self.runtime = runtime
         self.engine_impl = engine
         self.engine = engine.name
+        self.requires = ("llama-cpp-python", *engine.requires)
 
     def compile(self, schema: Mapping[str, Any]) -> float:
         return self.engine_impl.compile(schema)[1]
@@ -37,3 +44,50 @@ class LocalBackend(Backend):
 
     def clear_cache(self) -> None:
         self.runtime.clear_kv()
+
+
+def _source(model: ModelConfig, mf: ModelFile) -> str:
+    if mf.source == "hub":
+        return f"{model.repo}@{model.revision}/{model.file}"
+    if mf.source == "package":
+        return f"pip:{model.package}/{mf.file}"
+    return f"path:{mf.path}"
+
+
+class LocalProvider(Provider):
+    """The `local` backend kind: the live extra and the hashed model file are checked
+    first; opening loads the GGUF and builds the `engine` group's engine on it."""
+
+    def prepare(self, backend: LocalBackendConfig, model: ModelConfig) -> ModelFile | None:
+        import_llama_cpp()  # the run loads it next anyway
+        return resolve_model(model)
+
+    def planned(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
+                mf: ModelFile | None) -> dict[str, Any]:
+        from vbw.generate.engines import ENGINES
+
+        if engine.name not in ENGINES:  # refused before the model loads
+            raise ConfigError(f"engine.name: unknown engine {engine.name!r}; valid engines: "
+                              f"{', '.join(ENGINES.kinds)}")
+        assert mf is not None
+        return {"engine": engine.name,
+                "model": ModelInfo(name=model.name, file=mf.file, sha256=mf.sha256,
+                                   source=_source(model, mf)),
+                "decoding": {"strategy": "greedy", "seed": DEFAULT_SEED, **SAMPLING,
+                             "n_ctx": engine.n_ctx},
+                "kv_reuse": engine.kv_reuse, "whitespace": engine.whitespace}
+
+    def open(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
+             mf: ModelFile | None, threads: int | None) -> Opened:
+        from vbw.generate.engines import make_engine
+        from vbw.generate.provenance import hardware
+
+        assert mf is not None
+        start = time.perf_counter()
+        runtime = Runtime(mf.path, n_ctx=engine.n_ctx, n_threads=threads, seed=DEFAULT_SEED,
+                          reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers)
+        load = round(time.perf_counter() - start, 3)
+        hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}
+        return Opened(LocalBackend(runtime, make_engine(engine.name, runtime,
+                                                        engine.greedy_first,
+                                                        engine.whitespace)), load, hw)

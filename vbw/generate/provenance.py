@@ -11,10 +11,11 @@ PACKAGES = ("validbutwrong", "llama-cpp-python", "outlines", "outlines-core", "n
             "jsonschema", "hydra-core", "pydantic")
 
 
-def versions() -> dict[str, str | None]:
-    """Installed version per package (None if absent); our own distribution is keyed "vbw"."""
+def versions(requires: tuple[str, ...] = ()) -> dict[str, str | None]:
+    """Installed version per package (None if absent), vbw's own and those the run's
+    backend and engine declare they need; our own distribution is keyed "vbw"."""
     out: dict[str, str | None] = {}
-    for name in PACKAGES:
+    for name in dict.fromkeys((*PACKAGES, *requires)):
         key = "vbw" if name == "validbutwrong" else name
         try:
             out[key] = metadata.version(name)

@@ -9,8 +9,9 @@ no client library to pin, and proxies from the environment work as everywhere in
 What becomes a Generation, and what never does:
 - Only a complete reply: finish_reason `stop` or `length`. Connection errors, timeouts,
   HTTP 408/429/5xx, a stream that ends without a finish_reason and vLLM's `abort` are
-  retried with exponential backoff (0.5 s doubling, capped at 8 s; a longer Retry-After is
-  honoured up to 30 s), at most `max_retries` times; then EngineError stops the run.
+  retried by vbw.generate.retry (shared by every HTTP backend: exponential backoff, 0.5 s
+  doubling, capped at 8 s; a longer Retry-After is honoured up to 30 s), at most
+  `max_retries` times; then EngineError stops the run.
 - HTTP 400 or 422 on a request that carries a schema raises UnsupportedSchema (the item is
   recorded as unsupported, like an engine that cannot compile the schema). Any other 4xx
   (401, 404, ...), and 400/422 without a schema, raises EngineError: those are not about
@@ -59,7 +60,8 @@ from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.dialects import GREEDY_EXTRAS, schema_fields
 from vbw.generate.probe import PROBE_BYTES, probe_server
-from vbw.generate.statuses import CutShort, Retry, classify, retry_after
+from vbw.generate.retry import Retry, Retrying
+from vbw.generate.statuses import CutShort, classify, retry_after
 from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
                                    read_error_body, read_lines)
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
@@ -90,10 +92,6 @@ class OpenAIServerBackend(Backend):
     """Greedy chat completions from an OpenAI-compatible server; see the module docstring.
     Thread-safe: `generate` may run in `settings.concurrency` threads at once."""
 
-    BACKOFF_BASE = 0.5
-    BACKOFF_CAP = 8.0
-    RETRY_AFTER_CAP = 30.0
-
     def __init__(self, settings: OpenAIBackendConfig, seed: int,
                  env: Mapping[str, str] = os.environ) -> None:
         self.settings = settings
@@ -108,7 +106,8 @@ class OpenAIServerBackend(Backend):
         self._opener = opener()
         self._lock = threading.Lock()
         self._described: dict[str, Any] | None = None
-        self.retries = 0  # retried attempts so far, over all threads
+        self._retrying = Retrying(settings.max_retries,
+                                  lambda: f"POST {self._endpoint.shown('/chat/completions')}")
 
     def _api_key(self, env: Mapping[str, str]) -> Secret | None:
         return api_key(self.settings, env)
@@ -144,21 +143,23 @@ class OpenAIServerBackend(Backend):
         another request arrives, unless started with --interrupt_requests False) is sent
         again at once without streaming, which such a server does not interrupt."""
         stream = self.settings.stream
-        attempts = 1 + self.settings.max_retries
-        cause = ""
-        for attempt in range(attempts):
+
+        def once() -> Generation:
+            nonlocal stream
             try:
                 return self._attempt(self._body(messages, config, stream),
                                      has_schema=config.schema_ is not None, stream=stream)
             except CutShort as exc:
-                cause, stream = exc.cause, False
-                log.debug("stream cut short; asking again without streaming: %s", cause)
-            except Retry as exc:
-                cause = exc.cause
-                if attempt + 1 < attempts:
-                    self._backoff(attempt, exc.retry_after, cause)
-        raise EngineError(f"POST {self._endpoint.shown('/chat/completions')} failed after "
-                          f"{attempts} attempt{'s' if attempts > 1 else ''}: {cause}")
+                stream = False
+                log.debug("stream cut short; asking again without streaming: %s", exc.cause)
+                raise
+
+        return self._retrying.run(once)
+
+    @property
+    def retries(self) -> int:
+        """Retried attempts so far, over all threads."""
+        return self._retrying.retries
 
     def _body(self, messages: Sequence[Message], config: GenerateConfig,
               stream: bool) -> bytes:
@@ -173,16 +174,6 @@ class OpenAIServerBackend(Backend):
             self.compile(config.schema_)
             body.update(schema_fields(self.settings.dialect, config.schema_))
         return json.dumps(body, allow_nan=False).encode("utf-8")
-
-    def _backoff(self, attempt: int, retry_after: float | None, cause: str) -> None:
-        delay = min(self.BACKOFF_BASE * 2 ** attempt, self.BACKOFF_CAP)
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.RETRY_AFTER_CAP))
-        with self._lock:
-            self.retries += 1
-        log.debug("retrying POST %s in %.1f s: %s", self._endpoint.shown("/chat/completions"),
-                  delay, cause)
-        time.sleep(delay)
 
     def _request(self, url: str, data: bytes | None, accept: str,
                  budget: Budget) -> urllib.request.Request:

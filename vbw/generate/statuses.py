@@ -10,19 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vbw.errors import EngineError, UnsupportedSchema
-
-
-class Retry(Exception):
-    """A failure worth another attempt (the cause is already redacted)."""
-
-    def __init__(self, cause: str, retry_after: float | None = None) -> None:
-        self.cause = cause
-        self.retry_after = retry_after
-        super().__init__(cause)
+from vbw.generate.retry import Retry
 
 
 class CutShort(Retry):
-    """The server ended a stream with [DONE] but no finish_reason: ask again unstreamed."""
+    """The server ended a stream with [DONE] but no finish_reason: ask again unstreamed,
+    at once."""
+
+    wait = False
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:

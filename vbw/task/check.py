@@ -1,4 +1,5 @@
-"""Checkers: decide whether an answer matches the item's gold. A closed vocabulary.
+"""Checkers: decide whether an answer matches the item's gold. A vocabulary that installed
+packages extend through entry points (group vbw.checkers; see vbw.registry).
 
 `call_args` is by default a simplified BFCL AST match (not the official checker): the answer
 is an arguments object, no key outside the schema's properties, every gold parameter either
@@ -27,7 +28,7 @@ from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
 from vbw.task.registry import Registry
 
-CHECKERS: Registry[StrictModel] = Registry("checker")
+CHECKERS: Registry[StrictModel] = Registry("checker", group="vbw.checkers")
 _NORMALISER_FORM = '{normalize: [strip, lower], delete_chars: ""}'
 CANDIDATES = 8  # gold-shaped answers proposed at most per item
 

@@ -15,7 +15,7 @@ from vbw.task.base import StrictModel
 from vbw.task.jsonvalues import JsonBigInt, is_number
 from vbw.task.registry import Registry
 
-COERCIONS: Registry[StrictModel] = Registry("coercion")
+COERCIONS: Registry[StrictModel] = Registry("coercion", group="vbw.coercions")
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")  # no backtracking beyond one match: linear
 

@@ -1,4 +1,5 @@
-"""Answer extraction: a closed vocabulary of steps that turn model text into a candidate.
+"""Answer extraction: a vocabulary of steps that turn model text into a candidate (open to
+installed packages: entry-point group vbw.extractors).
 
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate
@@ -26,7 +27,7 @@ from vbw.task.jsonscan import first_json_object  # noqa: F401  (re-exported: vbw
 from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.registry import Registry
 
-STEPS: Registry[StrictModel] = Registry("extract step")
+STEPS: Registry[StrictModel] = Registry("extract step", group="vbw.extractors")
 MAX_CHARS = 100_000       # default text a regex step reads (its head or tail)
 MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 

@@ -62,7 +62,7 @@ DIALECTS: dict[str, Callable[[Any], Any]] = {"json_schema": identity_dialect,
                                               "bfcl": bfcl_to_json_schema}
 
 
-SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source")
+SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source", group="vbw.schemas")
 
 
 def check_schema(schema: Any) -> str | None:

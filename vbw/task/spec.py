@@ -1,7 +1,7 @@
 """The task file format: a pure-YAML task, validated once into these models.
 
-Every component is chosen by `kind` from a closed vocabulary (see extract, coerce, check,
-schemas, and ID_SOURCES here), and every model forbids unknown keys, so a typo fails loudly
+Every component is chosen by `kind` from a vocabulary (see extract, coerce, check,
+schemas, and ID_SOURCES here; installed packages may add kinds, vbw.registry), and every model forbids unknown keys, so a typo fails loudly
 at load time. The published JSON Schema of this format is generated from TaskSpec (see
 vbw.formats).
 """

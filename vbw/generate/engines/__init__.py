@@ -1,34 +1,34 @@
-"""Constraint engines, one module each, registered here once by name.
+"""Constraint engines, one module each, each registering itself in ENGINES by name.
 
 `outlines`, `llamacpp` (GBNF, module .gbnf) and `llguidance` run on the same in-process
-llama.cpp `Runtime`; a new engine is one module plus one line below and one conf/engine
-file.
+llama.cpp `Runtime`. A new engine is one module in this package (an `Engine` subclass with
+`@ENGINES.register`), one conf/engine file and its tests: ENGINES imports every module
+here when first asked for a name it does not know, and reads the entry points of group
+`vbw.engines`, through which an installed package adds an engine. The imports below only
+keep the names importable from here.
 """
 
 from __future__ import annotations
 
 from vbw.errors import ConfigError
-from vbw.generate.engines.base import Constraint, Engine
+from vbw.generate.engines.base import ENGINES, Constraint, Engine
+from vbw.generate.engines.outlines import OutlinesEngine  # first: the order engines list in
 from vbw.generate.engines.gbnf import LlamaCppEngine, _order_conflicts
 from vbw.generate.engines.llguidance import LLGuidanceEngine
-from vbw.generate.engines.outlines import OutlinesEngine
 from vbw.generate.decode import Whitespace
 from vbw.generate.runtime import Runtime
 
 __all__ = ["ENGINES", "Constraint", "Engine", "LLGuidanceEngine", "LlamaCppEngine", "OutlinesEngine",
            "_order_conflicts", "make_engine"]
 
-ENGINES: dict[str, type[Engine]] = {"outlines": OutlinesEngine, "llamacpp": LlamaCppEngine,
-                                    "llguidance": LLGuidanceEngine}
-
 
 def make_engine(name: str, runtime: Runtime, greedy_first: bool = True,
                 whitespace: Whitespace = "flexible") -> Engine:
     """Build a constraint engine by name on a shared runtime."""
     try:
-        cls = ENGINES[name]
-    except KeyError:
+        cls = ENGINES.get(name)
+    except ValueError:
         raise ConfigError(
-            f"unknown engine {name!r}; valid engines: {', '.join(ENGINES)}"
+            f"unknown engine {name!r}; valid engines: {', '.join(ENGINES.kinds)}"
         ) from None
     return cls(runtime, greedy_first, whitespace)

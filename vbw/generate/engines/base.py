@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from vbw.errors import UnsupportedSchema
 from vbw.generate.decode import TokenRule, Whitespace
 from vbw.generate.runtime import Runtime
+from vbw.registry import Registry
 from vbw.task.schemas import schema_key
 
 
@@ -26,9 +27,12 @@ class Constraint:
 
 class Engine:
     """Base: a per-schema compile cache; the in-process backend (vbw.generate.local)
-    decodes with the constraint's `rule()`."""
+    decodes with the constraint's `rule()`. A kind sets `name` (the conf/engine file's
+    `name`) and `requires` (the distributions whose versions replay headers record), and
+    registers with `@ENGINES.register`."""
 
     name: ClassVar[str] = "none"
+    requires: ClassVar[tuple[str, ...]] = ()  # distributions it runs on (provenance)
 
     def __init__(self, runtime: Runtime, greedy_first: bool = True,
                  whitespace: Whitespace = "flexible") -> None:
@@ -64,3 +68,11 @@ class Engine:
 
     def unsupported(self, reason: str) -> UnsupportedSchema:
         return UnsupportedSchema(f"engine {self.name} cannot compile the schema: {reason}")
+
+
+# Every module of vbw.generate.engines registers its engine when imported, and the
+# registry imports them all on its first unknown name or listing: a new engine is its
+# module, its conf/engine file and its tests (an installed package names its Engine
+# subclass in an entry point of group `vbw.engines` instead).
+ENGINES: Registry[Engine] = Registry("engine", tag="name", group="vbw.engines",
+                                   package="vbw.generate.engines")

@@ -14,7 +14,7 @@ import numpy as np
 
 from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.decode import TokenRule
-from vbw.generate.engines.base import Constraint, Engine
+from vbw.generate.engines.base import ENGINES, Constraint, Engine
 from vbw.generate.runtime import Runtime
 
 
@@ -126,10 +126,12 @@ class GrammarConstraint(Constraint):
         return GrammarRule(self.runtime, self.gbnf, self.candidates)
 
 
+@ENGINES.register
 class LlamaCppEngine(Engine):
     """JSON Schema -> GBNF (llama-cpp-python's converter) -> llama.cpp grammar sampler."""
 
     name = "llamacpp"
+    requires = ()
     _candidates: Candidates | None = None
 
     def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:

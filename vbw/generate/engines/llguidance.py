@@ -17,7 +17,7 @@ import numpy as np
 
 from vbw.errors import EngineError
 from vbw.generate.decode import TokenRule, Whitespace, best_allowed, unpack_bitmask
-from vbw.generate.engines.base import Constraint, Engine
+from vbw.generate.engines.base import ENGINES, Constraint, Engine
 from vbw.generate.runtime import LIVE_EXTRA_HINT, Runtime
 
 
@@ -73,10 +73,12 @@ class LLGuidanceConstraint(Constraint):
         return LLGuidanceRule(self)
 
 
+@ENGINES.register
 class LLGuidanceEngine(Engine):
     """JSON Schema -> llguidance grammar over the GGUF's vocabulary."""
 
     name = "llguidance"
+    requires = ("llguidance",)
 
     def __init__(self, runtime: Runtime, greedy_first: bool = True,
                  whitespace: Whitespace = "flexible") -> None:

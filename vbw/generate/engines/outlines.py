@@ -12,7 +12,7 @@ import numpy as np
 
 from vbw.errors import EngineError, one_line
 from vbw.generate.decode import TokenRule, Whitespace, best_allowed, unpack_bitmask
-from vbw.generate.engines.base import Constraint, Engine
+from vbw.generate.engines.base import ENGINES, Constraint, Engine
 from vbw.generate.runtime import LIVE_EXTRA_HINT, Runtime
 
 
@@ -92,10 +92,12 @@ class OutlinesConstraint(Constraint):
         return allowed
 
 
+@ENGINES.register
 class OutlinesEngine(Engine):
     """JSON Schema -> regex (outlines-core) -> token index over the GGUF's own vocabulary."""
 
     name = "outlines"
+    requires = ("outlines", "outlines-core")
 
     def __init__(self, runtime: Runtime, greedy_first: bool = True,
                  whitespace: Whitespace = "flexible") -> None:

@@ -1,0 +1,185 @@
+"""vbw.registry: a vocabulary that installed packages extend through entry points, read
+only when a tag is unknown or the kinds are listed, and whose union takes a plugin's
+model for the plugin's tag while vbw's own kinds validate (and publish) as before."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from vbw.registry import PluginError, Registry
+from vbw.task.base import StrictModel
+
+
+def install(root: Path, dist: str, group: str, entries: dict[str, str], module: str,
+            source: str) -> None:
+    """A real installed distribution (a .dist-info beside its module) under `root`."""
+    (root / f"{module}.py").write_text(textwrap.dedent(source))
+    info = root / f"{dist}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    lines = "\n".join(f"{k} = {v}" for k, v in entries.items())
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}\n")
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Path]:
+    sys.path.insert(0, str(tmp_path))
+    yield tmp_path
+    sys.path.remove(str(tmp_path))
+    for name in [m for m in sys.modules if m.startswith("zoo_")]:
+        del sys.modules[name]
+
+
+COW = """
+    from typing import Literal
+    from vbw.task.base import StrictModel
+
+    class Cow(StrictModel):
+        kind: Literal["cow"]
+        spots: int = 3
+"""
+
+
+def _animals(group: str) -> Registry[StrictModel]:
+    reg: Registry[StrictModel] = Registry("animal", group=group)
+
+    @reg.register
+    class Cat(StrictModel):
+        kind: Literal["cat"]
+
+    @reg.register
+    class Dog(StrictModel):
+        kind: Literal["dog"]
+
+    return reg
+
+
+def test_entry_points_are_read_only_for_an_unknown_tag_or_a_listing(site: Path) -> None:
+    install(site, "zoo-cows", "vbw.test_zoo", {"cow": "zoo_cows:Cow"}, "zoo_cows", COW)
+    reg = _animals("vbw.test_zoo")
+    assert reg.get("cat").__name__ == "Cat" and "zoo_cows" not in sys.modules
+    assert reg.get("cow").__name__ == "Cow" and "zoo_cows" in sys.modules
+    assert reg.kinds == ("cat", "dog", "cow")
+    with pytest.raises(ValueError, match=r"unknown animal kind 'cwo'; did you mean 'cow'\?"):
+        reg.get("cwo")
+
+
+def test_the_union_validates_a_plugin_kind_and_keeps_its_own_schema(site: Path) -> None:
+    install(site, "zoo-cows", "vbw.test_zoo2", {"cow": "zoo_cows:Cow"}, "zoo_cows", COW)
+    reg = _animals("vbw.test_zoo2")
+
+    class Pen(BaseModel):
+        animal: reg.union()  # type: ignore[valid-type]
+
+    schema = Pen.model_json_schema()
+    assert set(schema["$defs"]) == {"Cat", "Dog"}  # the published schema: vbw's own kinds
+    assert type(Pen(animal={"kind": "cat"}).animal).__name__ == "Cat"
+    assert "zoo_cows" not in sys.modules  # vbw's own kinds never read the entry points
+    pen = Pen(animal={"kind": "cow", "spots": 5})
+    assert type(pen.animal).__name__ == "Cow"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a plugin's model serialises without a warning
+        assert pen.model_dump() == {"animal": {"kind": "cow", "spots": 5}}
+    assert Pen(animal=pen.animal).animal is pen.animal
+    with pytest.raises(ValidationError, match="spots"):
+        Pen(animal={"kind": "cow", "spots": "many"})
+    with pytest.raises(ValidationError, match="does not match any of the expected tags"):
+        Pen(animal={"kind": "pig"})  # an unknown tag: pydantic's own message, as before
+
+
+def test_a_broken_plugin_is_one_line_naming_it(site: Path) -> None:
+    install(site, "zoo-bad", "vbw.test_zoo3", {"yak": "zoo_bad:Nothing"}, "zoo_bad", "X = 1\n")
+    reg = _animals("vbw.test_zoo3")
+    with pytest.raises(PluginError, match=r"entry point 'yak' = 'zoo_bad:Nothing' of group "
+                       r"'vbw.test_zoo3' does not load: AttributeError"):
+        reg.get("yak")
+
+
+def test_a_plugin_cannot_take_a_kind_vbw_has(site: Path) -> None:
+    install(site, "zoo-cats", "vbw.test_zoo4", {"cat": "zoo_cats:Cat"}, "zoo_cats", """
+        from typing import Literal
+        from vbw.task.base import StrictModel
+
+        class Cat(StrictModel):
+            kind: Literal["cat"]
+    """)
+    reg = _animals("vbw.test_zoo4")
+    with pytest.raises(PluginError, match="claimed by both Cat and Cat"):
+        reg.kinds
+
+
+def test_a_task_uses_a_checker_kind_from_an_installed_package(site: Path) -> None:
+    """The real CHECKERS vocabulary (group vbw.checkers), through a task checker field."""
+    from vbw.task.check import CHECKERS, Checker
+
+    install(site, "zoo-checker", "vbw.checkers", {"zoo_len": "zoo_checker:SameLength"},
+            "zoo_checker", """
+        from typing import Any, Literal
+        from vbw.task.base import StrictModel
+
+        class SameLength(StrictModel):
+            kind: Literal["zoo_len"]
+
+            def check(self, answer: Any, gold: Any) -> bool:
+                return len(str(answer)) == len(str(gold))
+    """)
+    saved = dict(CHECKERS._classes), CHECKERS._plugins_loaded
+    CHECKERS._plugins_loaded = False  # the group as a fresh process would read it
+    try:
+        from pydantic import TypeAdapter
+
+        checker = TypeAdapter(Checker).validate_python({"kind": "zoo_len"})
+        assert checker.check("abc", "xyz") and not checker.check("ab", "xyz")
+        assert "zoo_len" in CHECKERS.kinds
+    finally:
+        CHECKERS._classes.clear()
+        CHECKERS._classes.update(saved[0])
+        CHECKERS._plugins_loaded = saved[1]
+
+
+def test_a_replay_run_reads_no_entry_point_group_of_vbw(tmp_path: Path) -> None:
+    """The bundled demo re-scored: no vbw.* group is read, no registry loads plugins."""
+    import subprocess
+
+    code = textwrap.dedent(f"""
+        import importlib.metadata as m, sys
+        seen = []
+        real = m.entry_points
+        def spy(**kw):
+            seen.append(kw.get("group"))
+            return real(**kw)
+        m.entry_points = spy
+        sys.argv = ["vbw", "task=demo", "hydra.run.dir={tmp_path}/out"]
+        from vbw.cli import main
+        try:
+            main()
+        except SystemExit as e:
+            assert e.code in (0, None), e.code
+        from vbw.config import BACKENDS
+        from vbw.task.check import CHECKERS
+        from vbw.task.extract import STEPS
+        print([g for g in seen if g and g.startswith("vbw.")],
+              [r._plugins_loaded for r in (BACKENDS, CHECKERS, STEPS)])
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300).stdout.strip().splitlines()[-1]
+    assert out == "[] [False, False, False]"
+
+
+def test_the_registry_is_the_base_layer() -> None:
+    import ast
+
+    import vbw.registry
+
+    tree = ast.parse(Path(vbw.registry.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if m and m.split(".")[0] == "vbw"}

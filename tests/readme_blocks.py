@@ -1,6 +1,7 @@
-"""The README's figures, generated from committed files (replays, benchmark JSON).
+"""The figures of README.md and docs/, generated from committed files (replays, benchmark
+JSON), and the task reference generated from vbw's models.
 
-    python -m tests.readme_blocks          # rewrite the marked blocks in README.md, docs/bfcl.md
+    python -m tests.readme_blocks          # rewrite the marked blocks in README.md and docs/**.md
     python -m tests.readme_blocks --check  # exit 1 if one of them is stale
 
 Blocks sit between `<!-- BEGIN name -->` and `<!-- END name -->`; tests/test_readme.py
@@ -17,7 +18,9 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-GENERATED = [README, ROOT / "docs" / "bfcl.md"]  # files whose marked blocks are generated
+DOCS = ROOT / "docs"
+# files whose marked blocks are generated: the README and every page under docs/
+GENERATED = [README, *sorted(DOCS.rglob("*.md"))]
 BENCH = Path(__file__).resolve().parent / "benchmarks"
 
 
@@ -185,7 +188,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     out["bench-predecessor"] = lambda: _if_exists(BENCH / "predecessor.json", _predecessor)
     out["bfcl-side-by-side"] = _bfcl_side_by_side
+    out["task-reference"] = _task_reference
     return out
+
+
+def _task_reference() -> str:
+    from tests.docs_reference import task_reference
+
+    return task_reference()
 
 
 def _bfcl_side_by_side() -> str:

@@ -125,7 +125,7 @@ def test_the_readme_command_prints_the_readme_output(tmp_path: Path) -> None:
                    cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert demote(md) in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert demote(md) in (ROOT / "docs" / "tutorials" / "compare.md").read_text(encoding="utf-8")
 
 
 def test_a_detectably_worse_committed_replay_trips_the_gate(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""The README's "Scoring outputs made elsewhere" example, run exactly as printed: the
-snippet writes a minimal replay with the standard library, and the README's command scores
+"""docs/tutorials/elsewhere.md's "Scoring outputs made elsewhere" example, run exactly as printed: the
+snippet writes a minimal replay with the standard library, and the page's command scores
 it through the real entry point."""
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import load_json, run_vbw
-from tests.readme_blocks import README
+from tests.readme_blocks import DOCS
+
+PAGE = DOCS / "tutorials" / "elsewhere.md"
 
 
 def _block(marker: str, lang: str) -> str:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     m = re.search(rf"<!-- {marker} -->\n```{lang}\n(.*?)\n```", text, re.DOTALL)
-    assert m, f"README.md has no ```{lang} block after <!-- {marker} -->"
+    assert m, f"{PAGE.name} has no ```{lang} block after <!-- {marker} -->"
     return m.group(1)
 
 
@@ -52,5 +54,5 @@ def test_report_names_what_was_not_recorded(scored: Path) -> None:
     assert "?" not in md
     assert rep["provenance"] in md and "not recorded" in rep["provenance"]
     assert "task hash not recorded" in rep["provenance"]
-    prose = " ".join(README.read_text(encoding="utf-8").split())
-    assert f'"{rep["provenance"]}"' in prose, "the README quotes another source line"
+    prose = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert f'"{rep["provenance"]}"' in prose, "the page quotes another source line"

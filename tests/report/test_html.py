@@ -163,7 +163,7 @@ def test_every_run_writes_report_html_beside_report_md(tmp_path: Path) -> None:
 
 
 def test_the_readme_states_the_cap_in_force() -> None:
-    readme = (ROOT / "README.md").read_text("utf-8")
+    readme = (ROOT / "docs" / "tutorials" / "replay.md").read_text("utf-8")
     assert f"longer than {MAX_TEXT_CHARS:,} characters is embedded as its first and last\n" \
            f"{MAX_TEXT_CHARS // 2:,}" in readme
     assert f"embedded for the first {MAX_DETAILED_ITEMS:,} items" in readme

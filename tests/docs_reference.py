@@ -1,0 +1,134 @@
+"""docs/reference/task.md's field reference, generated from the pydantic models vbw reads
+task files with, and the kinds registered in each vocabulary (vbw.task.registry), so the
+reference cannot drift from what vbw accepts. tests/readme_blocks.py writes the block
+(`task-reference`) and tests/test_readme.py fails when it is stale; the prose around it
+(what each vocabulary is for, regex dialects, an example) is hand-written in
+docs/reference/task-format.md.
+
+Only vbw's own kinds are listed (an installed plugin's kinds would make the page depend on
+the machine that generated it).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+
+def _summary(cls: type) -> str:
+    doc = inspect.getdoc(cls) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def _type(annotation: Any, kinds: dict[type, str]) -> str:
+    """A readable type: a model of a vocabulary reads as its vocabulary's name."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _type(args[0], kinds)
+    if origin in (Union, UnionType):
+        names = list(dict.fromkeys(_type(a, kinds) for a in args))
+        return " | ".join(names)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in args)
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(_type(a, kinds) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    if isinstance(annotation, type):
+        return f"one {kinds[annotation]} kind" if annotation in kinds else annotation.__name__
+    return repr(annotation)
+
+
+def _constraints(info: FieldInfo) -> list[str]:
+    words = {"Ge": "at least", "Gt": "more than", "Le": "at most", "Lt": "less than",
+             "MinLen": "length at least", "MaxLen": "length at most"}
+    out = []
+    for m in info.metadata:
+        name = type(m).__name__
+        if name in words:
+            out.append(f"{words[name]} {next(iter(m.__dict__.values()), '') if hasattr(m, '__dict__') else getattr(m, name.lower() if name in ('Ge', 'Gt', 'Le', 'Lt') else ('min_length' if name == 'MinLen' else 'max_length'))}")
+        elif getattr(m, "pattern", None):
+            out.append(f"pattern `{m.pattern}`")
+    return out
+
+
+def _default(info: FieldInfo) -> str:
+    if info.is_required():
+        return "required"
+    if info.default_factory is not None:
+        return f"`{info.default_factory()!r}`"
+    value = info.default
+    if isinstance(value, BaseModel):
+        value = value.model_dump(by_alias=True, exclude_defaults=False)
+    return f"`{value!r}`"
+
+
+def _fields(model: type[BaseModel], kinds: dict[type, str], skip: str | None = None) -> list[str]:
+    rows = ["| key | type | default | note |", "|---|---|---|---|"]
+    for name, info in model.model_fields.items():
+        if name == skip:
+            continue
+        key = info.alias or name
+        hints = [info.description or "", *_constraints(info)]
+        for m in get_args(info.annotation)[1:] if get_origin(info.annotation) is Annotated else ():
+            hints.append(getattr(m, "description", None) or "")
+        note = "; ".join(" ".join(h.split()).rstrip(".") for h in hints if h)
+        kind = _type(info.annotation, kinds).replace("|", "\\|")
+        rows.append(f"| `{key}` | {kind} | {_default(info)} | {note} |")
+    return rows
+
+
+def _section(title: str, model: type[BaseModel], kinds: dict[type, str]) -> list[str]:
+    return [f"### {title}", "", _summary(model), "", *_fields(model, kinds), ""]
+
+
+def _heading(name: str, where: str, group: str | None) -> str:
+    return f"{name} ({where}" + (f", entry point group `{group}`" if group else "") + ")"
+
+
+def _anchor(name: str, where: str, group: str | None) -> str:
+    """GitHub's anchor of the vocabulary's heading (as tests/test_docs.py computes it)."""
+    return re.sub(r"[^\w\- ]", "", _heading(name, where, group).lower()).replace(" ", "-")
+
+
+def task_reference() -> str:
+    from vbw.task.check import CHECKERS
+    from vbw.task.coerce import COERCIONS
+    from vbw.task.extract import STEPS, JsonExtract
+    from vbw.task.schemas import SCHEMA_SOURCES
+    from vbw.task.spec import (ID_SOURCES, DatasetSpec, ExtractSpec, GoldSpec, JoinSpec,
+                               PromptsSpec, TaskSpec)
+
+    registries = (("`dataset.id`", ID_SOURCES),
+                  ("`extract.free` steps, `dataset.gold.extract`", STEPS),
+                  ("`coerce`, `dataset.gold.coerce`", COERCIONS), ("`check`", CHECKERS),
+                  ("`schemas.<S>`", SCHEMA_SOURCES))
+    kinds = {c: f"[{reg.name}](#{_anchor(reg.name, where, reg.group)})"
+             for where, reg in registries for c in reg.classes.values()}
+    out = ["## Keys", ""]
+    for title, model in (("The task (top level)", TaskSpec), ("`dataset`", DatasetSpec),
+                         ("`dataset.join`", JoinSpec), ("`dataset.gold`", GoldSpec),
+                         ("`prompts`", PromptsSpec), ("`extract`", ExtractSpec),
+                         ("`extract.json`", JsonExtract)):
+        out += _section(title, model, kinds)
+    out += ["## Vocabularies", "",
+            "Each is chosen by `kind`; installed packages may add kinds through the entry "
+            "point group named (see [task-format.md](task-format.md#plugins)).", ""]
+    for where, reg in registries:
+        own = {k: c for k, c in reg.classes.items() if c.__module__.startswith("vbw.")}
+        out += [f"### {_heading(reg.name, where, reg.group)}", "",
+                "Kinds: " + ", ".join(f"`{k}`" for k in own) + ".", ""]
+        for kind, cls in own.items():
+            out += [f"#### `{kind}`", "", _summary(cls), ""]
+            rows = _fields(cls, kinds, skip=reg.tag)
+            out += (rows if len(rows) > 2 else ["No keys besides `kind`."]) + [""]
+    return "\n".join(out).rstrip("\n")
+
+
+if __name__ == "__main__":
+    print(task_reference())

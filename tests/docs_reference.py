@@ -21,7 +21,8 @@ from pydantic.fields import FieldInfo
 
 
 def _summary(cls: type) -> str:
-    doc = inspect.getdoc(cls) or ""
+    """The first paragraph of the class's own docstring (not an inherited one)."""
+    doc = inspect.cleandoc(cls.__dict__.get("__doc__") or "")
     return " ".join(doc.split("\n\n")[0].split())
 
 
@@ -84,7 +85,8 @@ def _fields(model: type[BaseModel], kinds: dict[type, str], skip: str | None = N
 
 
 def _section(title: str, model: type[BaseModel], kinds: dict[type, str]) -> list[str]:
-    return [f"### {title}", "", _summary(model), "", *_fields(model, kinds), ""]
+    summary = _summary(model)
+    return [f"### {title}", "", *([summary, ""] if summary else []), *_fields(model, kinds), ""]
 
 
 def _heading(name: str, where: str, group: str | None) -> str:
@@ -132,3 +134,32 @@ def task_reference() -> str:
 
 if __name__ == "__main__":
     print(task_reference())
+
+
+def config_reference() -> str:
+    """The run config's keys (vbw.config.RunConfig and the models of its groups), as
+    `vbw key=value` overrides name them; the backends are the kinds of vbw.config.BACKENDS."""
+    from vbw.config import BACKENDS, RunConfig
+
+    kinds = {c: "[backend](#backend)" for c in BACKENDS.classes.values()}
+    out = ["### Root keys", "", _summary(RunConfig), "", *_fields(RunConfig, kinds), ""]
+    seen: set[type] = set()
+    for name, info in RunConfig.model_fields.items():
+        model = get_args(info.annotation)[0] if get_origin(info.annotation) in (Union, UnionType) \
+            else info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel) and model not in seen \
+                and model not in kinds:
+            seen.add(model)
+            out += _section(f"`{name}`", model, kinds)
+            for sub, subinfo in model.model_fields.items():
+                if isinstance(subinfo.annotation, type) and issubclass(subinfo.annotation, BaseModel):
+                    out += _section(f"`{name}.{subinfo.alias or sub}`", subinfo.annotation, kinds)
+    out += ["### `backend`", "", f"Chosen by `name` (entry point group `{BACKENDS.group}`)."
+            " Kinds: " + ", ".join(f"`{k}`" for k, c in BACKENDS.classes.items()
+                                   if c.__module__.startswith("vbw.")) + ".", ""]
+    for tag, cls in BACKENDS.classes.items():
+        if cls.__module__.startswith("vbw."):
+            rows = _fields(cls, kinds, skip=BACKENDS.tag)
+            out += [f"#### `backend={tag}`", "", _summary(cls), "",
+                    *(rows if len(rows) > 2 else ["No keys besides `name`."]), ""]
+    return "\n".join(out).rstrip("\n")

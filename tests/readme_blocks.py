@@ -189,6 +189,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-predecessor"] = lambda: _if_exists(BENCH / "predecessor.json", _predecessor)
     out["bfcl-side-by-side"] = _bfcl_side_by_side
     out["task-reference"] = _task_reference
+    out["config-reference"] = _config_reference
     return out
 
 
@@ -196,6 +197,12 @@ def _task_reference() -> str:
     from tests.docs_reference import task_reference
 
     return task_reference()
+
+
+def _config_reference() -> str:
+    from tests.docs_reference import config_reference
+
+    return config_reference()
 
 
 def _bfcl_side_by_side() -> str:

@@ -4,6 +4,7 @@ reference page is reachable from the docs index."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -86,3 +87,17 @@ def test_every_docs_page_is_in_the_index() -> None:
     linked = {(index.parent / t.partition("#")[0]).resolve() for t in links(index)}
     pages = {p.resolve() for p in DOCS.rglob("*.md")} - {index.resolve()}
     assert not pages - linked, sorted(str(p.relative_to(ROOT)) for p in pages - linked)
+
+
+def test_the_report_reference_names_every_field_of_report_json() -> None:
+    """docs/reference/report.md is hand-written: every key a real report.json has, at the
+    top level, in a comparison and in a delta, must be named there in backticks."""
+    from tests.readme_blocks import _score
+
+    report = json.loads(_score("gsm8k", "smollm2_135m", "llamacpp").model_dump_json(by_alias=True))
+    comparison = report["comparisons"][0]
+    keys = {*report, *comparison, *comparison["deltas"]["answer_accuracy"],
+            *report["excluded"], *report["bootstrap"]}
+    page = (DOCS / "reference" / "report.md").read_text(encoding="utf-8")
+    assert not {k for k in keys if f"`{k}`" not in page}, \
+        sorted(k for k in keys if f"`{k}`" not in page)

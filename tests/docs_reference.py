@@ -120,7 +120,7 @@ def task_reference() -> str:
         out += _section(title, model, kinds)
     out += ["## Vocabularies", "",
             "Each is chosen by `kind`; installed packages may add kinds through the entry "
-            "point group named (see [task-format.md](task-format.md#plugins)).", ""]
+            "point group named (see [plugins.md](plugins.md)).", ""]
     for where, reg in registries:
         own = {k: c for k, c in reg.classes.items() if c.__module__.startswith("vbw.")}
         out += [f"### {_heading(reg.name, where, reg.group)}", "",
@@ -163,3 +163,28 @@ def config_reference() -> str:
             out += [f"#### `backend={tag}`", "", _summary(cls), "",
                     *(rows if len(rows) > 2 else ["No keys besides `name`."]), ""]
     return "\n".join(out).rstrip("\n")
+
+
+def plugin_groups() -> str:
+    """One row per open vocabulary: its entry point group, tag field and vbw's own kinds."""
+    from vbw.config import BACKENDS
+    from vbw.generate.engines.base import ENGINES
+    from vbw.task.check import CHECKERS
+    from vbw.task.coerce import COERCIONS
+    from vbw.task.extract import STEPS
+    from vbw.task.schemas import SCHEMA_SOURCES
+
+    what = {"checker": "`check(answer, gold, schema)`; for `mode=check`, `gold_answers`",
+            "extract step": "`apply(text, fields)`: a candidate answer or None",
+            "coercion": "`apply(value)`: the answer the checker compares",
+            "schema source": "`for_item(fields)`: the item's JSON Schema",
+            "backend": "a `BackendSettings` with `provider`, `requires`, `install_hint`, "
+                       "`can_constrain`",
+            "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint"}
+    rows = ["| vocabulary | entry point group | tag | a kind provides | vbw's kinds |",
+            "|---|---|---|---|---|"]
+    for reg in (CHECKERS, STEPS, COERCIONS, SCHEMA_SOURCES, BACKENDS, ENGINES):
+        own = ", ".join(f"`{k}`" for k, c in reg.classes.items()
+                        if c.__module__.startswith("vbw."))
+        rows.append(f"| {reg.name} | `{reg.group}` | `{reg.tag}` | {what[reg.name]} | {own} |")
+    return "\n".join(rows)

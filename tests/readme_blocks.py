@@ -190,7 +190,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bfcl-side-by-side"] = _bfcl_side_by_side
     out["task-reference"] = _task_reference
     out["config-reference"] = _config_reference
+    out["plugin-groups"] = _plugin_groups
     return out
+
+
+def _plugin_groups() -> str:
+    from tests.docs_reference import plugin_groups
+
+    return plugin_groups()
 
 
 def _task_reference() -> str:

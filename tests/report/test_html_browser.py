@@ -1,10 +1,10 @@
 """report.html in a real browser: headless Chromium (Debian's `chromium`, driven by
 Playwright for Python with that system browser: no browser download) opens the page from
-file://, filters, searches, opens items and takes the README's screenshot.
+file://, filters, searches, opens items and takes the screenshot docs/tutorials/replay.md shows.
 
     VBW_UPDATE_SCREENSHOT=1 python -m pytest tests/report/test_html_browser.py
 
-rewrites tests/report/report_html.png, the picture the README shows; otherwise the test
+rewrites tests/report/report_html.png, the picture docs/tutorials/replay.md shows; otherwise the test
 checks its own screenshot is not blank and leaves the committed one alone. In CI (CI=true)
 a missing Chromium or Playwright fails the test instead of skipping it.
 """
@@ -175,7 +175,7 @@ def test_hostile_texts_show_as_text_and_run_nothing(page: Any, hostile_run: Path
 
 
 def test_the_readme_screenshot_is_committed_and_not_blank() -> None:
-    """The picture the README shows, written by the first test above with
+    """The picture docs/tutorials/replay.md shows, written by the first test above with
     VBW_UPDATE_SCREENSHOT=1 (never by hand)."""
     assert SCREENSHOT.is_file(), "run VBW_UPDATE_SCREENSHOT=1 on this module"
     _non_blank(SCREENSHOT.read_bytes())

@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from typing import TYPE_CHECKING
-
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.stream import ReplayStream, open_replay
@@ -29,9 +27,6 @@ from vbw.score.stream import check_replay_matches, score_stream
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, audit, audit_or_fail, first_error, warn_findings
 from vbw.task.runner import Task
-
-if TYPE_CHECKING:
-    from vbw.generate.backend import Backend
 
 
 
@@ -131,19 +126,17 @@ def _replay_roots(cfg: RunConfig, cwd: Path) -> list[Path]:
 
 
 def _live(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
-          unrecorded: str | None = None, backend: Backend | None = None) -> Path:
+          unrecorded: str | None = None) -> Path:
     """Check the task, find the model, then generate. `unrecorded` (auto mode) names the
     task x model x engine without a replay: announced once the run can start, and put
-    in front of any error that stops it from starting. `backend` replaces the configured
-    one (the tests' scripted backend)."""
+    in front of any error that stops it from starting."""
     from vbw.generate.live import generate  # the live stack, only when asked for
     from vbw.generate.providers import prepare
-    from vbw.generate.scripted import SCRIPTED_MODEL
 
     items = task.items(cfg.n)
     audit_or_fail(task, items, None)  # its warnings are printed once, when scoring
     try:
-        model = prepare(cfg.backend, cfg.model) if backend is None else SCRIPTED_MODEL
+        model = prepare(cfg.backend, cfg.model)
     except VbwError as e:
         if unrecorded is None:
             raise
@@ -152,14 +145,14 @@ def _live(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
     if unrecorded is not None:
         print(f"vbw: no recorded replay for {unrecorded}: generating live; mode=replay only "
               "re-scores", file=err)
-    return generate(task, items, cfg, task_dir, model, err=err, backend=backend)
+    return generate(task, items, cfg, task_dir, model, err=err)
 
 
 def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: TextIO,
-                  err: TextIO, backend: Backend | None = None) -> tuple[Path, str]:
+                  err: TextIO) -> tuple[Path, str]:
     """(replay path, "replay" or "live") per the mode: see the module docstring."""
     if cfg.mode == "live":
-        return _live(task, cfg, task_dir, err, backend=backend), "live"
+        return _live(task, cfg, task_dir, err), "live"
     if cfg.mode == "merge":
         from vbw.sweep.shards import merged_replay
 
@@ -176,7 +169,7 @@ def obtain_replay(task: Task, cfg: RunConfig, cwd: Path, task_dir: Path, out: Te
     if cfg.mode == "replay":
         raise ReplayError(no_replay_message(_replay_roots(cfg, cwd), task.name,
                                             *model_and_engine(cfg)))
-    return _live(task, cfg, task_dir, err, recorded_key(cfg, task), backend), "live"
+    return _live(task, cfg, task_dir, err, recorded_key(cfg, task)), "live"
 
 
 def _check_shard(cfg: RunConfig, tasks: list[Task]) -> None:
@@ -194,7 +187,7 @@ def _check_shard(cfg: RunConfig, tasks: list[Task]) -> None:
 
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-        backend: Backend | None = None, job: str | None = None) -> int:
+        job: str | None = None) -> int:
     """Check, score (and first generate where needed) every task; return the exit code.
     `job` names the sweep job in the gate message. A shard job is not gated: its slice is
     not the run; the merged run is."""
@@ -217,7 +210,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     dirs = []
     for task in tasks:
         task_dir = out_dir / task.name if len(tasks) > 1 else out_dir
-        replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err, backend)
+        replay_path, mode = obtain_replay(task, cfg, cwd, task_dir, out, err)
         replay = open_replay(replay_path)
         try:
             check_replay_matches(replay, task, cfg.allow_task_mismatch)

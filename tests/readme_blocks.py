@@ -111,7 +111,7 @@ def compare_block() -> str:
     """The README's mode=compare command and the report.md it writes (headings demoted)."""
     import io
 
-    from vbw.comparing import compare_replays
+    from vbw.modes.compare import compare_replays
     from vbw.config import Bootstrap
     from vbw.report.compare import render_compare
     from vbw.task.arms import ARM_KINDS

@@ -183,3 +183,33 @@ def test_the_registry_is_the_base_layer() -> None:
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not {m for m in imported if m and m.split(".")[0] == "vbw"}
+
+
+def test_a_kind_plugged_from_outside_joins_a_built_union() -> None:
+    """Registry.plug (how the tests add their scripted backend): after the union is
+    built, a plugged model validates by its tag; it cannot take a kind vbw has."""
+    from pydantic import TypeAdapter
+
+    reg: Registry[StrictModel] = Registry("toy", group="vbw.toys")
+
+    @reg.register
+    class Own(StrictModel):
+        kind: Literal["own"]
+
+    adapter = TypeAdapter(reg.union())
+
+    class Plugged(StrictModel):
+        kind: Literal["plugged"]
+        x: int
+
+    with pytest.raises(ValidationError):
+        adapter.validate_python({"kind": "plugged", "x": 1})
+    assert reg.plug(Plugged) is Plugged
+    assert adapter.validate_python({"kind": "plugged", "x": 1}) == Plugged(kind="plugged", x=1)
+    assert isinstance(adapter.validate_python({"kind": "own"}), Own)
+
+    class Thief(StrictModel):
+        kind: Literal["own"]
+
+    with pytest.raises(ValueError, match="claimed by both Own and Thief"):
+        reg.plug(Thief)

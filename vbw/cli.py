@@ -86,7 +86,8 @@ def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
              out: TextIO | None = None) -> int:
     """Validate, select the tasks and run in a claimed folder; `status`, in a sweep, is
     filled in with what the run is (model, engine, shard) as soon as that is known."""
-    from vbw.app import model_and_engine, run
+    from vbw.app import run
+    from vbw.modes.replay import model_and_engine
 
     run_cfg, tasks = inputs.resolve()
     if status is not None:

@@ -66,7 +66,7 @@ class BackendSettings(StrictModel):
         return 1
 
     def replay_key(self, model: "ModelConfig", engine: "EngineConfig") -> tuple[str, str]:
-        """The model and engine a recorded replay is keyed by (vbw.app): by default the
+        """The model and engine a recorded replay is keyed by (vbw.modes.replay): by default the
         model config's name and the engine (`<engine>-compact` under compact whitespace)."""
         return model.name, (engine.name if engine.whitespace == "flexible"
                             else f"{engine.name}-compact")
@@ -205,7 +205,7 @@ class Shard(StrictModel):
 Mode = Literal["auto", "replay", "live", "check", "merge", "compare"]
 Output = Literal["json", "md", "html", "svg", "csv"]  # vbw.report.writers.OUTPUT_NAMES
 class CompareConfig(StrictModel):
-    """mode=compare (vbw.comparing) reads the root `replays=[A,B,...]` (the reference
+    """mode=compare (vbw.modes.compare) reads the root `replays=[A,B,...]` (the reference
     first); `fail_if_worse` entries are `ARM:METRIC`, checked against the arm grammar and
     the metric names when the replays are read."""
 

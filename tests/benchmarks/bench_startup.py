@@ -91,10 +91,10 @@ STEPS = [
     ("hydra.core.utils", "run_job", "Hydra's job (run_job, vbw inside it)"),
     ("hydra._internal.hydra", "run_job", "Hydra's job (run_job, vbw inside it)"),
     ("vbw.cli", "select_tasks", "load the tasks"),
-    ("vbw.app", "open_replay", "open the replays"),
-    ("vbw.app", "score_stream", "read, check and score the items (streamed)"),
-    ("vbw.app", "build_report", "rates, bootstrap CIs, flips"),
-    ("vbw.app", "write_reports", "write report.json/.md/.svg, ledger.csv"),
+    ("vbw.modes.scoring", "open_replay", "open the replays"),
+    ("vbw.modes.scoring", "score_stream", "read, check and score the items (streamed)"),
+    ("vbw.modes.scoring", "build_report", "rates, bootstrap CIs, flips"),
+    ("vbw.modes.scoring", "write_reports", "write report.json/.md/.svg, ledger.csv"),
 ]
 
 

@@ -120,7 +120,7 @@ class StandIn:
 
 
 class EchoServer(StandIn):
-    """The scripted fake backend (vbw.generate.scripted.echo_script) served over HTTP in
+    """The scripted fake backend (tests.generate.scripted.echo_script) served over HTTP in
     the llama_cpp_python dialect, for whole CLI runs without a model: the canary gets its
     value, other requests echo_script's text. `leak` is appended to every free-text
     answer (a model echoing a key); a request for model id `fail` gets HTTP 401 with
@@ -132,7 +132,7 @@ class EchoServer(StandIn):
 
     def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Canned:
         from vbw.generate.backend import GenerateConfig
-        from vbw.generate.scripted import echo_script
+        from tests.generate.scripted import echo_script
 
         if method == "GET":
             return super()._answer(method, path, headers, body)

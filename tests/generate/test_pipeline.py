@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TASK_CONF
+from tests.generate.scripted import ScriptedBackend, scripted
 from tests.report.test_html import embedded
 from vbw.app import run
 from vbw.config import MaxTokens, RunConfig
 from vbw.errors import EngineError, ReplayError
 from vbw.generate.items import generate_item
 from vbw.generate.live import in_order
-from vbw.generate.scripted import ScriptedBackend
 from vbw.replay import read_replay
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.runner import load_task
@@ -93,8 +93,8 @@ def test_in_order_keeps_item_order_and_stops_at_a_failure() -> None:
 
 def test_app_run_in_process_writes_and_scores_a_replay(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
-    code = run(_cfg(tmp_path), [GSM8K], tmp_path / "o", tmp_path, out, err,
-               backend=ScriptedBackend(engine="outlines"))
+    code = run(_cfg(tmp_path, backend=scripted(ScriptedBackend(engine="outlines"))), [GSM8K],
+               tmp_path / "o", tmp_path, out, err)
     assert code == 0, err.getvalue()
     replay = read_replay(tmp_path / "o/replay.jsonl")
     assert [r.id for r in replay.records] == ["gsm8k_test_0", "gsm8k_test_1", "gsm8k_test_2"]
@@ -108,45 +108,45 @@ def test_app_run_in_process_writes_and_scores_a_replay(tmp_path: Path) -> None:
 
 
 def test_a_failed_request_records_nothing_and_resume_completes(tmp_path: Path) -> None:
-    cfg = _cfg(tmp_path)
+    cfg = _cfg(tmp_path, backend=scripted(ScriptedBackend(engine="outlines", fail_on_call=9)))
     # 6 arms per item plus a canary: request 9 is the second item's third request
     with pytest.raises(EngineError, match="item gsm8k_test_1: .*resume=true continues"):
-        run(cfg, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
-            backend=ScriptedBackend(engine="outlines", fail_on_call=9))
+        run(cfg, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO())
     replay = tmp_path / "o/replay.jsonl"
     assert [r.id for r in read_replay(replay).records] == ["gsm8k_test_0"]
-    resumed = _cfg(tmp_path, resume=True, replay=str(replay))
-    code = run(resumed, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
-               backend=ScriptedBackend(engine="outlines"))
+    resumed = _cfg(tmp_path, resume=True, replay=str(replay),
+                   backend=scripted(ScriptedBackend(engine="outlines")))
+    code = run(resumed, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO())
     assert code == 0
     assert [r.id for r in read_replay(replay).records] == [f"gsm8k_test_{i}" for i in range(3)]
 
 
 def test_resume_refuses_another_engine(tmp_path: Path) -> None:
-    run(_cfg(tmp_path, n=1), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(),
-        io.StringIO(), backend=ScriptedBackend(engine="outlines"))
-    resumed = _cfg(tmp_path, resume=True, replay=str(tmp_path / "o/replay.jsonl"))
+    run(_cfg(tmp_path, n=1, backend=scripted(ScriptedBackend(engine="outlines"))), [GSM8K],
+        tmp_path / "o", tmp_path, io.StringIO(), io.StringIO())
+    resumed = _cfg(tmp_path, resume=True, replay=str(tmp_path / "o/replay.jsonl"),
+                   backend=scripted(ScriptedBackend(engine="llamacpp")))
     with pytest.raises(ReplayError, match="cannot resume: meta.engine is 'outlines'"):
-        run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO(),
-            backend=ScriptedBackend(engine="llamacpp"))
+        run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO())
 
 
 def test_canary_refuses_a_backend_that_ignores_the_schema(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="canary failed on engine outlines"):
-        run(_cfg(tmp_path), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
-            backend=ScriptedBackend(lambda m, c: "a haiku", engine="outlines"))
+        run(_cfg(tmp_path, backend=scripted(ScriptedBackend(lambda m, c: "a haiku",
+                                                             engine="outlines"))),
+            [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO())
     assert not (tmp_path / "o/replay.jsonl").exists()
 
 
 def test_resume_refuses_another_shard(tmp_path: Path) -> None:
     shard = {"index": 0, "count": 2}
-    run(_cfg(tmp_path, shard=shard), [GSM8K], tmp_path / "o", tmp_path, io.StringIO(),
-        io.StringIO(), backend=ScriptedBackend(engine="outlines"))
+    run(_cfg(tmp_path, shard=shard, backend=scripted(ScriptedBackend(engine="outlines"))),
+        [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO())
     resumed = _cfg(tmp_path, resume=True, replay=str(tmp_path / "o/replay.jsonl"),
-                   shard={"index": 1, "count": 2})
+                   shard={"index": 1, "count": 2},
+                   backend=scripted(ScriptedBackend(engine="outlines")))
     with pytest.raises(ReplayError, match="cannot resume: meta.shard is .*'index': 0"):
-        run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO(),
-            backend=ScriptedBackend(engine="outlines"))
+        run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO())
 
 
 def test_arms_schemas_generates_only_that_schema_s_arms(tmp_path: Path) -> None:
@@ -154,10 +154,9 @@ def test_arms_schemas_generates_only_that_schema_s_arms(tmp_path: Path) -> None:
     answer schema is sent or compiled), records them in the header, and scores them."""
     cfg = _cfg(tmp_path, n=2, arms={"name": "standard", "kinds": list(ARM_KINDS),
                                     "schemas": ["reasoning"],
-                                    "max_tokens": {"free": 11, "json": 22, "package": 33}})
-    backend = ScriptedBackend(engine="outlines")
-    code = run(cfg, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO(),
-               backend=backend)
+                                    "max_tokens": {"free": 11, "json": 22, "package": 33}},
+               backend=scripted(backend := ScriptedBackend(engine="outlines")))
+    code = run(cfg, [GSM8K], tmp_path / "o", tmp_path, io.StringIO(), io.StringIO())
     assert code == 0
     keys = ["unconstrained", "prompt_json[reasoning]", "constrained[reasoning]"]
     replay = read_replay(tmp_path / "o/replay.jsonl")

@@ -146,7 +146,7 @@ def test_a_hanging_request_ends_the_run_unrecorded_and_resume_continues(tmp_path
     behaves, resume=true generates the rest."""
     from tests.conftest import run_vbw
     from vbw.generate.backend import GenerateConfig
-    from vbw.generate.scripted import echo_script
+    from tests.generate.scripted import echo_script
 
     state = {"hang": True}
     second = "A robe takes 2 bolts of blue fiber"  # gsm8k_test_1's question

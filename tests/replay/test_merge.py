@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TASK_CONF, one_line_error, run_vbw
+from tests.generate.scripted import ScriptedBackend, scripted
 from vbw.app import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
-from vbw.generate.scripted import ScriptedBackend
 from vbw.replay import read_replay
 from vbw.replay.merge import merge_shards
 from vbw.task.arms import ARM_KINDS
@@ -36,8 +36,8 @@ def cfg(**extra: object) -> RunConfig:
 
 
 def live(out: Path, engine: str = "outlines", **extra: object) -> int:
-    return run(cfg(**extra), [GSM8K], out, out.parent, io.StringIO(), io.StringIO(),
-               backend=ScriptedBackend(engine=engine))
+    return run(cfg(backend=scripted(ScriptedBackend(engine=engine)), **extra), [GSM8K], out,
+               out.parent, io.StringIO(), io.StringIO())
 
 
 def shards(tmp: Path, count: int, **extra: object) -> list[Path]:

@@ -101,11 +101,8 @@ def _result(item: Item, fut: Future[ItemRecord]) -> ItemRecord:
 
 
 def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
-                    mf: ModelFile | None, engine: str | None = None,
-                    shard: ShardInfo | None = None) -> ReplayHeader:
+                    mf: ModelFile | None, shard: ShardInfo | None = None) -> ReplayHeader:
     fields = planned(cfg.backend, cfg.model, cfg.engine, mf)
-    if engine is not None:  # a backend given in code (the tests' scripted one)
-        fields["engine"] = engine
     if shard is not None:
         fields["shard"] = shard
     return ReplayHeader(format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
@@ -146,24 +143,18 @@ def _refuse_enforced(arms: list[Arm], can_constrain: bool, name: str) -> None:
 
 
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
-             mf: ModelFile | None, err: TextIO, backend: Backend | None = None) -> Path:
+             mf: ModelFile | None, err: TextIO) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
-    them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`;
-    `backend` replaces the configured one (tests)."""
+    them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    _refuse_enforced(arms, backend.can_constrain if backend is not None
-                     else cfg.backend.can_constrain, cfg.backend.name)
-    want = _planned_header(task, cfg, len(items), arms, mf,
-                           backend.engine if backend is not None else None, shard)
+    _refuse_enforced(arms, cfg.backend.can_constrain, cfg.backend.name)
+    want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary
-    if backend is None:
-        opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads)
-        backend, load, hardware = opened.backend, opened.load_seconds, opened.hardware
-    else:
-        load, hardware = 0.0, {}
+    opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads)
+    backend, load, hardware = opened.backend, opened.load_seconds, opened.hardware
     try:
         return _run(task, items, arms, cfg, path, backend, want, done, load, hardware, err)
     finally:

@@ -18,6 +18,7 @@ from typing import TextIO
 
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
+from vbw.modes import MODES, Job, Mode
 from vbw.replay.stream import ReplayStream, ScoredRecord, open_replay
 from vbw.report.compare import write_compare
 from vbw.report.provenance import provenance
@@ -235,3 +236,13 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
               + "; ".join(tripped), file=err)
     print(f"Reports written to {out_dir}", file=out)
     return 1 if tripped else 0
+
+
+@MODES.register
+class Compare(Mode):
+    name = "compare"
+    reads_replays = True
+
+    @staticmethod
+    def run(job: Job) -> int:
+        return run_compare(job.cfg, job.tasks, job.out_dir, job.cwd, job.out, job.err)

@@ -4,19 +4,27 @@ It answers from a function of (messages, config), records every call in order, c
 chosen schemas as unsupported, charge a compile time, or fail the Nth request, so tests can
 pin down the arm order, compile-time attribution, unsupported-schema recording, resume and
 a whole `app.run` in milliseconds. The real-model tests stay; this is in addition.
+
+vbw never imports it: importing this module plugs the backend kind `scripted` into
+vbw.config.BACKENDS, as an installed package's entry point would, and a test selects an
+instance it holds with `backend=scripted(ScriptedBackend(...))` in the run config.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from vbw.config import BACKENDS, BackendSettings, EngineConfig, ModelConfig
 from vbw.errors import EngineError, UnsupportedSchema
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.canary import CANARY_EXPECTED, CANARY_SCHEMA
 from vbw.generate.model import ModelFile
+from vbw.generate.providers import Opened, Provider
+from vbw.replay import ModelInfo
 
 Script = Callable[[Sequence[Message], GenerateConfig], str]
 # The model a scripted run's header names: no weights, so nothing real to hash.
@@ -65,3 +73,43 @@ class ScriptedBackend(Backend):
         text = self.script(messages, config)
         return Generation(text=text, n_tokens=len(text.split()), seconds=0.001,
                           ttft_seconds=0.0005, finish_reason="stop")
+
+
+_HELD: dict[str, ScriptedBackend] = {}  # ref -> the instance a test handed over
+_REFS = itertools.count()
+
+
+@BACKENDS.plug
+class ScriptedConfig(BackendSettings):
+    """The `scripted` backend kind: `ref` names an instance made by the test."""
+
+    provider: ClassVar[str] = "tests.generate.scripted:ScriptedProvider"
+    name: Literal["scripted"]
+    ref: str
+
+
+class ScriptedProvider(Provider):
+    """No model to check or load: the header names the run's model config with a
+    weightless file, and the engine the instance says."""
+
+    def prepare(self, backend: ScriptedConfig, model: ModelConfig) -> ModelFile | None:
+        return SCRIPTED_MODEL
+
+    def planned(self, backend: ScriptedConfig, model: ModelConfig, engine: EngineConfig,
+                mf: ModelFile | None) -> dict[str, Any]:
+        return {"engine": _HELD[backend.ref].engine,
+                "model": ModelInfo(name=model.name, file=SCRIPTED_MODEL.file,
+                                   sha256=SCRIPTED_MODEL.sha256, source="scripted"),
+                "decoding": {"strategy": "greedy", "n_ctx": engine.n_ctx},
+                "kv_reuse": engine.kv_reuse, "whitespace": engine.whitespace}
+
+    def open(self, backend: ScriptedConfig, model: ModelConfig, engine: EngineConfig,
+             mf: ModelFile | None, threads: int | None) -> Opened:
+        return Opened(_HELD[backend.ref], 0.0)
+
+
+def scripted(backend: ScriptedBackend) -> dict[str, str]:
+    """The run config's `backend` that selects `backend` (kept for the test's asserts)."""
+    ref = f"scripted-{next(_REFS)}"
+    _HELD[ref] = backend
+    return {"name": "scripted", "ref": ref}

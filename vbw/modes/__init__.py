@@ -1,0 +1,55 @@
+"""The run modes (`mode=`), one module each, picked from the MODES registry.
+
+vbw.app used to branch on `cfg.mode` wherever a mode differed; now each mode is a class
+registered here by its own module (replay scoring: `auto` and `replay`; `live`; `check`;
+`compare`; `merge`) with one `run(job) -> int`, and what the front door (vbw.app.run) must
+refuse before any work is read from the mode's declared traits, not from its name. A mode
+module is imported only when the registry is first asked for a mode, so the modes that
+generate import the live stack only inside their run.
+
+The valid names stay vbw.config's `Mode` literal (the config is validated before any mode
+is imported); tests/modes/test_modes.py checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, TextIO
+
+from vbw.config import RunConfig
+from vbw.registry import Registry
+from vbw.task.runner import Task
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: its validated config, the selected tasks, where it writes and prints.
+    `name` names the sweep job in a gate message (None outside a sweep)."""
+
+    cfg: RunConfig
+    tasks: list[Task]
+    out_dir: Path
+    cwd: Path
+    out: TextIO
+    err: TextIO
+    name: str | None = None
+
+
+class Mode(ABC):
+    """A run mode; `name` is its `mode=` value. The traits below are what vbw.app checks
+    before running it."""
+
+    name: ClassVar[str]
+    reads_replays: ClassVar[bool] = False  # its input is the root `replays=[...]`
+    generates: ClassVar[bool] = False  # it generates, so it may run one shard of a run
+    one_task: ClassVar[str | None] = None  # why it refuses several tasks (None: it does not)
+
+    @staticmethod
+    @abstractmethod
+    def run(job: Job) -> int:
+        """Run the job; return the exit code (0 ok, 1 a gate tripped)."""
+
+
+MODES: Registry[Mode] = Registry("mode", tag="name", package="vbw.modes")

@@ -1,0 +1,36 @@
+"""mode=check: every task's checks, the first item's prompts, schema and gold; nothing
+is generated or scored."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from vbw.errors import ConfigError
+from vbw.modes import MODES, Job, Mode
+from vbw.report.checkup import render_check
+from vbw.task.audit import Audit, audit, first_error
+from vbw.task.runner import Task
+
+
+def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
+    """mode=check: every task's checks, the first item's prompts, schema and gold. It
+    fails (exit 2) on a problem and on a finding that holds on every item."""
+    failed: list[Audit] = []
+    for task in tasks:
+        items = task.items(n)
+        result = audit(task, items)
+        print(render_check(task, items[0] if items else None, result), file=out)
+        if result.check_problems:
+            failed.append(result)
+    if failed:
+        raise ConfigError(first_error(failed[0], check_mode=True))
+    return 0
+
+
+@MODES.register
+class Check(Mode):
+    name = "check"
+
+    @staticmethod
+    def run(job: Job) -> int:
+        return check_tasks(job.tasks, job.cfg.n, job.out)

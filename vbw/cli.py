@@ -106,6 +106,21 @@ def job_label(num: int, overrides: list[str]) -> str:
     return f"job {num}: {' '.join(overrides)}" if overrides else f"job {num}"
 
 
+def _one_write(line: str) -> None:
+    """Print `line` with one write(2): workers of one launcher share the stdout pipe, and
+    print's separate writes of text and newline could interleave with another worker's."""
+    sys.stdout.flush()
+    data = line.encode("utf-8", "backslashreplace")
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # stdout replaced (a test's capture)
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        return
+    while data:
+        data = data[os.write(fd, data):]
+
+
 def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     """One job of a multirun: a header naming it, then the run; its outcome goes to
     status.json in its folder, never to this process (a launcher may run each job in
@@ -123,8 +138,8 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     if here:
         print(f"== {escape_line(label)} ==", flush=True)
     else:
-        print(f"vbw: {escape_line(label)}: running in process {os.getpid()}; its report is "
-              "printed under its header when the sweep ends", flush=True)
+        _one_write(f"vbw: {escape_line(label)}: running in process {os.getpid()}; its report "
+                   "is printed under its header when the sweep ends\n")
     launch = read_launch(Path(str(hc.sweep.dir)))
     status = JobStatus(job=f"job {hc.job.num}", num=hc.job.num, overrides=overrides,
                        exit_code=INTERNAL_ERROR, reason=STARTED,

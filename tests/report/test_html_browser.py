@@ -187,7 +187,7 @@ def test_a_100000_character_id_keeps_the_arm_columns_on_screen(page: Any,
     so every arm's column stays inside the item list."""
     from tests.report.test_atomic import big_report
     from vbw.report.browser import ArmView, Browser, ItemView, cut
-    from vbw.report.files import write_reports
+    from vbw.report.writers import write_reports
 
     report = big_report(2)
     long_id = "x" * 100_000

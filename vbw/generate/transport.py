@@ -88,7 +88,9 @@ def _shut(sock: socket.socket) -> None:
         pass
 
 
-class _Connection(http.client.HTTPConnection):
+class _Watched(http.client.HTTPConnection):
+    """A connection whose socket, once connected, is watched by the request's budget."""
+
     def __init__(self, *args: Any, budget: Budget | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._budget = budget
@@ -99,15 +101,12 @@ class _Connection(http.client.HTTPConnection):
             self._budget.watch(self.sock)
 
 
-class _TLSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, budget: Budget | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._budget = budget
+class _Connection(_Watched):
+    pass
 
-    def connect(self) -> None:
-        super().connect()
-        if self._budget is not None:
-            self._budget.watch(self.sock)
+
+class _TLSConnection(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):

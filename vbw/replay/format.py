@@ -20,6 +20,32 @@ def _doc(default: Any, text: str) -> Any:
     return Field(default, description=text)
 
 
+class Intervention(BaseModel):
+    """One step where the arm's constraint refused the model's own choice (its argmax).
+
+    Both log-probabilities are under the unconstrained distribution at that step, so
+    `lp_wanted >= lp_forced`. Where the intervention landed in the final text (structure,
+    key, value, the answer value) is derived at scoring from `char`, not stored.
+    """
+
+    model_config = ConfigDict(extra="forbid", title="intervention")
+    pos: int = Field(ge=0, description="Index of the forced token among the arm's output "
+                                       "tokens (0: the first generated token).")
+    char: int = Field(ge=0, description="Offset in the arm's text where the forced token's "
+                                        "text starts.")
+    wanted: str = Field(description="The refused argmax token's text.")
+    forced: str = Field(description="The text of the token the constraint chose instead "
+                                    "(empty: an end-of-generation token).")
+    lp_wanted: float = Field(description="Log-probability of `wanted` under the "
+                                         "unconstrained distribution at that step.")
+    lp_forced: float = Field(description="Log-probability of `forced` under the same "
+                                         "distribution (<= lp_wanted).")
+    allowed_mass: float | None = _doc(None, "Probability mass the constraint left allowed "
+                                            "at that step, where the engine's mask gives it.")
+    wanted_id: int | None = _doc(None, "Token id of `wanted` (in-process engines).")
+    forced_id: int | None = _doc(None, "Token id of `forced` (in-process engines).")
+
+
 class ArmRecord(BaseModel):
     """One arm's generation for one item, or why it could not be generated."""
 
@@ -38,6 +64,11 @@ class ArmRecord(BaseModel):
         None, "Why the engine could not compile the schema; excludes the item from scoring.")
     redacted: bool | None = _doc(
         None, "true: the text contained the API key's value, recorded as *** instead.")
+    interventions: list[Intervention] | None = _doc(
+        None, "Steps where the constraint refused the model's argmax, in output order. "
+              "Only arms decoded under a grammar carry it ([] : none happened); absent or "
+              "null: not recorded (older replays, or a backend that cannot tell), never "
+              "read as zero.")
 
 
 class ItemRecord(BaseModel):

@@ -71,7 +71,8 @@ def _light_arm(a: Any) -> bool:
             and a.get("finish_reason") in _FINISH
             and all(a.get(k) is None or type(a.get(k)) is str
                     for k in ("reuses", "unsupported_schema"))
-            and type(a.get("redacted")) in (type(None), bool))
+            and type(a.get("redacted")) in (type(None), bool)
+            and a.get("interventions") is None)  # a list goes through the model
 
 
 def _light(obj: Any) -> ScoredRecord | None:

@@ -32,11 +32,28 @@ def _check_shard(cfg: RunConfig, mode: type[Mode], tasks: list[Task]) -> None:
                           f"{len(tasks)}; choose one, e.g. task=gsm8k")
 
 
+def _known_kinds(cfg: RunConfig) -> type[Mode]:
+    """The mode, the output writers and the engine the config names, each looked up in
+    its registry (vbw.config takes any name: these registries live above it, and
+    installed packages extend them); a name none has is one line that lists those that
+    are, before any model is loaded or item read. vbw's own names are found without
+    reading any entry point group."""
+    from vbw.generate.engines.base import ENGINES  # its modules import no live extra
+    from vbw.report.writers import report_writers
+
+    for field, value, registry in (("mode", cfg.mode, MODES),
+                                   ("engine.name", cfg.engine.name, ENGINES)):
+        if value not in registry:
+            raise ConfigError(f"config: {field}: {registry.unknown(value)}")
+    report_writers(cfg.outputs)
+    return MODES.get(cfg.mode)
+
+
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr, job: str | None = None) -> int:
     """Check, score (and first generate where needed) every task; return the exit code.
     `job` names the sweep job in the gate message."""
-    mode = MODES.get(cfg.mode)
+    mode = _known_kinds(cfg)
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
                           f"{len(tasks)} tasks; choose one, e.g. task=gsm8k")

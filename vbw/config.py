@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Literal, TypeVar, get_args
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -14,6 +14,12 @@ from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
 
 T = TypeVar("T")
+
+# A mode (vbw.modes.MODES), an output writer (vbw.report.writers.OUTPUTS) or an engine
+# (vbw.generate.engines.ENGINES) is a name of a registry that lives above this layer and
+# that installed packages extend: the name is checked against its registry by vbw.app,
+# before any work, in one line that lists the known ones.
+KindName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
 class ModelConfig(StrictModel):
@@ -122,10 +128,10 @@ BackendConfig = BACKENDS.union()
 class EngineConfig(StrictModel):
     """The in-process backend's constraint engine. `name` is an engine of
     vbw.generate.engines.ENGINES (a module there, or an installed package's entry point of
-    group `vbw.engines`), checked by a live run before it loads the model: a replay run
-    never imports an engine to know its name."""
+    group `vbw.engines`), checked by vbw.app before any work (no model is loaded and no
+    item read for a misspelt engine)."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: KindName
     n_ctx: int = Field(default=4096, ge=256)
     kv_reuse: bool = True
     greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed
@@ -202,8 +208,6 @@ class Shard(StrictModel):
         return seq[self.index::self.count]
 
 
-Mode = Literal["auto", "replay", "live", "check", "merge", "compare"]
-Output = Literal["json", "md", "html", "svg", "csv"]  # vbw.report.writers.OUTPUT_NAMES
 class CompareConfig(StrictModel):
     """mode=compare (vbw.modes.compare) reads the root `replays=[A,B,...]` (the reference
     first); `fail_if_worse` entries are `ARM:METRIC`, checked against the arm grammar and
@@ -228,7 +232,7 @@ class RunConfig(StrictModel):
     backend: BackendConfig = LocalBackendConfig(name="local")
     engine: EngineConfig
     arms: ArmsConfig
-    mode: Mode = "auto"
+    mode: KindName = "auto"  # a mode of vbw.modes.MODES
     n: int | None = Field(default=None, ge=1)
     replay: str | None = None
     replays_dir: str | None = None
@@ -241,4 +245,5 @@ class RunConfig(StrictModel):
     shard: Shard = Shard()
     replays: list[str] | None = None  # mode=merge: shard replays (files or folders)
     compare: CompareConfig = CompareConfig()
-    outputs: list[Output] = list(get_args(Output))  # vbw.report.writers; json always
+    # writers of vbw.report.writers.OUTPUTS (null: vbw's own, all of them); json always
+    outputs: list[KindName] | None = None

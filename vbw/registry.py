@@ -33,6 +33,7 @@ from types import MappingProxyType
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, WrapValidator
+from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
 TAG = "kind"
@@ -62,6 +63,7 @@ class Registry(Generic[M]):
         self._classes: dict[str, type[M]] = {}
         self._own: frozenset[str] = frozenset()
         self._union: Any = None
+        self._own_loaded = package is None  # its package's modules imported
         self._plugins_loaded = group is None and package is None
         self._lock = threading.Lock()
 
@@ -91,15 +93,26 @@ class Registry(Generic[M]):
             self._classes[kind] = cls
         return tags
 
+    def load_own(self) -> None:
+        """Import every module of `package` (once; thread-safe): vbw's own kinds register
+        on import. Entry points are not read."""
+        if self._own_loaded:
+            return
+        with self._lock:
+            if not self._own_loaded:
+                assert self.package is not None
+                self._import_package(self.package)
+                self._own_loaded = True
+
     def load_plugins(self) -> None:
-        """Add the models named by the entry points of `group` (once; thread-safe)."""
+        """Add vbw's own kinds (`package`), then the models named by the entry points of
+        `group` (once; thread-safe)."""
         if self._plugins_loaded:
             return
+        self.load_own()
         with self._lock:
             if self._plugins_loaded:
                 return
-            if self.package is not None:
-                self._import_package(self.package)
             from importlib.metadata import entry_points
 
             eps = entry_points(group=self.group) if self.group is not None else ()
@@ -142,18 +155,16 @@ class Registry(Generic[M]):
 
     def get(self, kind: str) -> type[M]:
         """The class registered for `kind`; ValueError with a did-you-mean if there is none."""
-        try:
+        if kind in self:
             return self._classes[kind]
-        except (KeyError, TypeError):
-            pass
-        if isinstance(kind, str) and not self._plugins_loaded:
-            self.load_plugins()
-            if kind in self._classes:
-                return self._classes[kind]
+        raise ValueError(self.unknown(kind))
+
+    def unknown(self, kind: object) -> str:
+        """The one line that refuses `kind`: a did-you-mean and every valid kind, the
+        installed packages' included."""
         close = difflib.get_close_matches(str(kind), self.kinds, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ";"
-        raise ValueError(f"unknown {self.name} kind {kind!r}{hint} valid: "
-                         f"{', '.join(self.kinds)}")
+        return f"unknown {self.name} kind {kind!r}{hint} valid: {', '.join(self.kinds)}"
 
     def union(self) -> Any:
         """`Annotated[Union[...], Field(discriminator=tag)]` over vbw's own classes, which
@@ -184,8 +195,9 @@ class Registry(Generic[M]):
                 raise
             self.load_plugins()
             cls = self._classes.get(kind)
-            if cls is None:
-                raise
+            if cls is None:  # listed with the installed packages' kinds, not vbw's alone
+                raise PydanticCustomError("union_tag_invalid", "{line}",
+                                          {"line": self.unknown(kind)}) from None
             return cls.model_validate(value)
 
     def _plugin_classes(self) -> set[type[M]]:
@@ -198,8 +210,20 @@ class Registry(Generic[M]):
         return iter(self.kinds)
 
     def __contains__(self, kind: object) -> bool:
-        if kind not in self._classes and isinstance(kind, str):
-            self.load_plugins()
+        """Whether `kind` is a kind: vbw's own are looked up first (importing `package`
+        if there is one); the entry points are read only for a kind none of them is."""
+        try:
+            if kind in self._classes:
+                return True
+        except TypeError:  # unhashable
+            return False
+        if not isinstance(kind, str):
+            return False
+        if not self._own_loaded:
+            self.load_own()
+            if kind in self._classes:
+                return True
+        self.load_plugins()
         return kind in self._classes
 
     def __repr__(self) -> str:

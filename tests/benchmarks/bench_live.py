@@ -158,6 +158,16 @@ class StepCounter:
         return token, searched
 
 
+def engines_requires() -> tuple[str, ...]:
+    """What the benchmark runs on: the local backend's packages and every engine's, as
+    each kind declares them (a live run's header records its own engine's alone)."""
+    from vbw.config import LocalBackendConfig
+    from vbw.generate.engines import ENGINES
+
+    return (*LocalBackendConfig.requires,
+            *(p for name in ENGINES for p in ENGINES.get(name).requires))
+
+
 def main() -> None:
     from vbw.config import bundled_model
     from vbw.generate.engines import ENGINES, make_engine
@@ -176,7 +186,8 @@ def main() -> None:
     schemas = [it.schemas["arguments"] for it in tasks["bfcl_simple"].items(200)]
     schemas += list(tasks["gsm8k"].items(1)[0].schemas.values())
     result: dict = {"model": mf.file, "cpu": cpu_name(), "threads": runtime.n_threads,
-                    "versions": versions(), "measured": time.strftime("%Y-%m-%d"),
+                    "versions": versions(engines_requires()),
+                    "measured": time.strftime("%Y-%m-%d"),
                     "items": ITEMS, "cap": CAP, "engines": {}}
     for name in ENGINES:
         engine = make_engine(name, runtime)

@@ -47,8 +47,8 @@ def _agreement(a: dict, b: dict, arms) -> dict[str, int]:
 
 def main() -> None:
     from tests.generate.conftest import LlamaServer
-    from vbw.config import OpenAIBackendConfig, bundled_model
-    from vbw.generate.engines import make_engine
+    from vbw.config import LocalBackendConfig, OpenAIBackendConfig, bundled_model
+    from vbw.generate.engines import ENGINES, make_engine
     from vbw.generate.local import LocalBackend
     from vbw.generate.model import resolve_model
     from vbw.generate.provenance import cpu_name, versions
@@ -58,6 +58,9 @@ def main() -> None:
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
+    # what it runs on, as the kinds declare it: the local backend with llamacpp (and the
+    # server is llama-cpp-python's own; the openai kind itself needs no package)
+    requires = (*LocalBackendConfig.requires, *ENGINES.get("llamacpp").requires)
     mf = resolve_model(bundled_model("smollm2_135m"))
     task = load_task(bundled("conf") / "task" / "bfcl_simple.yaml")
     items = task.items(N_ITEMS)
@@ -80,7 +83,7 @@ def main() -> None:
     finally:
         server.stop()
     result = {"model": mf.file, "cpu": cpu_name(), "threads": THREADS, "items": N_ITEMS,
-              "measured": time.strftime("%Y-%m-%d"), "versions": versions(),
+              "measured": time.strftime("%Y-%m-%d"), "versions": versions(requires),
               "s_per_item": {"in_process": round(local_s, 2), "server_c1": round(per[1], 2),
                              "server_c3": round(per[3], 2)},
               "item_seconds_median_in_process": round(statistics.median(

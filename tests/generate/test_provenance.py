@@ -37,21 +37,36 @@ def test_the_engine_and_backend_packages_join_the_versions() -> None:
     from vbw.generate.engines import LLGuidanceEngine, OutlinesEngine
 
     got = versions(("llama-cpp-python", *LLGuidanceEngine.requires))
-    assert set(got) == KEYS | {"llguidance"}
+    assert set(got) == KEYS | {"llama-cpp-python", "llguidance"}
     try:
         assert got["llguidance"] == metadata.version("llguidance")
     except metadata.PackageNotFoundError:
         assert got["llguidance"] is None
-    assert set(OutlinesEngine.requires) <= set(PACKAGES)
+    assert OutlinesEngine.requires == ("outlines", "outlines-core")
 
 
-def test_the_local_backend_requires_its_engines_packages() -> None:
-    """What live.py passes to versions(): llama-cpp-python and the engine's own packages."""
+def test_no_kind_is_named_in_the_core_packages() -> None:
+    """What only a backend or an engine runs on is its kind's to declare: the core list
+    names none of those packages, so a server run records no engine's version."""
+    from vbw.config import BACKENDS
+    from vbw.generate.engines import ENGINES
+
+    declared = {p for reg in (BACKENDS, ENGINES) for name in reg.kinds
+                for p in reg.get(name).requires}
+    assert {"llama-cpp-python", "outlines", "outlines-core", "llguidance"} <= declared
+    assert not declared & set(PACKAGES)
+
+
+def test_the_local_backend_adds_its_engines_packages_to_its_kinds() -> None:
+    """What live.py passes to versions(): the kind's packages (llama-cpp-python) and the
+    engine's, each declared once, in its own module."""
     from types import SimpleNamespace
 
+    from vbw.config import BACKENDS
     from vbw.generate.engines import ENGINES
     from vbw.generate.local import LocalBackend
 
     engine = SimpleNamespace(name="llguidance", requires=ENGINES.get("llguidance").requires)
     backend = LocalBackend(None, engine)  # type: ignore[arg-type]
-    assert backend.requires == ("llama-cpp-python", "llguidance")
+    assert (*BACKENDS.get("local").requires, *backend.requires) == \
+        ("llama-cpp-python", "llguidance")

@@ -57,7 +57,8 @@ class Backend(ABC):
     # reason_then_constrain arms in one line (exit 2) and skips the canary, which such a
     # backend cannot pass; compile() and a generate() with a schema raise UnsupportedSchema.
     can_constrain: bool = True
-    # distributions this backend runs on: their versions join the replay header's
+    # distributions this backend runs on beyond its kind's (BackendSettings.requires), e.g.
+    # the in-process backend's engine's: both join the replay header's versions
     requires: tuple[str, ...] = ()
 
     @abstractmethod

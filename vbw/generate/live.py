@@ -173,7 +173,7 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
         if want.backend else {}
     header = CompleteHeader.model_validate({
         **want.model_dump(mode="json", exclude_none=True), **extra,
-        "versions": versions(backend.requires),
+        "versions": versions((*cfg.backend.requires, *backend.requires)),
         "hardware": hardware,
         "canary_seconds": {backend.engine: round(canary, 3)} if canary is not None else {},
         "started": now(), "load_seconds": load})

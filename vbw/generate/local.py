@@ -26,7 +26,7 @@ class LocalBackend(Backend):
         self.runtime = runtime
         self.engine_impl = engine
         self.engine = engine.name
-        self.requires = ("llama-cpp-python", *engine.requires)
+        self.requires = engine.requires  # llama-cpp-python: the kind's (LocalBackendConfig)
 
     def compile(self, schema: Mapping[str, Any]) -> float:
         return self.engine_impl.compile(schema)[1]

@@ -7,13 +7,15 @@ import platform
 from datetime import datetime, timezone
 from importlib import metadata
 
-PACKAGES = ("validbutwrong", "llama-cpp-python", "outlines", "outlines-core", "numba",
-            "jsonschema", "hydra-core", "pydantic")
+# What every run runs on. The packages of a backend or an engine are the kind's own
+# declaration (`requires`, in its module), passed in by the run that used it, so a header
+# records llguidance's version for engine=llguidance and no engine's for a server run.
+PACKAGES = ("validbutwrong", "jsonschema", "hydra-core", "pydantic")
 
 
 def versions(requires: tuple[str, ...] = ()) -> dict[str, str | None]:
-    """Installed version per package (None if absent), vbw's own and those the run's
-    backend and engine declare they need; our own distribution is keyed "vbw"."""
+    """Installed version per package (None if absent): vbw's core ones and those the
+    run's backend and engine declare they need; our own distribution is keyed "vbw"."""
     out: dict[str, str | None] = {}
     for name in dict.fromkeys((*PACKAGES, *requires)):
         key = "vbw" if name == "validbutwrong" else name

@@ -50,7 +50,7 @@ class OpenAIProvider(Provider):
                 "model": ModelInfo(name=backend.model, source=public_url(backend.base_url)),
                 "decoding": {"strategy": "greedy", "temperature": 0, "seed": DEFAULT_SEED,
                              **GREEDY_EXTRAS[backend.dialect], "stream": backend.stream},
-                "backend": {"name": "openai", "base_url": public_url(backend.base_url),
+                "backend": {"name": backend.name, "base_url": public_url(backend.base_url),
                             "model": backend.model, "dialect": backend.dialect,
                             "masked": _masked(backend)}}
 

@@ -7,8 +7,11 @@ refuse before any work is read from the mode's declared traits, not from its nam
 module is imported only when the registry is first asked for a mode, so the modes that
 generate import the live stack only inside their run.
 
-The valid names stay vbw.config's `Mode` literal (the config is validated before any mode
-is imported); tests/modes/test_modes.py checks that the two agree.
+A new mode is one module here (a `Mode` subclass with `@MODES.register`), or, from an
+installed package, its class named by an entry point of group `vbw.modes`; `mode=<name>`
+then selects it. The config takes any name (vbw.config cannot import this higher layer):
+vbw.app refuses one the registry does not know, in one line that lists those it does.
+The group is read only for a name vbw's own modes do not have.
 """
 
 from __future__ import annotations
@@ -52,4 +55,4 @@ class Mode(ABC):
         """Run the job; return the exit code (0 ok, 1 a gate tripped)."""
 
 
-MODES: Registry[Mode] = Registry("mode", tag="name", package="vbw.modes")
+MODES: Registry[Mode] = Registry("mode", tag="name", group="vbw.modes", package="vbw.modes")

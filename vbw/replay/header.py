@@ -47,7 +47,10 @@ class ServerInfo(BaseModel):
     """Where a server run's texts came from (absent for the in-process backend)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    name: Literal["openai"] = Field(description="The backend: an OpenAI-compatible server.")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description=(
+        "The backend kind that served the texts, e.g. openai (an OpenAI-compatible "
+        "server); any kind's name, since the replay may come from a backend kind an "
+        "installed package added."))
     base_url: str = Field(description="The server's base URL, credentials stripped.")
     model: str = Field(description="The served model id.")
     dialect: str = Field(description="How the JSON Schema was sent (the run's engine).")

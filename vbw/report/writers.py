@@ -16,17 +16,24 @@ summaries read, and its presence is what says the set is complete.
 
 Each kind of set has a table, output name -> Writer (the file it writes and how it is
 rendered): REPORT_WRITERS here, COMPARE_WRITERS in vbw.report.compare and SUMMARY_WRITERS
-in vbw.sweep.summary (a higher layer, so it keeps its own). The names are OUTPUT_NAMES;
-a table is a plain dict so it can later be filled from a registry.
+in vbw.sweep.summary (a higher layer, so it keeps its own); a set writes the chosen names
+its table has. A report's writers are the kinds of the OUTPUTS registry: a new one is an
+`Output` subclass with `@OUTPUTS.register` here, or, from an installed package, its class
+named by an entry point of group `vbw.outputs`, which a run then selects by name
+(`outputs=[json,md,junit]`). The default (every vbw writer) never reads the group.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Generic, TextIO, TypeVar
+from typing import Callable, ClassVar, Generic, TextIO, TypeVar
+
+from vbw.errors import ConfigError
+from vbw.registry import Registry
 
 from vbw.report.browser import Browser
 from vbw.report.files import ledger_csv, write_set
@@ -35,7 +42,6 @@ from vbw.report.markdown import coverage, render_markdown
 from vbw.report.svg import render_svg
 from vbw.score.model import Report
 
-OUTPUT_NAMES = ("json", "md", "html", "svg", "csv")  # RunConfig.outputs accepts these
 MANIFEST_WRITER = "json"  # always written, and last
 
 S = TypeVar("S")
@@ -54,7 +60,7 @@ class Writer(Generic[S]):
 
 
 def chosen(outputs: Collection[str] | None) -> set[str]:
-    """The writers that run: all by default; the manifest writer always."""
+    """The writers that run: vbw's own by default; the manifest writer always."""
     return set(OUTPUT_NAMES if outputs is None else outputs) | {MANIFEST_WRITER}
 
 
@@ -97,15 +103,95 @@ class ReportSet:
         return render_markdown(self.report)
 
 
-REPORT_WRITERS: dict[str, Writer[ReportSet]] = {
-    "json": Writer("report.json", lambda s: s.report.model_dump_json(by_alias=True, indent=1)
-                   + "\n"),
-    "md": Writer("report.md", lambda s: s.markdown),
-    "html": Writer("report.html", lambda s: html_chunks(s.report, s.svg, s.browser_data()),
-                   streamed=True),
-    "svg": Writer("quadrants.svg", lambda s: s.svg),
-    "csv": Writer("ledger.csv", lambda s: ledger_csv(s.report)),
-}
+class Output(ABC):
+    """A kind of report file: `name` is its `outputs=` value, `file` the file it writes
+    into the report's folder, `render` its text for a ReportSet (`streamed`: in parts, as
+    Writer says). The manifest's file, report.json, is not another kind's to take."""
+
+    name: ClassVar[str]
+    file: ClassVar[str]
+    streamed: ClassVar[bool] = False
+
+    @staticmethod
+    @abstractmethod
+    def render(s: ReportSet) -> str | Iterable[str]:
+        """The file's text (streamed: its parts)."""
+
+    @classmethod
+    def writer(cls) -> Writer[ReportSet]:
+        return Writer(cls.file, cls.render, cls.streamed)
+
+
+OUTPUTS: Registry[Output] = Registry("output", tag="name", group="vbw.outputs")
+
+
+@OUTPUTS.register
+class JsonOutput(Output):
+    name, file = "json", "report.json"
+
+    @staticmethod
+    def render(s: ReportSet) -> str:
+        return s.report.model_dump_json(by_alias=True, indent=1) + "\n"
+
+
+@OUTPUTS.register
+class MarkdownOutput(Output):
+    name, file = "md", "report.md"
+
+    @staticmethod
+    def render(s: ReportSet) -> str:
+        return s.markdown
+
+
+@OUTPUTS.register
+class HtmlOutput(Output):
+    name, file, streamed = "html", "report.html", True
+
+    @staticmethod
+    def render(s: ReportSet) -> Iterable[str]:
+        return html_chunks(s.report, s.svg, s.browser_data())
+
+
+@OUTPUTS.register
+class SvgOutput(Output):
+    name, file = "svg", "quadrants.svg"
+
+    @staticmethod
+    def render(s: ReportSet) -> str:
+        return s.svg
+
+
+@OUTPUTS.register
+class LedgerOutput(Output):
+    name, file = "csv", "ledger.csv"
+
+    @staticmethod
+    def render(s: ReportSet) -> str:
+        return ledger_csv(s.report)
+
+
+OUTPUT_NAMES = tuple(OUTPUTS.classes)  # vbw's own; the default of RunConfig.outputs
+REPORT_WRITERS: dict[str, Writer[ReportSet]] = {k: c.writer() for k, c in OUTPUTS.classes.items()}
+
+
+def report_writers(outputs: Collection[str] | None) -> dict[str, Writer[ReportSet]]:
+    """vbw's report writers, and those of the installed packages' kinds `outputs` names
+    (the entry points are read only for a name vbw's own writers do not have); a name no
+    kind has, or a plugin's file that another chosen writer writes, is a ConfigError."""
+    table = dict(REPORT_WRITERS)
+    for name in outputs or ():
+        if name not in table:
+            if name not in OUTPUTS:
+                raise ConfigError(f"config: outputs: {OUTPUTS.unknown(name)}")
+            table[name] = OUTPUTS.get(name).writer()
+    taken: dict[str, str] = {}
+    for name, w in table.items():
+        if name in chosen(outputs):
+            if w.file in taken:
+                raise ConfigError(f"config: outputs: {name!r} and {taken[w.file]!r} both write "
+                                  f"{w.file}; choose one")
+            taken[w.file] = name
+    return table
 
 
 def write_reports(r: Report, out_dir: Path,
@@ -117,5 +203,5 @@ def write_reports(r: Report, out_dir: Path,
     to its file, and if it cannot be built the others are still written and one line on
     `err` says why."""
     s = ReportSet(r.model_copy(update={"coverage": coverage(r)}), browser)  # as report.md says
-    write_outputs(out_dir, REPORT_WRITERS, s, outputs, err)
+    write_outputs(out_dir, report_writers(outputs), s, outputs, err)
     return s.markdown

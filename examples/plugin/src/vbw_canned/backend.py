@@ -71,7 +71,6 @@ def load_texts(path: Path) -> list[dict[str, str]]:
 
 class CannedBackend(Backend):
     can_constrain = False
-    requires = ("vbw-canned",)
 
     def __init__(self, texts: list[dict[str, str]]) -> None:
         self.engine = "canned"

@@ -166,14 +166,158 @@ def test_a_replay_run_reads_no_entry_point_group_of_vbw(tmp_path: Path) -> None:
         except SystemExit as e:
             assert e.code in (0, None), e.code
         from vbw.config import BACKENDS
+        from vbw.generate.engines import ENGINES
+        from vbw.modes import MODES
+        from vbw.report.writers import OUTPUTS
         from vbw.task.check import CHECKERS
         from vbw.task.extract import STEPS
         print([g for g in seen if g and g.startswith("vbw.")],
-              [r._plugins_loaded for r in (BACKENDS, CHECKERS, STEPS)])
+              [r._plugins_loaded for r in (BACKENDS, CHECKERS, STEPS, ENGINES, MODES,
+                                           OUTPUTS)])
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300).stdout.strip().splitlines()[-1]
-    assert out == "[] [False, False, False]"
+    # the engine, mode and outputs were checked against vbw's own kinds, no group read
+    assert out == "[] [False, False, False, False, False, False]"
+
+
+BIRDS_PKG = """
+    from vbw.registry import Registry
+
+    BIRDS = Registry("bird", tag="name", group="vbw.test_birds", package="zoo_birds")
+"""
+
+
+def test_a_kind_of_a_package_registry_is_its_module_alone(site: Path) -> None:
+    """vbw.registry's promise for vbw's own kinds (engines, modes): a module dropped into
+    the package registers on the first lookup, and no entry point is read for it."""
+    pkg = site / "zoo_birds"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent(BIRDS_PKG))
+    for name in ("robin", "wren"):
+        (pkg / f"{name}.py").write_text(textwrap.dedent(f"""
+            from zoo_birds import BIRDS
+
+            @BIRDS.register
+            class Bird:
+                name = "{name}"
+        """))
+    from zoo_birds import BIRDS  # type: ignore[import-not-found]
+
+    assert "wren" in BIRDS and BIRDS.get("robin").name == "robin"
+    assert BIRDS._own_loaded and not BIRDS._plugins_loaded
+    assert BIRDS.kinds == ("robin", "wren") and BIRDS._plugins_loaded  # listing reads it
+
+
+def test_an_engine_module_in_the_engines_package_is_an_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vbw/generate/engines/__init__.py: "a new engine is one module in this package":
+    a module beside vbw's engines (the package's path extended to a temporary folder,
+    so no file of vbw is written) is an engine by its name, and nothing else names it."""
+    import vbw.generate.engines as pkg
+    from vbw.generate.engines import ENGINES, Engine
+
+    (tmp_path / "zoo_module_engine.py").write_text(textwrap.dedent("""
+        from vbw.generate.engines.base import ENGINES
+        from vbw.generate.engines.outlines import OutlinesEngine
+
+        @ENGINES.register
+        class ZooModuleEngine(OutlinesEngine):
+            name = "zoo_module"
+            requires = ("outlines-core",)
+    """))
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    saved = dict(ENGINES._classes), ENGINES._own_loaded, ENGINES._plugins_loaded
+    ENGINES._own_loaded = ENGINES._plugins_loaded = False  # as a fresh process has it
+    try:
+        assert "zoo_module" in ENGINES and not ENGINES._plugins_loaded
+        cls = ENGINES.get("zoo_module")
+        assert issubclass(cls, Engine) and cls.__module__ == "vbw.generate.engines.zoo_module_engine"
+    finally:
+        ENGINES._classes.clear()
+        ENGINES._classes.update(saved[0])
+        ENGINES._own_loaded, ENGINES._plugins_loaded = saved[1], saved[2]
+        sys.modules.pop("vbw.generate.engines.zoo_module_engine", None)
+
+
+MODE_AND_OUTPUT = """
+    from typing import ClassVar
+    from vbw.modes import Job, Mode
+    from vbw.report.writers import Output, ReportSet
+
+    class Count(Mode):
+        name: ClassVar[str] = "zoo_count"
+
+        @staticmethod
+        def run(job: Job) -> int:
+            for task in job.tasks:
+                print(f"{task.name}: {len(task.items(job.cfg.n))} items", file=job.out)
+            return 0
+
+    class Verdicts(Output):
+        name, file = "zoo_verdicts", "verdicts.txt"
+
+        @staticmethod
+        def render(s: ReportSet) -> str:
+            return "".join(f"{k} {a.schema_validity.rate:.3f}\\n"
+                           for k, a in s.report.arms.items())
+"""
+
+
+def test_a_mode_and_a_report_writer_from_an_installed_package(site: Path,
+                                                               tmp_path: Path) -> None:
+    """vbw/modes/__init__.py and vbw/report/writers.py: a package adds a mode (group
+    vbw.modes) and a report writer (group vbw.outputs); `mode=` and `outputs=` select
+    them by name, through vbw.app as a run does."""
+    import io
+
+    from tests.conftest import REPLAYS, TASK_CONF
+    from vbw.app import run
+    from vbw.config import RunConfig
+    from vbw.errors import ConfigError
+    from vbw.modes import MODES
+    from vbw.report.writers import OUTPUTS
+    from vbw.task.runner import load_task
+
+    (site / "zoo_modes.py").write_text(textwrap.dedent(MODE_AND_OUTPUT))
+    info = site / "zoo_modes-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zoo-modes\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[vbw.modes]\nzoo_count = zoo_modes:Count\n\n"
+                                           "[vbw.outputs]\nzoo_verdicts = zoo_modes:Verdicts\n")
+    saved = [(r, dict(r._classes), r._plugins_loaded) for r in (MODES, OUTPUTS)]
+    for r in (MODES, OUTPUTS):
+        r.load_own()
+        r._plugins_loaded = False  # the groups as a fresh process would read them
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    cfg = RunConfig.model_validate({
+        "model": {"name": "qwen2_5_0_5b"}, "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": ["prompt_json", "constrained"],
+                 "max_tokens": {"free": 1, "json": 1, "package": 1}},
+        "mode": "replay", "n": 5, "outputs": ["json", "zoo_verdicts"],
+        "replay": str(REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl")})
+    try:
+        out = io.StringIO()
+        assert run(cfg, [task], tmp_path / "r", tmp_path, out, io.StringIO()) == 0
+        assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["report.json",
+                                                                     "verdicts.txt"]
+        lines = (tmp_path / "r" / "verdicts.txt").read_text().splitlines()
+        assert [x.split()[0] for x in lines] == ["prompt_json[answer]", "constrained[answer]",
+                                                 "prompt_json[reasoning]",
+                                                 "constrained[reasoning]"]
+        out = io.StringIO()
+        counted = cfg.model_copy(update={"mode": "zoo_count", "outputs": None})
+        assert run(counted, [task], tmp_path / "c", tmp_path, out, io.StringIO()) == 0
+        assert out.getvalue() == "gsm8k: 5 items\n"
+        with pytest.raises(ConfigError, match=r"^config: mode: unknown mode kind 'zoo_cuont'; "
+                           r"did you mean 'zoo_count'\? valid: .*zoo_count$"):
+            run(cfg.model_copy(update={"mode": "zoo_cuont"}), [task], tmp_path / "x",
+                tmp_path, io.StringIO(), io.StringIO())
+    finally:
+        for r, classes, loaded in saved:
+            r._classes.clear()
+            r._classes.update(classes)
+            r._plugins_loaded = loaded
 
 
 def test_the_registry_is_the_base_layer() -> None:

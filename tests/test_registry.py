@@ -285,9 +285,10 @@ def test_a_mode_and_a_report_writer_from_an_installed_package(site: Path,
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zoo-modes\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[vbw.modes]\nzoo_count = zoo_modes:Count\n\n"
                                            "[vbw.outputs]\nzoo_verdicts = zoo_modes:Verdicts\n")
-    saved = [(r, dict(r._classes), r._plugins_loaded) for r in (MODES, OUTPUTS)]
     for r in (MODES, OUTPUTS):
         r.load_own()
+    saved = [(r, dict(r._classes), r._plugins_loaded) for r in (MODES, OUTPUTS)]
+    for r in (MODES, OUTPUTS):
         r._plugins_loaded = False  # the groups as a fresh process would read them
     task = load_task(TASK_CONF / "gsm8k.yaml")
     cfg = RunConfig.model_validate({

@@ -42,6 +42,11 @@ def test_the_canned_backend_runs_a_live_job(live: Path) -> None:
     assert meta["engine"] == "canned" and meta["arms"] == ["unconstrained", "prompt_json[answer]"]
     assert meta["model"]["file"] == "answers.jsonl" and len(meta["model"]["sha256"]) == 64
     assert meta["versions"]["vbw-canned"] == "0.1.0"  # the kind's `requires`, recorded
+    assert "llama-cpp-python" not in meta["versions"]  # the local backend's, not used here
+    from vbw.replay import CompleteHeader
+
+    header = CompleteHeader.model_validate(meta)  # every field a live run records
+    assert header.backend is None and header.kv_reuse is False  # in this process
     texts = [json.loads(line)["arms"]["unconstrained"]["text"]
              for line in (live / "replay.jsonl").read_text().splitlines()[1:4]]
     assert texts == ["Ten plus five. Answer: 15.3", "Answer: 30", "Answer: 10"]

@@ -69,7 +69,10 @@ def _default(info: FieldInfo) -> str:
     return f"`{value!r}`"
 
 
-def _fields(model: type[BaseModel], kinds: dict[type, str], skip: str | None = None) -> list[str]:
+def _fields(model: type[BaseModel], kinds: dict[type, str], skip: str | None = None,
+            named: dict[str, Any] | None = None) -> list[str]:
+    """`named`: a field whose values are names of a registry (mode, outputs, engine.name),
+    shown as that registry's kinds."""
     rows = ["| key | type | default | note |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
         if name == skip:
@@ -78,15 +81,24 @@ def _fields(model: type[BaseModel], kinds: dict[type, str], skip: str | None = N
         hints = [info.description or "", *_constraints(info)]
         for m in get_args(info.annotation)[1:] if get_origin(info.annotation) is Annotated else ():
             hints.append(getattr(m, "description", None) or "")
-        note = "; ".join(" ".join(h.split()).rstrip(".") for h in hints if h)
         kind = _type(info.annotation, kinds).replace("|", "\\|")
+        reg = (named or {}).get(name)
+        if reg is not None:
+            own = ", ".join(f"`{k}`" for k, c in sorted(reg.classes.items())
+                            if c.__module__.startswith("vbw."))
+            kind = kind.replace("str", f"{reg.name} name")
+            hints = [f"vbw's: {own}; more from entry point group `{reg.group}`",
+                     *(["null: all of vbw's"] if info.default is None else [])]
+        note = "; ".join(" ".join(h.split()).rstrip(".") for h in hints if h)
         rows.append(f"| `{key}` | {kind} | {_default(info)} | {note} |")
     return rows
 
 
-def _section(title: str, model: type[BaseModel], kinds: dict[type, str]) -> list[str]:
+def _section(title: str, model: type[BaseModel], kinds: dict[type, str],
+             named: dict[str, Any] | None = None) -> list[str]:
     summary = _summary(model)
-    return [f"### {title}", "", *([summary, ""] if summary else []), *_fields(model, kinds), ""]
+    return [f"### {title}", "", *([summary, ""] if summary else []),
+            *_fields(model, kinds, named=named), ""]
 
 
 def _heading(name: str, where: str, group: str | None) -> str:
@@ -139,10 +151,15 @@ if __name__ == "__main__":
 def config_reference() -> str:
     """The run config's keys (vbw.config.RunConfig and the models of its groups), as
     `vbw key=value` overrides name them; the backends are the kinds of vbw.config.BACKENDS."""
-    from vbw.config import BACKENDS, RunConfig
+    from vbw.config import BACKENDS, EngineConfig, RunConfig
+    from vbw.generate.engines import ENGINES
+    from vbw.modes import MODES
+    from vbw.report.writers import OUTPUTS
 
+    MODES.load_own()
     kinds = {c: "[backend](#backend)" for c in BACKENDS.classes.values()}
-    out = ["### Root keys", "", _summary(RunConfig), "", *_fields(RunConfig, kinds), ""]
+    out = ["### Root keys", "", _summary(RunConfig), "",
+           *_fields(RunConfig, kinds, named={"mode": MODES, "outputs": OUTPUTS}), ""]
     seen: set[type] = set()
     for name, info in RunConfig.model_fields.items():
         model = get_args(info.annotation)[0] if get_origin(info.annotation) in (Union, UnionType) \
@@ -150,7 +167,8 @@ def config_reference() -> str:
         if isinstance(model, type) and issubclass(model, BaseModel) and model not in seen \
                 and model not in kinds:
             seen.add(model)
-            out += _section(f"`{name}`", model, kinds)
+            out += _section(f"`{name}`", model, kinds,
+                            named={"name": ENGINES} if model is EngineConfig else None)
             for sub, subinfo in model.model_fields.items():
                 if isinstance(subinfo.annotation, type) and issubclass(subinfo.annotation, BaseModel):
                     out += _section(f"`{name}.{subinfo.alias or sub}`", subinfo.annotation, kinds)
@@ -169,6 +187,8 @@ def plugin_groups() -> str:
     """One row per open vocabulary: its entry point group, tag field and vbw's own kinds."""
     from vbw.config import BACKENDS
     from vbw.generate.engines.base import ENGINES
+    from vbw.modes import MODES
+    from vbw.report.writers import OUTPUTS
     from vbw.task.check import CHECKERS
     from vbw.task.coerce import COERCIONS
     from vbw.task.extract import STEPS
@@ -180,11 +200,16 @@ def plugin_groups() -> str:
             "schema source": "`for_item(fields)`: the item's JSON Schema",
             "backend": "a `BackendSettings` with `provider`, `requires`, `install_hint`, "
                        "`can_constrain`",
-            "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint"}
+            "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint",
+            "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.app checks",
+            "output": "an `Output` subclass: `file`, `render(report_set)`; "
+                      "selected by `outputs=[...]`"}
     rows = ["| vocabulary | entry point group | tag | a kind provides | vbw's kinds |",
             "|---|---|---|---|---|"]
-    for reg in (CHECKERS, STEPS, COERCIONS, SCHEMA_SOURCES, BACKENDS, ENGINES):
-        own = ", ".join(f"`{k}`" for k, c in reg.classes.items()
+    MODES.load_own()
+    for reg in (CHECKERS, STEPS, COERCIONS, SCHEMA_SOURCES, BACKENDS, ENGINES, MODES, OUTPUTS):
+        items = reg.classes.items()  # modes: in import order, which varies, so sorted
+        own = ", ".join(f"`{k}`" for k, c in (sorted(items) if reg is MODES else items)
                         if c.__module__.startswith("vbw."))
         rows.append(f"| {reg.name} | `{reg.group}` | `{reg.tag}` | {what[reg.name]} | {own} |")
     return "\n".join(rows)

@@ -2,8 +2,8 @@
 and, lazily, by the entry points of installed packages.
 
 Every extension point of vbw (task extractor steps, coercions, checkers, schema sources;
-backends; engines) is a registry of pydantic models keyed by a tag field (`kind`, or
-`name` for the run config's groups). Each model declares its own tag
+backends; engines; run modes; report writers) is a registry of pydantic models (or plain
+classes) keyed by a tag field (`kind`, or `name` for the run config's names). Each model declares its own tag
 (`kind: Literal["regex"]`) and registers itself; the registry derives everything else
 from that one declaration: the tuple of valid tags, the lookup with a did-you-mean, and
 the pydantic discriminated union the config and task models use as a field type.
@@ -16,9 +16,10 @@ the installed distributions. The union keeps vbw's own kinds (so the published J
 Schemas stay what they are) and falls back to a plugin's model for a tag only a plugin
 knows.
 
-A vocabulary of plain classes (the constraint engines) registers by a string class
-attribute instead, and may name a `package` whose modules are all imported on the same
-first miss, so a built-in kind is its module alone.
+A vocabulary of plain classes (engines, modes, writers) registers by a string class
+attribute instead, and may name a `package` whose modules are all imported on the first
+miss, before the entry points are read (only if the tag is still unknown), so a built-in
+kind is its module alone and a run of vbw's own kinds still reads no group.
 
 This module is the base layer: it imports nothing of vbw.
 """

@@ -58,3 +58,16 @@ def test_other_errors_are_not_retried() -> None:
     with pytest.raises(EngineError, match="HTTP 401"):
         Retrying(5, lambda: "POST u").run(attempt)
     assert len(calls) == 1
+
+
+def test_the_loop_is_the_only_one() -> None:
+    """The module's promise that a new HTTP backend kind reuses this loop, not a copy:
+    no other module of vbw waits between attempts."""
+    from pathlib import Path
+
+    import vbw
+
+    root = Path(vbw.__file__).parent
+    waits = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                   if "sleep(" in p.read_text(encoding="utf-8"))
+    assert waits == ["generate/retry.py"]

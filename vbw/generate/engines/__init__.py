@@ -3,9 +3,11 @@
 `outlines`, `llamacpp` (GBNF, module .gbnf) and `llguidance` run on the same in-process
 llama.cpp `Runtime`. A new engine is one module in this package (an `Engine` subclass with
 `@ENGINES.register`), one conf/engine file and its tests: ENGINES imports every module
-here when first asked for a name it does not know, and reads the entry points of group
-`vbw.engines`, through which an installed package adds an engine. The imports below only
-keep the names importable from here.
+here when first asked for a name it does not know, and then, for a name none of them has,
+reads the entry points of group `vbw.engines`, through which an installed package adds an
+engine (its module and its conf file on Hydra's search path: tests/generate/test_kinds.py;
+a module dropped here: tests/test_registry.py). vbw.app checks `engine.name` against
+ENGINES before any work. The imports below only keep the names importable from here.
 """
 
 from __future__ import annotations

@@ -232,7 +232,8 @@ def test_an_engine_module_in_the_engines_package_is_an_engine(
     try:
         assert "zoo_module" in ENGINES and not ENGINES._plugins_loaded
         cls = ENGINES.get("zoo_module")
-        assert issubclass(cls, Engine) and cls.__module__ == "vbw.generate.engines.zoo_module_engine"
+        assert issubclass(cls, Engine)
+        assert cls.__module__ == "vbw.generate.engines.zoo_module_engine"
     finally:
         ENGINES._classes.clear()
         ENGINES._classes.update(saved[0])

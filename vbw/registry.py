@@ -3,10 +3,11 @@ and, lazily, by the entry points of installed packages.
 
 Every extension point of vbw (task extractor steps, coercions, checkers, schema sources;
 backends; engines; run modes; report writers) is a registry of pydantic models (or plain
-classes) keyed by a tag field (`kind`, or `name` for the run config's names). Each model declares its own tag
-(`kind: Literal["regex"]`) and registers itself; the registry derives everything else
-from that one declaration: the tuple of valid tags, the lookup with a did-you-mean, and
-the pydantic discriminated union the config and task models use as a field type.
+classes) keyed by a tag field (`kind`, or `name` for the run config's names). Each model
+declares its own tag (`kind: Literal["regex"]`) and registers itself; the registry
+derives everything else from that one declaration: the tuple of valid tags, the lookup
+with a did-you-mean, and the pydantic discriminated union the config and task models use
+as a field type.
 
 An installed package adds a kind without touching vbw by naming its model in an entry
 point of the registry's group (`[project.entry-points."vbw.checkers"] mine =

@@ -54,7 +54,7 @@ def test_three_items_through_the_server_rescore_to_the_same_report(
     replay = tmp_path / "live/replay.jsonl"
     head = json.loads(replay.read_text().splitlines()[0])["meta"]
     assert head["engine"] == "server-llama_cpp_python"
-    assert head["backend"]["dialect"] == "llama_cpp_python"
+    assert head["backend"]["dialect"] == "llama_cpp_python" and head["backend"]["name"] == "openai"
     assert head["backend"]["base_url"] == llama_server.base_url
     again = run_vbw(f"task={task}", f"replay={replay}", "n=3", f"hydra.run.dir={tmp_path}/re",
                     cwd=tmp_path)

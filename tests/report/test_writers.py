@@ -25,6 +25,29 @@ def test_every_table_uses_the_registered_names_and_has_the_manifest() -> None:
         assert set(table) <= set(OUTPUT_NAMES) and MANIFEST_WRITER in table
 
 
+def test_a_plugged_writer_is_chosen_by_name_and_cannot_take_another_file() -> None:
+    from vbw.errors import ConfigError
+    from vbw.report.writers import Output, report_writers
+
+    class Thief(Output):
+        name, file = "zoo_thief", "report.json"
+
+        @staticmethod
+        def render(s: object) -> str:
+            return ""
+
+    OUTPUTS.plug(Thief)
+    try:
+        assert "zoo_thief" not in report_writers(None)  # the default: vbw's own
+        with pytest.raises(ConfigError, match=r"^config: outputs: 'zoo_thief' and 'json' "
+                           r"both write report.json; choose one$"):
+            report_writers(["md", "zoo_thief"])
+        with pytest.raises(ConfigError, match=r"unknown output kind 'htm'; did you mean"):
+            report_writers(["htm"])
+    finally:
+        del OUTPUTS._classes["zoo_thief"]
+
+
 def test_the_manifest_writer_cannot_be_dropped() -> None:
     assert chosen(["md"]) == {"md", "json"}
     assert chosen(None) == set(OUTPUT_NAMES)

@@ -34,7 +34,6 @@ from typing import Callable, ClassVar, Generic, TextIO, TypeVar
 
 from vbw.errors import ConfigError
 from vbw.registry import Registry
-
 from vbw.report.browser import Browser
 from vbw.report.files import ledger_csv, write_set
 from vbw.report.html import html_chunks

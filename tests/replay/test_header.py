@@ -88,6 +88,22 @@ def test_a_server_run_records_its_server_instead() -> None:
     assert h.kv_reuse is None
 
 
+@pytest.mark.parametrize("name", ["openai", "my_plugin-server.v2"])
+def test_the_backend_block_names_any_backend_kind(name: str) -> None:
+    """A replay from a backend kind an installed package added reads where that package
+    is not installed: the block's name is any sane name, not vbw's kinds alone."""
+    server = {"name": name, "base_url": "http://h/v1", "model": "m", "dialect": "d"}
+    h = ReplayHeader.model_validate({**MINIMAL, "backend": server})
+    assert h.backend is not None and h.backend.name == name
+
+
+@pytest.mark.parametrize("name", ["", "two words", "x" * 65, "<script>"])
+def test_the_backend_block_name_is_a_sane_name(name: str) -> None:
+    with pytest.raises(ValidationError, match=r"backend\.name"):
+        ReplayHeader.model_validate({**MINIMAL, "backend": {
+            "name": name, "base_url": "http://h/v1", "model": "m", "dialect": "d"}})
+
+
 def test_complete_header_writes_the_v1_key_order() -> None:
     written = (REPLAYS / "gsm8k/smollm2_135m/outlines.jsonl").open().readline()
     raw = json.loads(written)["meta"]

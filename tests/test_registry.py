@@ -147,6 +147,39 @@ def test_a_task_uses_a_checker_kind_from_an_installed_package(site: Path) -> Non
         CHECKERS._plugins_loaded = saved[1]
 
 
+def test_a_misspelt_backend_kind_is_one_line_listing_the_installed_ones(site: Path) -> None:
+    """The real BACKENDS vocabulary through the run config: a name no kind has is refused
+    when the config is validated, naming the value and every kind, a package's included."""
+    from vbw.config import BACKENDS, RunConfig
+    from vbw.errors import ConfigError
+    from vbw.validation import validate
+
+    install(site, "zoo-backend", "vbw.backends", {"zoo_echo": "zoo_backend:Echo"},
+            "zoo_backend", """
+        from typing import ClassVar, Literal
+        from vbw.config import BackendSettings
+
+        class Echo(BackendSettings):
+            provider: ClassVar[str] = "zoo_backend:Nothing"
+            name: Literal["zoo_echo"]
+    """)
+    saved = dict(BACKENDS._classes), BACKENDS._plugins_loaded
+    BACKENDS._plugins_loaded = False  # the group as a fresh process would read it
+    try:
+        with pytest.raises(ConfigError) as e:
+            validate(RunConfig, {"model": {"name": "m"}, "engine": {"name": "outlines"},
+                                 "arms": {"name": "a", "kinds": ["unconstrained"],
+                                          "max_tokens": {"free": 1, "json": 1, "package": 1}},
+                                 "backend": {"name": "zoo_ecoh"}}, source="config")
+        assert str(e.value).startswith(
+            "config: backend: unknown backend kind 'zoo_ecoh'; did you mean 'zoo_echo'? "
+            "valid: local, openai, zoo_echo")
+    finally:
+        BACKENDS._classes.clear()
+        BACKENDS._classes.update(saved[0])
+        BACKENDS._plugins_loaded = saved[1]
+
+
 def test_a_replay_run_reads_no_entry_point_group_of_vbw(tmp_path: Path) -> None:
     """The bundled demo re-scored: no vbw.* group is read, no registry loads plugins."""
     import subprocess

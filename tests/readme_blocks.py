@@ -160,7 +160,47 @@ def bench_scoring() -> str:
         lines += ["", f"Target (issue 10): {TARGET_ITEMS:,} items x 6 arms in <= {TARGET_S:.0f} s "
                   f"and <= {TARGET_MIB:.0f} MiB: {big['wall_s']:.1f} s and "
                   f"{big['peak_rss_mib']:.0f} MiB, " + ("met." if met else "**missed**.")]
-    return "\n".join(lines)
+    return "\n".join(lines + _bench_modes(data, prev))
+
+
+# mode=compare and mode=merge at scale (issue 22): "the same class" as scoring one replay
+# of that size means at most this many times its wall time (compare scores two replays,
+# merge reads every shard, writes the run's replay, then scores it) and its peak RSS
+CLASS_WALL, CLASS_RSS = 2.5, 1.25
+_MODE_ROW = {"compare": "`vbw mode=compare` of two synthetic replays of {n:,} items x {a} arms",
+             "merge": "`vbw mode=merge` of 4 shards of {q:,} items x {a} arms, then scoring "
+                      "the merged {n:,}"}
+
+
+def _bench_modes(data: dict, prev: dict) -> list[str]:
+    """The compare and merge rows, measured in the same run as the scoring rows, each
+    with its verdict against the scoring row of the same size."""
+    modes = data.get("modes") or []
+    if not modes:
+        return []
+    old = {(m["mode"], m["items"]): m for m in prev.get("modes", [])}
+    scoring = {s["items"]: s for s in data["synthetic"]}
+    lines = ["", "The other modes that read replays of that size, in the same run:", "",
+             "| what | wall (s) | CPU (s) | peak RSS (MiB) | µs per item and arm |",
+             "|---|---|---|---|---|"]
+    verdicts = []
+    for m in modes:
+        o = old.get((m["mode"], m["items"]), {})
+        what = _MODE_ROW[m["mode"]].format(n=m["items"], q=m["items"] // 4, a=m["arms"])
+        lines.append(f"| {what} | {_was(m['wall_s'], o.get('wall_s'), '.1f')} | "
+                     f"{m['cpu_s']:.1f} | {_was(m['peak_rss_mib'], o.get('peak_rss_mib'), '.0f')}"
+                     f" | {_was(m['us_per_item_arm'], o.get('us_per_item_arm'), '.1f')} |")
+        base = scoring.get(m["items"])
+        if base is not None:
+            t, r = m["wall_s"] / base["wall_s"], m["peak_rss_mib"] / base["peak_rss_mib"]
+            met = t <= CLASS_WALL and r <= CLASS_RSS
+            verdicts.append(f"{m['mode']} {t:.1f}x the time and {r:.2f}x the peak RSS, "
+                            + ("met" if met else "**missed**"))
+    if verdicts:
+        lines += ["", f"Target (issue 22): compare and merge within the class of scoring one "
+                  f"replay of that size (at most {CLASS_WALL:g}x its wall time and "
+                  f"{CLASS_RSS:g}x its peak RSS): " + "; ".join(verdicts) + "."]
+    return lines
 
 
 def blocks() -> dict[str, Callable[[], str]]:

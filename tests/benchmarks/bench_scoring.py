@@ -11,6 +11,13 @@ cycled from the bundled GSM8K replay over a synthetic dataset), end to end throu
 (a fresh process): wall seconds and peak RSS per size, to show both are linear in items
 and to check the target of 100k items x 6 arms in <= 10 s and <= 400 MiB. (The demo's
 start-up figures are tests/benchmarks/bench_startup.py's.)
+
+In the same run, at the largest size (VBW_BENCH_AT, default 100,000 items), the two other
+modes that read replays of that size, measured the same way (issue 22: within the time and
+memory class of scoring one): `mode=compare` of two such replays (the second with every
+text taken from another item, so the arms disagree) and `mode=merge` of 4 shards of a
+quarter each (a vbw-replay/1 shard per index, as `shard.count=4` writes them), which joins
+them into the run's replay and scores it.
 """
 
 from __future__ import annotations
@@ -79,6 +86,73 @@ def make_synthetic(work: Path, n: int) -> tuple[Path, Path]:
     return d / "task.yaml", d / "replay.jsonl"
 
 
+def _source(name: str) -> tuple[str, list[dict], str]:
+    """A committed replay's header line, item records and last line."""
+    lines = (ROOT / "replays/gsm8k" / name).read_text().splitlines()
+    return lines[0], [json.loads(x) for x in lines[1:]], lines[-1]
+
+
+def make_other(work: Path, n: int, shift: int = 7) -> Path:
+    """make_synthetic's replay with each item's texts taken from the item `shift` further
+    on, written line by line: this process stays small, since a child's peak RSS starts
+    from its parent's (fork)."""
+    meta, records, _ = _source("qwen2_5_0_5b/outlines.jsonl")
+    dest = work / f"syn{n}" / "other.jsonl"
+    with open(dest, "w") as f:
+        f.write(meta + "\n")
+        for i in range(n):
+            f.write(json.dumps(dict(records[(i + shift) % 200], id=f"gsm8k_test_{i}")) + "\n")
+    return dest
+
+
+def make_shards(work: Path, n: int, task: Path, count: int = 4) -> Path:
+    """`count` finished shard replays of an n-item run of `task` (a sweep folder)."""
+    meta_line, records, end_line = _source("smollm2_135m/outlines.jsonl")
+    records = records[:-1]  # the end line
+    task_hash = subprocess.run(  # the task's 100,000 rows are loaded in a child, not here
+        [sys.executable, "-c", "import sys; from pathlib import Path; from vbw.task.runner "
+         "import load_task; print(load_task(Path(sys.argv[1])).generation_hash())",
+         str(task)], check=True, capture_output=True, text=True).stdout.strip()
+    meta = {**json.loads(meta_line)["meta"], "n": n, "task_hash": task_hash}
+    end = json.loads(end_line)["end"]
+    sweep = work / f"shards{n}"
+    for i in range(count):
+        (sweep / str(i)).mkdir(parents=True)
+        with open(sweep / str(i) / "replay.jsonl", "w") as f:
+            f.write(json.dumps({"meta": {**meta, "shard": {"index": i, "count": count,
+                                                             "of": n}}}) + "\n")
+            for k in range(i, n, count):
+                f.write(json.dumps(dict(records[k % 200], id=f"gsm8k_test_{k}")) + "\n")
+            f.write(json.dumps({"end": {**end, "items": len(range(i, n, count))}}) + "\n")
+    return sweep
+
+
+def _row(what: str, n: int, args: list[str], work: Path) -> dict:
+    wall, rss, cpu = _run(args, work)
+    print(f"  {what} {n:>7} items: {wall:6.2f} s ({cpu:.2f} s CPU), {rss:6.1f} MiB",
+          file=sys.stderr)
+    return {"mode": what, "items": n, "arms": 6, "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2), "peak_rss_mib": round(rss, 1),
+            "us_per_item_arm": round(wall / (n * 6) * 1e6, 1)}
+
+
+def bench_modes(work: Path, n: int) -> list[dict]:
+    """mode=compare of two n-item replays and mode=merge of 4 shards of n/4, beside a
+    scoring run of the same replay in the same run."""
+    task, replay = (work / f"syn{n}" / "task.yaml", work / f"syn{n}" / "replay.jsonl")
+    if not replay.exists():
+        task, replay = make_synthetic(work, n)
+    other = make_other(work, n)
+    sweep = make_shards(work, n, task)
+    return [
+        _row("compare", n, [_vbw(), f"task.files=[{task}]", "mode=compare",
+                            f"replays=[{replay},{other}]",
+                            f"hydra.run.dir={work}/compare{n}"], work),
+        _row("merge", n, [_vbw(), f"task.files=[{task}]", "mode=merge", f"replays=[{sweep}]",
+                          f"hydra.run.dir={work}/merge{n}"], work),
+    ]
+
+
 def bench_synthetic(work: Path, sizes: list[int]) -> list[dict]:
     out = []
     for n in sizes:
@@ -98,10 +172,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         synthetic = bench_synthetic(work, sizes)
+        modes = bench_modes(work, int(os.environ.get("VBW_BENCH_AT", max(sizes))))
     result = {"machine": {"cpu": platform.processor() or platform.machine(),
                           "cores": os.cpu_count(), "python": platform.python_version(),
                           "load_1min": round(os.getloadavg()[0], 2)},
-              "measured": time.strftime("%Y-%m-%d"), "synthetic": synthetic}
+              "measured": time.strftime("%Y-%m-%d"), "synthetic": synthetic, "modes": modes}
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

@@ -171,3 +171,17 @@ def test_merge_and_reports_write_lone_surrogates(tmp_path: Path) -> None:
     assert read_replay(tmp_path / "m.jsonl").records[0].arms["unconstrained"].text == "\ud800"
     write_atomic(tmp_path / "x.json", json.dumps({"t": "\ud800"}, ensure_ascii=False))
     assert json.loads((tmp_path / "x.json").read_text(encoding="utf-8")) == {"t": "\ud800"}
+
+
+def test_a_line_the_model_coerces_streams_as_it_reads_whole(tmp_path: Path) -> None:
+    """A line outside the plain shape (`n_tokens` written 3.0) goes through the model in
+    the streamed read too, to the same record."""
+    from vbw.replay.stream import open_replay
+
+    path = tmp_path / "r.jsonl"
+    head = {"meta": _meta().as_written()}
+    line = {"id": "a", "arms": {"unconstrained": {"text": "t", "n_tokens": 3.0}}}
+    path.write_text(json.dumps(head) + "\n" + json.dumps(line) + "\n", encoding="utf-8")
+    assert [(r.id, r.texts) for r in open_replay(path).records()] == \
+        [("a", {"unconstrained": "t"})]
+    assert read_replay(path).records[0].arms["unconstrained"].n_tokens == 3

@@ -17,7 +17,7 @@ from vbw.app import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.replay import read_replay
-from vbw.replay.merge import merge_shards
+from vbw.replay.merge import merge_shards, read_shard
 from vbw.task.arms import ARM_KINDS
 from vbw.task.runner import load_task
 
@@ -127,11 +127,11 @@ def test_unfinished_shard_and_lacking_item_are_refused(tmp_path: Path) -> None:
 
 def test_an_item_in_two_shards_or_the_wrong_one_is_refused(tmp_path: Path) -> None:
     dirs = shards(tmp_path, 2)
-    a, b = (read_replay(d / "replay.jsonl") for d in dirs)
-    b.records.append(a.records[0])                 # gsm8k_test_0 in both
+    a, b = (read_shard(d / "replay.jsonl") for d in dirs)
+    b = b._replace(ids=[*b.ids, a.ids[0]])         # gsm8k_test_0 in both
     with pytest.raises(ReplayError, match=r"gsm8k_test_0. is in both .* \(overlapping shards\)"):
         merge_shards([a, b], GSM8K.ids)
-    a.records.pop(0)                               # now only in shard 1, not its own
+    a = a._replace(ids=a.ids[1:])                  # now only in shard 1, not its own
     with pytest.raises(ReplayError, match="gsm8k_test_0' does not belong to shard 1 of 2"):
         merge_shards([a, b], GSM8K.ids)
 
@@ -209,6 +209,7 @@ def test_a_shard_item_of_other_prompts_is_refused(tmp_path: Path) -> None:
                                   cwd=tmp_path))
     assert "item gsm8k_test_1: prompt_hash is 0000000000000000..." in line
     assert "generated from other prompts" in line
+    assert not (tmp_path / "m").exists() or not list((tmp_path / "m").glob("*replay*"))
 
 
 def test_a_lone_surrogate_is_carried_losslessly(tmp_path: Path) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from vbw.score.compare import (ReplaySide, Scored, build_comparison, digest_rows,
-                               text_digest, worse)
+from vbw.score.compare import ReplaySide, build_comparison, worse
+from vbw.score.digest import text_digest
 from vbw.score.paired import mcnemar_p
 from vbw.score.states import ItemStates
+from vbw.score.stream import Scored
+from vbw.task.audit import Audit
 from vbw.task.arms import parse_arm
 
 ARMS = [parse_arm("unconstrained"), parse_arm("constrained[s]")]
@@ -16,19 +18,19 @@ ARMS = [parse_arm("unconstrained"), parse_arm("constrained[s]")]
 
 def _scored(label: str, right: list[tuple[bool, bool]], valid: list[int], *,
             ids: list[str], texts: list[str], excluded: dict[str, str] | None = None,
-            missing: list[str] | None = None) -> Scored:
+            missing: list[str] | None = None) -> tuple[ReplaySide, Scored]:
     states = ItemStates(ids=ids, arms=ARMS,
                         valid=np.array([[-1, v] for v in valid], np.int8).reshape(len(ids), 2),
                         right=np.array(right, bool).reshape(len(ids), 2),
                         excluded=list(excluded or {}), excluded_reasons=excluded or {})
     side = ReplaySide(label=label, path=f"{label}.jsonl", sha256=label * 8, task_hash=None,
                       provenance="p", excluded=excluded or {}, missing=missing or [])
-    digests = {i: {"unconstrained": text_digest("free"), "constrained[s]": text_digest(t)}
-               for i, t in zip(ids, texts)}
-    return Scored(side=side, states=states, digests=digest_rows(ids, ARMS, digests))
+    digests = np.array([[text_digest("free"), text_digest(t)] for t in texts], dtype="S16")
+    audit = Audit(task="t", items=0, schemas=0, gold_checked=0)
+    return side, Scored(audit, states, missing or [], len(ids), [], None, digests)
 
 
-def _pair() -> tuple[Scored, Scored, list[str]]:
+def _pair() -> tuple[tuple[ReplaySide, Scored], tuple[ReplaySide, Scored], list[str]]:
     """14 task items. A scores 13 (x13 excluded), B 13 (x12 missing): 12 are paired.
     On constrained[s] accuracy A is right on x0..x9 and B on x10, x11: 10 vs 2."""
     ids = [f"x{i}" for i in range(14)]
@@ -43,15 +45,15 @@ def _pair() -> tuple[Scored, Scored, list[str]]:
     return a, b, ids
 
 
-def _report(a: Scored, b: Scored, ids: list[str], *others: Scored):
-    return build_comparison([a, b, *others], ARMS, task="t", label="acc", selected=ids,
-                            task_hash="h", task_check="c", arms_left_out={}, seed=42,
-                            resamples=500)
+def _report(*replays: tuple[ReplaySide, Scored], ids: list[str]):
+    return build_comparison([r[0] for r in replays], [r[1] for r in replays], ARMS,
+                            task="t", label="acc", selected=ids, task_hash="h",
+                            task_check="c", arms_left_out={}, seed=42, resamples=500)
 
 
 def test_pairs_only_items_scored_in_every_replay() -> None:
     a, b, ids = _pair()
-    r = _report(a, b, ids)
+    r = _report(a, b, ids=ids)
     assert r.n == 12 and r.n_task == 14
     assert r.left_out.ids == ["x12", "x13"]
     assert r.left_out.reasons == {"x12": {"B": "missing"}, "x13": {"A": "excluded: too deep"}}
@@ -59,7 +61,7 @@ def test_pairs_only_items_scored_in_every_replay() -> None:
 
 def test_ten_vs_two_paired_numbers() -> None:
     a, b, ids = _pair()
-    c = _report(a, b, ids).comparisons[0]
+    c = _report(a, b, ids=ids).comparisons[0]
     assert (c.from_, c.to) == ("A", "B")
     acc = c.arms["constrained[s]"].metrics["answer_accuracy"]
     assert (acc.rate_from, acc.rate_to) == (10 / 12, 2 / 12)
@@ -77,8 +79,8 @@ def test_ten_vs_two_paired_numbers() -> None:
 
 def test_gate_direction_per_metric() -> None:
     a, b, ids = _pair()
-    r = _report(a, b, ids)
-    back = _report(b, a, ids)  # the same pair the other way round
+    r = _report(a, b, ids=ids)
+    back = _report(b, a, ids=ids)  # the same pair the other way round
     acc = [("constrained[s]", "answer_accuracy")]
     assert len(worse(r, acc)) == 1 and worse(back, acc) == []  # accuracy: down is worse
     wbv = r.comparisons[0].arms["constrained[s]"].metrics["wrong_but_valid"].delta
@@ -92,7 +94,7 @@ def test_a_third_replay_leaves_the_first_comparison_alone() -> None:
     all replays: with a third replay holding every item the first comparison is equal."""
     a, b, ids = _pair()
     third = _scored("C", [(True, True)] * 14, [1] * 14, ids=ids, texts=["z"] * 14)
-    two, three = _report(a, b, ids), _report(a, b, ids, third)
+    two, three = _report(a, b, ids=ids), _report(a, b, third, ids=ids)
     assert three.comparisons[0] == two.comparisons[0]
     assert [(c.from_, c.to) for c in three.comparisons] == [("A", "B"), ("A", "C")]
 
@@ -105,7 +107,7 @@ def test_the_gate_follows_the_verdict_not_the_ci() -> None:
     a = _scored("A", [(True, k < 5) for k in range(12)], [1] * 12, ids=ids,
                 texts=[f"t{k}" for k in range(12)])
     b = _scored("B", [(True, False)] * 12, [1] * 12, ids=ids, texts=[f"u{k}" for k in range(12)])
-    d = _report(a, b, ids).comparisons[0].arms["constrained[s]"].metrics["answer_accuracy"].delta
+    d = _report(a, b, ids=ids).comparisons[0].arms["constrained[s]"].metrics["answer_accuracy"].delta
     assert (d.n10, d.n01, d.mcnemar_p) == (5, 0, 0.0625)
     assert d.excludes_0 and d.ci95[1] < 0 and d.effect is False
-    assert worse(_report(a, b, ids), [("constrained[s]", "answer_accuracy")]) == []
+    assert worse(_report(a, b, ids=ids), [("constrained[s]", "answer_accuracy")]) == []

@@ -19,15 +19,14 @@ from typing import TextIO
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.modes import MODES, Job, Mode
-from vbw.replay.stream import ReplayStream, ScoredRecord, open_replay
+from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report.compare import write_compare
 from vbw.report.provenance import provenance
-from vbw.score.compare import (CompareReport, ReplaySide, Scored, build_comparison,
-                               digest_rows, text_digest, worse)
+from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.model import METRICS
-from vbw.score.stream import check_replay_matches, score_stream
+from vbw.score.stream import Scored, SharedAudit, check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
-from vbw.task.audit import audit_or_fail
+from vbw.task.audit import warn_findings
 from vbw.task.runner import Task
 
 
@@ -142,27 +141,20 @@ def _sha256(path: Path) -> str:
 
 
 def _score_one(task: Task, path: Path, i: int, name: str, label: str, arms: list[Arm],
-               n: int | None, warnings: TextIO, held: set[str]) -> Scored:
+               n: int | None, warnings: TextIO,
+               shared: SharedAudit) -> tuple[ReplaySide, Scored]:
     """One replay through the streaming scorer (vbw.score.stream), as normal scoring
     reads it: states, and 16-byte digests of its texts for identity; the texts are
-    dropped as they pass. The ids it holds are added to `held` (for the task checks)."""
+    dropped as they pass. Its items join the task checks in `shared`."""
     stream = _open(path, i, name)
-    digests: dict[str, dict[str, bytes]] = {}
-
-    def keep(rec: ScoredRecord) -> None:
-        held.add(rec.id)
-        digests[rec.id] = {k: text_digest(rec.texts.get(k)) for k in keys}
-
-    keys = [a.key for a in arms]
-    scored = score_stream(task, stream, arms, n, warnings, check=False, keep=keep)
+    scored = score_stream(task, stream, arms, n, warnings, shared=shared, digests=True)
     if stream.torn_tail:
         print(f"vbw: warning: {name} ends in a partly written line (ignored)", file=warnings)
-    states = scored.states
     side = ReplaySide(label=label, path=name, task_hash=stream.header.task_hash,
                       sha256=_sha256(path),
                       provenance=provenance(stream.header, scored.timings, scored.end),
-                      excluded=states.excluded_reasons, missing=scored.missing)
-    return Scored(side=side, states=states, digests=digest_rows(states.ids, arms, digests))
+                      excluded=scored.states.excluded_reasons, missing=scored.missing)
+    return side, scored
 
 
 def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: list[str],
@@ -172,17 +164,19 @@ def compare_replays(task: Task, paths: list[Path], shown: list[str], *, kinds: l
     `schemas` (arms.schemas) keeps the arms of those schema labels only.
     Warnings reach `err` only once the comparison stands: a refusal stays one line.
     Each replay is streamed through the scorer in turn, so memory holds per replay its
-    states and text digests, never its texts (1,000 replays compare in bounded memory)."""
+    states and text digests, never its texts (1,000 replays compare in bounded memory),
+    and the task checks see each item once, as it passes."""
     warnings = io.StringIO()
     replays = _headers(paths, shown)
     labels = _labels(replays)
     task_check = _task_check(task, replays, shown, allow_task_change)
     arms, partial = _arms(task, kinds, schemas, replays, labels)
-    held: set[str] = set()
-    scored = [_score_one(task, path, i, name, label, arms, n, warnings, held)
-              for i, (path, name, label) in enumerate(zip(paths, shown, labels))]
-    audit_or_fail(task, task.items(n, only=held), warnings)  # once, on every replay's items
-    report = build_comparison(scored, arms, task=task.name, label=task.spec.label,
+    shared = SharedAudit(task, n)
+    each = [_score_one(task, path, i, name, label, arms, n, warnings, shared)
+            for i, (path, name, label) in enumerate(zip(paths, shown, labels))]
+    warn_findings(shared.result(), warnings)  # once, on every replay's items
+    report = build_comparison([side for side, _ in each], [s for _, s in each], arms,
+                              task=task.name, label=task.spec.label,
                               selected=task.ids(n), task_hash=task.generation_hash(),
                               task_check=task_check, arms_left_out=partial, seed=seed,
                               resamples=resamples)

@@ -8,6 +8,12 @@ its hash, model, engine, arms, decoding, token caps, KV reuse, server), of diffe
 splits, a shard given twice or missing, an unfinished shard, an item in two shards or in
 the wrong one, an item missing. Items come out in task order, so the merged replay scores
 to the report of the same run done in one job.
+
+A shard is read twice and never held: once through the replay reader (every line checked,
+as scoring checks it; what stays is its header, end line and item ids), then, once every
+check has passed, line by line to write the merged replay in task order (vbw.replay.joined).
+Only lines a shard holds out of task order (a live run with concurrency finishes items out
+of order) wait in memory, as their bytes, until their turn.
 """
 
 from __future__ import annotations
@@ -15,14 +21,16 @@ from __future__ import annotations
 import json
 import os
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vbw.errors import ReplayError
 from vbw.redact import escape_surrogates
-from vbw.replay.format import EndV1, ItemRecord, Replay
-from vbw.replay.header import CompleteHeader, ShardInfo
+from vbw.replay.format import EndV1, ItemRecord
+from vbw.replay.header import CompleteHeader, ReplayHeader, ShardInfo
+from vbw.replay.io import legacy_end
+from vbw.replay.stream import open_replay
 
 # what decides the texts: shards that differ in any of these are not one run
 GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
@@ -32,6 +40,27 @@ GENERATING_PACKAGES = ("vbw", "llama-cpp-python", "outlines", "outlines-core", "
 
 _short = reprlib.Repr()
 _short.maxstring, _short.maxother, _short.maxdict = 80, 80, 6
+
+
+class Shard(NamedTuple):
+    """What the merge keeps of a shard replay after its checked read: never its texts."""
+
+    path: str
+    header: ReplayHeader
+    meta_as_written: dict[str, Any]
+    end: EndV1 | None
+    ids: list[str]  # its items, in file order
+
+
+def read_shard(path: Path) -> Shard:
+    """Read every line of a shard with the replay reader's checks and one-line errors
+    (vbw.replay.stream), keeping its header, end line and item ids."""
+    stream = open_replay(path)
+    ids = [rec.id for rec in stream.records()]
+    end = stream.end
+    if stream.header.version == 0 and end is None:
+        end = legacy_end(stream.meta_as_written, len(ids))
+    return Shard(str(path), stream.header, stream.meta_as_written, end, ids)
 
 
 def _differ(key: str, a: Any, b: Any) -> tuple[str, Any, Any] | None:
@@ -50,14 +79,14 @@ def _versions(header: Any) -> dict[str, Any]:
     return {k: v for k, v in (header.versions or {}).items() if k in GENERATING_PACKAGES}
 
 
-def _shard(replay: Replay) -> ShardInfo:
+def _shard(replay: Shard) -> ShardInfo:
     if replay.header.shard is None:
         raise ReplayError(f"{replay.path}: not a shard replay (no meta.shard); mode=merge "
                           "joins replays written with shard.count > 1")
     return replay.header.shard
 
 
-def _same_run(replays: list[Replay]) -> tuple[int, int]:
+def _same_run(replays: list[Shard]) -> tuple[int, int]:
     """(count, of) shared by every shard; a different configuration or split is refused."""
     first = replays[0]
     s0 = _shard(first)
@@ -83,9 +112,9 @@ def _same_run(replays: list[Replay]) -> tuple[int, int]:
     return s0.count, s0.of
 
 
-def _by_index(replays: list[Replay], count: int) -> dict[int, Replay]:
+def _by_index(replays: list[Shard], count: int) -> dict[int, Shard]:
     """Each shard index exactly once, every shard finished."""
-    seen: dict[int, Replay] = {}
+    seen: dict[int, Shard] = {}
     for r in replays:
         i = _shard(r).index
         if i in seen:
@@ -102,30 +131,28 @@ def _by_index(replays: list[Replay], count: int) -> dict[int, Replay]:
     return seen
 
 
-def _check_items(shards: dict[int, Replay], count: int, ids: list[str]) -> dict[str, ItemRecord]:
-    """Every record by id: each item in its own shard, once, none missing."""
-    owner: dict[str, Replay] = {}
-    records: dict[str, ItemRecord] = {}
+def _check_items(shards: dict[int, Shard], count: int, ids: list[str]) -> None:
+    """Each item in its own shard, once, none missing."""
+    owner: dict[str, Shard] = {}
     for i, r in sorted(shards.items()):
         expected = set(ids[i::count])
-        for rec in r.records:
-            if rec.id in owner:
-                raise ReplayError(f"item {rec.id!r} is in both {owner[rec.id].path} and "
+        for rec_id in r.ids:
+            if rec_id in owner:
+                raise ReplayError(f"item {rec_id!r} is in both {owner[rec_id].path} and "
                                   f"{r.path} (overlapping shards)")
-            if rec.id not in expected:
-                raise ReplayError(f"{r.path}: item {rec.id!r} does not belong to shard {i} "
+            if rec_id not in expected:
+                raise ReplayError(f"{r.path}: item {rec_id!r} does not belong to shard {i} "
                                   f"of {count} of this task's selection")
-            owner[rec.id], records[rec.id] = r, rec
+            owner[rec_id] = r
     for i, r in sorted(shards.items()):
-        lacking = [x for x in ids[i::count] if x not in records]
+        lacking = [x for x in ids[i::count] if x not in owner]
         if lacking:
             more = f" and {len(lacking) - 3} more" if len(lacking) > 3 else ""
             raise ReplayError(f"{r.path}: shard {i} of {count} lacks {len(lacking)} item(s): "
                               f"{', '.join(lacking[:3])}{more}")
-    return records
 
 
-def _header(shards: dict[int, Replay], of: int) -> CompleteHeader:
+def _header(shards: dict[int, Shard], of: int) -> CompleteHeader:
     """Shard 0's header for the whole run: no `shard`, n = every item, the earliest
     start, the longest load; where each part came from goes under notes."""
     heads = [shards[i].header for i in sorted(shards)]
@@ -144,9 +171,18 @@ def _header(shards: dict[int, Replay], of: int) -> CompleteHeader:
     return CompleteHeader.model_validate(meta)
 
 
-def merge_shards(replays: list[Replay], ids_of: Callable[[int], list[str]]
-                 ) -> tuple[CompleteHeader, list[ItemRecord], EndV1]:
-    """The whole run's header, records in task order, and end line. `ids_of(of)` gives
+class Merge(NamedTuple):
+    """A checked merge: the whole run's header, its ids in task order, its end line, and
+    the shards by index (item `ids[k]` is in shard `k % len(shards)`)."""
+
+    header: CompleteHeader
+    ids: list[str]
+    end: EndV1
+    shards: dict[int, Shard]
+
+
+def merge_shards(replays: list[Shard], ids_of: Callable[[int], list[str]]) -> Merge:
+    """Check that the shards make one run (see the module docstring). `ids_of(of)` gives
     the ids of the run's selection of `of` items, in task order."""
     if not replays:
         raise ReplayError("replays: no shard replay to merge (replays=[a.jsonl,b.jsonl] or "
@@ -157,26 +193,36 @@ def merge_shards(replays: list[Replay], ids_of: Callable[[int], list[str]]
     if len(ids) != of:
         raise ReplayError(f"{replays[0].path}: the shards split {of} item(s), the task "
                           f"selects {len(ids)} now")
-    records = _check_items(shards, count, ids)
+    _check_items(shards, count, ids)
     ends = [r.end for r in shards.values() if r.end is not None]
     end = EndV1(ended=max(e.ended for e in ends), items=of,
                 wall_seconds=max(e.wall_seconds for e in ends))
-    return _header(shards, of), [records[i] for i in ids], end
+    return Merge(_header(shards, of), ids, end, shards)
 
 
-def write_merged(path: Path, header: CompleteHeader, records: list[ItemRecord],
-                 end: EndV1) -> None:
-    """The merged replay, written whole to a temporary name and renamed into place."""
+def _line(obj: dict[str, Any]) -> str:
+    # a lone surrogate (which UTF-8 cannot encode; a shard may carry one as a \u escape)
+    # is written as the same escape, so nothing is lost
+    return escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n"
+
+
+def write_merged(path: Path, header: CompleteHeader,
+                 records: Iterable[ItemRecord | dict[str, Any]], end: EndV1) -> None:
+    """The merged replay, written line by line to a temporary name and renamed into
+    place (removed if `records` raises: a refused merge leaves nothing). A record is an
+    ItemRecord or its dump (`model_dump(mode="json", exclude_none=True)`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [{"meta": header.as_written()},
-             *(r.model_dump(mode="json", exclude_none=True) for r in records),
-             {"end": end.model_dump(mode="json")}]
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for obj in lines:
-            # a lone surrogate (which UTF-8 cannot encode; a shard may carry one as a \u
-            # escape) is written as the same escape, so nothing is lost
-            f.write(escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(_line({"meta": header.as_written()}))
+            for r in records:
+                f.write(_line(r if isinstance(r, dict)
+                              else r.model_dump(mode="json", exclude_none=True)))
+            f.write(_line({"end": end.model_dump(mode="json")}))
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)

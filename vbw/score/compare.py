@@ -18,8 +18,6 @@ an interval.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -29,7 +27,9 @@ from vbw.score.bootstrap import key_rng
 from vbw.score.metrics import metric_columns, paired_delta
 from vbw.score.model import METRICS, Delta
 from vbw.score.paired import ALPHA, POWER
+from vbw.score.digest import NO_TEXT
 from vbw.score.states import ItemStates
+from vbw.score.stream import Scored
 from vbw.task.arms import Arm
 
 # which way is worse, per metric: a drop in validity or accuracy, a rise in wrong-but-valid
@@ -98,37 +98,6 @@ class CompareReport(_M):
     comparisons: list[ReplayComparison]
 
 
-NO_TEXT = b""  # the digest cell of an arm without a text
-
-
-def text_digest(text: str | None) -> bytes:
-    """16 bytes that are equal exactly when two texts are (a collision is 2**-128)."""
-    if text is None:
-        return NO_TEXT
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-def digest_rows(ids: list[str], arms: list[Arm],
-                digests: Mapping[str, Mapping[str, bytes]]) -> np.ndarray:
-    """(item, arm) digests in `ids` order, as one array (16 bytes a cell, no objects)."""
-    out = np.full((len(ids), len(arms)), NO_TEXT, dtype="S16")
-    for row, item_id in enumerate(ids):
-        held = digests.get(item_id, {})
-        for col, arm in enumerate(arms):
-            out[row, col] = held.get(arm.key, NO_TEXT)
-    return out
-
-
-class Scored(BaseModel):
-    """One replay as scored on the compared arms: its states and, per (item, arm) of
-    `states`, the digest of its text (for identity), never the texts: a comparison of
-    1,000 replays holds 16 bytes per generation."""
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
-    side: ReplaySide
-    states: ItemStates
-    digests: np.ndarray  # (len(states.ids), len(states.arms)), dtype S16
-
-
 def pair_key(arm: str, sha_from: str, sha_to: str) -> str:
     """The key of one (arm, replay pair)'s bootstrap stream."""
     return f"compare {arm}: {sha_from} -> {sha_to}"
@@ -150,12 +119,18 @@ def _rows(states: ItemStates, ids: list[str]) -> np.ndarray:
     return np.array([where[i] for i in ids], dtype=np.int64)
 
 
-def _arm_pair(a: Scored, b: Scored, arm: Arm, ids: list[str], seed: int,
-              resamples: int) -> ArmPair:
+def _digests(s: Scored) -> np.ndarray:
+    if s.digests is None:
+        raise ValueError("compare needs the replays scored with digests=True")
+    return s.digests
+
+
+def _arm_pair(a: Scored, b: Scored, shas: tuple[str, str], arm: Arm, ids: list[str],
+              seed: int, resamples: int) -> ArmPair:
     rows_a, rows_b = _rows(a.states, ids), _rows(b.states, ids)
     cols_a = metric_columns(a.states, a.states.arms.index(arm))
     cols_b = metric_columns(b.states, b.states.arms.index(arm))
-    rng = key_rng(seed, pair_key(arm.key, a.side.sha256, b.side.sha256))
+    rng = key_rng(seed, pair_key(arm.key, *shas))
     metrics = {}
     for m in METRICS:
         if m in cols_a:
@@ -163,32 +138,35 @@ def _arm_pair(a: Scored, b: Scored, arm: Arm, ids: list[str], seed: int,
             metrics[m] = MetricPair(rate_from=float(x.mean()) if ids else 0.0,
                                     rate_to=float(y.mean()) if ids else 0.0,
                                     delta=paired_delta(x, y, rng, resamples))
-    da = a.digests[rows_a, a.states.arms.index(arm)]
-    db = b.digests[rows_b, b.states.arms.index(arm)]
+    da = _digests(a)[rows_a, a.states.arms.index(arm)]
+    db = _digests(b)[rows_b, b.states.arms.index(arm)]
     same = int(np.count_nonzero((da != NO_TEXT) & (da == db)))
     return ArmPair(identical=same, identical_share=same / len(ids) if ids else 0.0,
                    metrics=metrics)
 
 
-def build_comparison(scored: list[Scored], arms: list[Arm], *, task: str, label: str,
-                     selected: list[str], task_hash: str, task_check: str,
-                     arms_left_out: dict[str, list[str]], seed: int,
+def build_comparison(sides: list[ReplaySide], scored: list[Scored], arms: list[Arm], *,
+                     task: str, label: str, selected: list[str], task_hash: str,
+                     task_check: str, arms_left_out: dict[str, list[str]], seed: int,
                      resamples: int) -> CompareReport:
-    """Pair the replays on the items scored in all of them and compare each to the first."""
+    """Pair the replays (each its side in the report and its scoring, vbw.score.stream,
+    with digests) on the items scored in all of them and compare each to the first."""
     common = set(scored[0].states.ids)
     for s in scored[1:]:
         common &= set(s.states.ids)
     ids = [i for i in scored[0].states.ids if i in common]
     comparisons = []
     ref = scored[0]
-    for other in scored[1:]:
-        pairs = {arm.key: _arm_pair(ref, other, arm, ids, seed, resamples) for arm in arms}
-        comparisons.append(ReplayComparison(from_=ref.side.label, to=other.side.label,
+    for side, other in zip(sides[1:], scored[1:]):
+        shas = (sides[0].sha256, side.sha256)
+        pairs = {arm.key: _arm_pair(ref, other, shas, arm, ids, seed, resamples)
+                 for arm in arms}
+        comparisons.append(ReplayComparison(from_=sides[0].label, to=side.label,
                                             arms=pairs))
     return CompareReport(task=task, correctness_label=label, n=len(ids),
-                         n_task=len(selected), replays=[s.side for s in scored],
+                         n_task=len(selected), replays=sides,
                          arms=[a.key for a in arms], arms_left_out=arms_left_out,
-                         left_out=_left_out(selected, common, [s.side for s in scored]),
+                         left_out=_left_out(selected, common, sides),
                          task_hash=task_hash, task_check=task_check,
                          bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
                                     "method": "percentile"},

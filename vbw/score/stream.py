@@ -12,6 +12,11 @@ does not have; no selected item held; an item whose row cannot be built (the fir
 task order); a task check problem (the Audit re-run in task order, for its exact words);
 an item lacking an arm (the first in task order). Items are reported in task order
 whatever the order of the file.
+
+Every mode that scores a replay goes through `score_stream` and gets its `Scored`: replay
+and live scoring (vbw.modes.scoring), merge (which scores the merged replay the same way)
+and compare, which asks for the digests of the texts (to count identical generations) and
+shares one `SharedAudit` between its replays, so the task checks run once per item.
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.format import EndV1
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
+from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.states import ItemStates, arm_states, no_arm_message
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
-from vbw.task.runner import Task
+from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
 
@@ -40,20 +46,50 @@ class Timing(NamedTuple):
 
 
 class Scored(NamedTuple):
+    """One replay, scored: the per-item outcome every mode reads."""
+
     audit: Audit  # the task checks on the held items (findings are the caller's to warn of)
     states: ItemStates
     missing: list[str]  # selected task items the replay lacks
     n_task: int  # items selected from the task
     timings: list[Timing]
     end: EndV1 | None
+    # with `digests=True`: per row of `states`, each arm's text digest (vbw.score.digest);
+    # 16 bytes a generation, never the texts
+    digests: np.ndarray | None = None
+
+
+class SharedAudit:
+    """The task checks over the items of several replays, each item once, in task order
+    however the replays hold them: what `audit` gives on the union of their items."""
+
+    def __init__(self, task: Task, n: int | None) -> None:
+        self.task, self.n = task, n
+        self.auditor = Auditor(task)
+        self.seen = np.zeros(len(task.ids(n)), dtype=bool)
+
+    def add(self, item: Item, pos: int) -> None:
+        if not self.seen[pos]:
+            self.seen[pos] = True
+            self.auditor.add(item, pos)
+
+    def result(self) -> Audit:
+        """The Audit; a problem stops the run, in the words `audit` finds in task order."""
+        result = self.auditor.result()
+        if result.problems:
+            selected = self.task.ids(self.n)
+            held = {selected[i] for i in np.flatnonzero(self.seen)}
+            raise ConfigError(first_error(audit(self.task, self.task.items(self.n,
+                                                                           only=held))))
+        return result
 
 
 class _Pass:
     """What one pass over the records gathers, indexed by position among the selected."""
 
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
-                 check: bool = True) -> None:
-        self.task, self.arms, self.check = task, arms, check
+                 shared: SharedAudit | None = None, digests: bool = False) -> None:
+        self.task, self.arms, self.shared = task, arms, shared
         self.position: dict[str, list[int]] = {}
         for i, item_id in enumerate(selected):
             self.position.setdefault(item_id, []).append(i)
@@ -62,6 +98,7 @@ class _Pass:
         self.scored = np.zeros(n, dtype=bool)
         self.valid = np.zeros((n, len(arms)), dtype=np.int8)
         self.right = np.zeros((n, len(arms)), dtype=bool)
+        self.digests = np.full((n, len(arms)), NO_TEXT, dtype="S16") if digests else None
         self.excluded: dict[int, str] = {}
         self.stray: list[str] = []
         self.timings: list[Timing] = []
@@ -83,15 +120,17 @@ class _Pass:
         self.held[pos] = True
         if rec.unsupported:
             self.excluded[pos] = rec.unsupported
-            return
+            if self.shared is None:  # a shared audit checks every held item, as compare did
+                return
         try:
             item = self.task.item(pos, rec.id)
         except VbwError as e:  # a row the task cannot build: the first in task order stops
             if self.bad_row is None or pos < self.bad_row[0]:
                 self.bad_row = (pos, e)
             return
-        if self.check:
-            self.auditor.add(item, pos)
+        (self.shared or self.auditor).add(item, pos)
+        if rec.unsupported:
+            return
         lacking = next((a.key for a in self.arms if a.key not in rec.texts), None)
         if lacking is not None:
             if self.no_arm is None or pos < self.no_arm[0]:
@@ -99,6 +138,8 @@ class _Pass:
             return
         vrow, rrow = arm_states(self.task, item, rec.texts, self.arms, self.validators)
         self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
+        if self.digests is not None:
+            self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in self.arms]
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -122,7 +163,7 @@ def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str
               path: str, records: int, err: TextIO) -> list[str]:
     """Replay ids the task does not have (`stray`, beyond the selection) are an error
     unless `n`/`first` explains them; selected items not `held` are a warning. Returns the
-    missing ids. Shared by streamed scoring and mode=compare."""
+    missing ids."""
     if stray:
         everywhere = set(task.ids(None, all_rows=True))
         unknown = [i for i in stray if i not in everywhere]
@@ -156,35 +197,33 @@ def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
 
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
                  err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
-                 check: bool = True,
-                 keep: Callable[[ScoredRecord], None] | None = None) -> Scored:
+                 shared: SharedAudit | None = None, digests: bool = False) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
-    selection (a shard job's replay holds its shard of the items only). `check=False`
-    leaves the task checks to the caller (mode=compare runs them once over every
-    replay's items); `keep` sees each record as it passes (what a caller needs of the
-    texts, e.g. their digests, without holding them)."""
+    selection (a shard job's replay holds its shard of the items only). `shared` takes
+    the task checks (mode=compare runs them once over every replay's items, then calls
+    `shared.result()`; `Scored.audit` is then empty); `digests` keeps each scored text's
+    digest in `Scored.digests`."""
     selected = task.ids(n) if take is None else take(task.ids(n))
-    p = _Pass(task, selected, arms, check)
+    p = _Pass(task, selected, arms, shared, digests)
     path = str(stream.path)
     for rec in stream.records():
         p.add(rec, path)
-        if keep is not None:
-            keep(rec)
     missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
     if p.bad_row is not None:
         raise p.bad_row[1]
-    # check=False: the auditor saw no item, so its result is an empty Audit (items=0)
-    result = _checked(p, task, n, selected) if check else p.auditor.result()
+    # shared: the own auditor saw no item, so its result is an empty Audit (items=0)
+    result = _checked(p, task, n, selected) if shared is None else p.auditor.result()
     if p.no_arm is not None:
         raise ReplayError(p.no_arm[1])
     end = stream.end
     if stream.header.version == 0 and end is None:
         end = legacy_end(stream.meta_as_written, len(p.timings))
-    return Scored(result, _states(selected, arms, p), missing, len(selected), p.timings, end)
-
-
-def _states(selected: list[str], arms: list[Arm], p: _Pass) -> ItemStates:
     rows = np.flatnonzero(p.scored)
+    return Scored(result, _states(selected, arms, p, rows), missing, len(selected), p.timings,
+                  end, None if p.digests is None else p.digests[rows])
+
+
+def _states(selected: list[str], arms: list[Arm], p: _Pass, rows: np.ndarray) -> ItemStates:
     excluded = sorted(p.excluded)
     return ItemStates(ids=[selected[i] for i in rows], arms=list(arms), valid=p.valid[rows],
                       right=p.right[rows], excluded=[selected[i] for i in excluded],

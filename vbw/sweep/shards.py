@@ -8,13 +8,14 @@ writes its merges, are skipped). The merged replay is written to the run folder 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from vbw.errors import ReplayError
-from vbw.replay import read_replay
-from vbw.replay.format import ItemRecord, Replay
 from vbw.replay.header import CompleteHeader
-from vbw.replay.merge import merge_shards, write_merged
+from vbw.replay.joined import joined
+from vbw.replay.merge import merge_shards, read_shard, write_merged
 from vbw.task.arms import parse_arm
 from vbw.task.runner import Task
 
@@ -50,40 +51,46 @@ def shard_paths(entries: list[str] | None, cwd: Path) -> list[Path]:
     return out
 
 
-def _same_prompts(task: Task, header: CompleteHeader, records: list[ItemRecord],
-                  replays: list[Replay]) -> None:
-    """Every item's recorded prompt_hash is the one the task gives it now, so no shard was
-    generated from other prompts. Checked when the shards' task hash is the task's (a
-    changed task is the task-hash check's to refuse, or allow, when the merge is scored)."""
-    if header.task_hash != task.generation_hash():
-        return
+def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
+                  records: Iterator[tuple[int, dict[str, Any]]],
+                  paths: list[str]) -> Iterator[dict[str, Any]]:
+    """The records, each checked as it passes: its recorded prompt_hash is the one the
+    task gives it now, so no shard was generated from other prompts. Checked when the
+    shards' task hash is the task's (a changed task is the task-hash check's to refuse, or
+    allow, when the merge is scored). `records` come in `ids` order (task order), so the
+    item named is the first in task order, as when every item was built at once."""
+    check = header.task_hash == task.generation_hash()
     arms = [parse_arm(k) for k in header.arms or []]
-    items = {it.id: it for it in task.items(header.n)}
-    where = {rec.id: r.path for r in replays for rec in r.records}
-    for rec in records:
-        if rec.prompt_hash is None or rec.id not in items:
-            continue
-        want = task.prompt_hash(items[rec.id], arms)
-        if rec.prompt_hash != want:
-            raise ReplayError(f"{where[rec.id]}: item {rec.id}: prompt_hash is "
-                              f"{rec.prompt_hash[:16]}..., the task's prompts hash to "
-                              f"{want[:16]}...: the shard was generated from other prompts "
-                              "and cannot be merged")
+    for k, (shard, rec) in enumerate(records):
+        if check and rec.get("prompt_hash") is not None:
+            want = task.prompt_hash(task.item(k, ids[k]), arms)
+            if rec["prompt_hash"] != want:
+                raise ReplayError(f"{paths[shard]}: item {ids[k]}: prompt_hash is "
+                                  f"{rec['prompt_hash'][:16]}..., the task's prompts hash "
+                                  f"to {want[:16]}...: the shard was generated from other "
+                                  "prompts and cannot be merged")
+        yield rec
 
 
 def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
                   out_dir: Path) -> Path:
     """Merge the shards into out_dir/replay.jsonl; return its path. `n`, if given, must
-    be the run's (the shards record how many items the whole run selected)."""
-    replays = [read_replay(p) for p in shard_paths(entries, cwd)]
-    header, records, end = merge_shards(replays, lambda of: task.ids(of))
+    be the run's (the shards record how many items the whole run selected). Each shard is
+    read through twice, never held (vbw.replay.merge)."""
+    replays = [read_shard(p) for p in shard_paths(entries, cwd)]
+    merge = merge_shards(replays, lambda of: task.ids(of))
+    header = merge.header
     if n is not None and n != header.n:
         raise ReplayError(f"n={n}, but the shards are of a run of {header.n} item(s); "
                           f"pass n={header.n} or leave n out")
-    _same_prompts(task, header, records, replays)
+    paths = [merge.shards[i].path for i in sorted(merge.shards)]
+    records = _same_prompts(task, header, merge.ids,
+                            joined([Path(p) for p in paths], merge.ids), paths)
     path = out_dir / "replay.jsonl"
     if path.resolve() in {Path(r.path).resolve() for r in replays}:
+        for _ in records:  # a shard of other prompts is the first refusal, as it was
+            pass
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
                           "merge its own hydra.run.dir")
-    write_merged(path, header, records, end)
+    write_merged(path, header, records, merge.end)
     return path

@@ -247,7 +247,8 @@ def first_error(a: Audit, check_mode: bool = False) -> str:
 def audit_or_fail(task: Task, items: list[Item], err: TextIO | None) -> Audit:
     """The task checks before a run scores or generates: problems (scoring is impossible)
     stop the run; heuristic findings are warnings, printed to `err` unless it is None.
-    Shared by mode=live (vbw.modes.live) and mode=compare (vbw.modes.compare)."""
+    Used by mode=live (vbw.modes.live); replays are checked as they are scored
+    (vbw.score.stream)."""
     result = audit(task, items)
     if result.problems:
         raise ConfigError(first_error(result))

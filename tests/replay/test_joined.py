@@ -1,0 +1,63 @@
+"""The merged replay's lines (vbw.replay.joined): each written as the ItemRecord model
+dumps it, whether passed on as decoded or through the model, and read from the shards in
+task order whatever order a shard holds them in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vbw.replay.format import ItemRecord
+from vbw.replay.joined import as_dumped, joined
+
+PLAIN = {"id": "a", "arms": {"x": {"text": "t", "seconds": 1.5, "compile_seconds": 0.0,
+                                   "n_tokens": 3, "finish_reason": "stop"}},
+         "item_seconds": 2.0, "prompt_hash": "h"}
+SHAPES = {
+    "as vbw writes it": PLAIN,
+    "an int where the model keeps a float": {"id": "a", "arms": {"x": {"text": "t",
+                                             "seconds": 1, "compile_seconds": 0}}},
+    "a float where the model keeps an int": {"id": "a", "arms": {"x": {"n_tokens": 3.0}}},
+    "keys in another order": {"arms": {"x": {"seconds": 1.5, "text": "t"}}, "id": "a"},
+    "explicit nulls": {"id": "a", "arms": {"x": {"text": None, "ttft_seconds": None}},
+                       "prompt_hash": None},
+    "defaults left out": {"id": "a", "arms": {"x": {"text": "t"}}},
+    "not a finite number": {"id": "a", "arms": {"x": {"text": "t", "seconds": float("nan"),
+                                                      "compile_seconds": 0.0}}},
+    "interventions": {"id": "a", "arms": {"x": {"text": "t", "seconds": 0.0,
+                                                "compile_seconds": 0.0, "interventions": [
+                                                    {"pos": 0, "char": 0, "wanted": "a",
+                                                     "forced": "b", "lp_wanted": -0.1,
+                                                     "lp_forced": -2.0}]}}},
+    "a lone surrogate": {"id": "a", "arms": {"x": {"text": "a\ud800", "seconds": 0.0,
+                                                   "compile_seconds": 0.0}}},
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_line_is_written_as_the_model_dumps_it(shape: str) -> None:
+    obj = json.loads(json.dumps(SHAPES[shape]))
+    want = ItemRecord.model_validate(obj).model_dump(mode="json", exclude_none=True)
+    got = as_dumped(obj)
+    assert json.dumps(got) == json.dumps(want)
+
+
+def test_the_plain_shape_is_passed_on_without_the_model() -> None:
+    obj = json.loads(json.dumps(PLAIN))
+    assert as_dumped(obj) is obj
+
+
+def test_lines_come_in_task_order_whatever_a_shard_holds(tmp_path: Path) -> None:
+    ids = [f"i{k}" for k in range(7)]
+    orders = [[0, 2, 4, 6], [5, 3, 1]]  # shard 1 holds its items backwards
+    paths = []
+    for i, order in enumerate(orders):
+        lines = [{"meta": {}}, *({"id": ids[k], "arms": {"x": {"text": ids[k]}}}
+                                 for k in order), {"end": {}}]
+        paths.append(tmp_path / f"s{i}.jsonl")
+        paths[-1].write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"id": "i',
+                             encoding="utf-8")  # and ends in a torn line
+    got = [(i, rec["id"], rec["arms"]["x"]["text"]) for i, rec in joined(paths, ids)]
+    assert got == [(k % 2, ids[k], ids[k]) for k in range(7)]

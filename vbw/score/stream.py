@@ -26,6 +26,8 @@ from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.format import EndV1
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
+from vbw.score.interventions import empty_rows, event_row
+from vbw.score.landing import answer_steps
 from vbw.score.states import ItemStates, arm_states, no_arm_message
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
@@ -62,6 +64,8 @@ class _Pass:
         self.scored = np.zeros(n, dtype=bool)
         self.valid = np.zeros((n, len(arms)), dtype=np.int8)
         self.right = np.zeros((n, len(arms)), dtype=bool)
+        self.events = empty_rows(n, len(arms))  # interventions (vbw.score.interventions)
+        self.steps = answer_steps(task.spec.extract.json_.path)
         self.excluded: dict[int, str] = {}
         self.stray: list[str] = []
         self.timings: list[Timing] = []
@@ -99,6 +103,8 @@ class _Pass:
             return
         vrow, rrow = arm_states(self.task, item, rec.texts, self.arms, self.validators)
         self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
+        if rec.interventions:
+            self.events[pos] = event_row(rec.texts, rec.interventions, self.arms, self.steps)
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -188,4 +194,5 @@ def _states(selected: list[str], arms: list[Arm], p: _Pass) -> ItemStates:
     excluded = sorted(p.excluded)
     return ItemStates(ids=[selected[i] for i in rows], arms=list(arms), valid=p.valid[rows],
                       right=p.right[rows], excluded=[selected[i] for i in excluded],
-                      excluded_reasons={selected[i]: p.excluded[i] for i in excluded})
+                      excluded_reasons={selected[i]: p.excluded[i] for i in excluded},
+                      events=p.events[rows])

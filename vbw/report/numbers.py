@@ -27,3 +27,13 @@ def size(x: float) -> str:
 def pct(x: float) -> str:
     """A rate as a percentage: `38.1%`."""
     return f"{100 * x:.1f}%"
+
+
+def ratio(x: float) -> str:
+    """A mean count, e.g. interventions per item: `1.25`."""
+    return f"{x:.2f}"
+
+
+def share(x: float | None) -> str:
+    """A share that may be undefined (no denominator): `38.1%` or `n/a`."""
+    return "n/a" if x is None else pct(x)

@@ -11,6 +11,8 @@ at zero, so they stay byte-identical.
 
 from __future__ import annotations
 
+import math
+
 
 def pts(x: float) -> str:
     """A difference of rates in points with its sign: `+5.5`, `-0.5`; whatever rounds to
@@ -37,3 +39,8 @@ def ratio(x: float) -> str:
 def share(x: float | None) -> str:
     """A share that may be undefined (no denominator): `38.1%` or `n/a`."""
     return "n/a" if x is None else pct(x)
+
+
+def prob(logprob: float) -> str:
+    """A log-probability as a probability, three significant digits: `0.779`, `1.2e-05`."""
+    return f"{math.exp(logprob):.3g}" if logprob == logprob else "nan"

@@ -133,3 +133,24 @@ def html_view(r: Report) -> dict[str, Any] | None:
     return {"title": TITLE, "what": WHAT, "head": HEAD, "missing": not_recorded_line(r),
             "arms": arm_rows(r), "outcomes": outcome_rows(r), "flips_note": FLIPS,
             "flips": flip_lines(r)}
+
+
+def side_by_side(by_run: dict[str, dict[str, ArmInterventions]], runs: str,
+                 column: str) -> list[str]:
+    """report.md lines comparing runs (compared replays, sweep jobs) arm by arm: a row per
+    (arm, run), or one line when no run recorded any; `runs` names them in that line,
+    `column` in the table's header."""
+    arms = list(dict.fromkeys(k for per in by_run.values() for k in per))
+    if not arms:
+        return []
+    if not any(a.recorded for per in by_run.values() for a in per.values()):
+        return ["", f"{TITLE}: {NOT_RECORDED} in any {runs} (no record has an "
+                "interventions field)."]
+    out = ["", f"## {TITLE} ({WHAT})", "", f"| arm | {column} | " + " | ".join(HEAD) + " |",
+           "|---|---|---|---|---|---|"]
+    for key in arms:
+        for run, per in by_run.items():
+            if key in per:
+                row = cells(per[key].all)
+                out.append(_md_row([code(key, in_table=True), code(run, in_table=True)], row))
+    return out

@@ -26,8 +26,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from vbw.score.bootstrap import key_rng
+from vbw.score.interventions import summarise
 from vbw.score.metrics import metric_columns, paired_delta
-from vbw.score.model import METRICS, Delta
+from vbw.score.model import METRICS, ArmInterventions, Delta
 from vbw.score.paired import ALPHA, POWER
 from vbw.score.states import ItemStates
 from vbw.task.arms import Arm
@@ -96,6 +97,8 @@ class CompareReport(_M):
     bootstrap: dict[str, Any]
     test: dict[str, Any]
     comparisons: list[ReplayComparison]
+    # replay label -> enforced arm -> its interventions over the paired items (issue 19)
+    interventions: dict[str, dict[str, ArmInterventions]] = {}
 
 
 NO_TEXT = b""  # the digest cell of an arm without a text
@@ -186,6 +189,7 @@ def build_comparison(scored: list[Scored], arms: list[Arm], *, task: str, label:
         comparisons.append(ReplayComparison(from_=ref.side.label, to=other.side.label,
                                             arms=pairs))
     return CompareReport(task=task, correctness_label=label, n=len(ids),
+                         interventions={s.side.label: _interventions(s, ids) for s in scored},
                          n_task=len(selected), replays=[s.side for s in scored],
                          arms=[a.key for a in arms], arms_left_out=arms_left_out,
                          left_out=_left_out(selected, common, [s.side for s in scored]),
@@ -193,6 +197,14 @@ def build_comparison(scored: list[Scored], arms: list[Arm], *, task: str, label:
                          bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
                                     "method": "percentile"},
                          test=TEST, comparisons=comparisons)
+
+
+def _interventions(s: Scored, ids: list[str]) -> dict[str, ArmInterventions]:
+    """One replay's per-arm intervention summary over the paired items (no flips: they
+    belong to a report's headline comparisons)."""
+    rows, st = _rows(s.states, ids), s.states
+    events = None if st.events is None else st.events[rows]
+    return summarise(events, st.arms, st.valid[rows], st.right[rows], [])
 
 
 def worse(report: CompareReport, gates: list[tuple[str, str]]) -> list[str]:

@@ -154,3 +154,12 @@ def side_by_side(by_run: dict[str, dict[str, ArmInterventions]], runs: str,
                 row = cells(per[key].all)
                 out.append(_md_row([code(key, in_table=True), code(run, in_table=True)], row))
     return out
+
+
+def summary_text(a: ArmInterventions) -> str:
+    """One arm's overall summary in one plain-text phrase (the sweep's HTML cell)."""
+    if a.all is None:
+        return f"interventions {NOT_RECORDED}"
+    hit, per_item, values, answer = cells(a.all)
+    return (f"interventions: {hit} items, {per_item} per item, {values} in values, "
+            f"{answer} in the answer value")

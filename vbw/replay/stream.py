@@ -15,7 +15,9 @@ vbw and the predecessor write: exactly the types pydantic keeps as they are. Any
 else (a coercible value such as `"n_tokens": 3.0`, a wrong type, an unknown key) goes
 through the pydantic model, which either coerces it as before or raises the error
 message it always raised. So the fast path can only accept what the model accepts, with
-the same values.
+the same values. Recorded interventions are checked the same way, entry by entry (a
+line without them costs one dict lookup per arm more); scoring keeps of each only its
+`char` and the length of its forced text (ScoredRecord.interventions).
 """
 
 from __future__ import annotations
@@ -185,6 +187,7 @@ class ReplayStream:
             rec: Any = None if full else _light(obj)
             if rec is None:
                 rec = validate_model(ItemRecord, obj, self.path, lineno, "")
+                rec = rec if full else as_scored(rec)  # (a ScoredRecord has the texts)
             arm_keys = rec.arms if full else rec.texts
             if rec.id in seen:
                 raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")

@@ -32,7 +32,7 @@ def events_for(i: int, text: str) -> list[dict[str, Any]]:
     runs = list(_DIGITS.finditer(text))
     if i % 2 == 0 and runs:
         at = runs[-1].start()
-        out.append({"pos": len(out) + 3, "char": at, "wanted": "<b>&x",
+        out.append({"pos": len(out) + 3, "char": at, "wanted": "<img src=x onerror=window.pwned=5>",
                     "forced": text[at], "lp_wanted": -0.5, "lp_forced": -1.0 - i / 10})
     return out
 

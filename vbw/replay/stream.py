@@ -81,7 +81,7 @@ def _light_arm(a: Any) -> bool:
             and all(a.get(k) is None or type(a.get(k)) is str
                     for k in ("reuses", "unsupported_schema"))
             and type(a.get("redacted")) in (type(None), bool)
-            and _light_events(a.get("interventions")))
+            and ((events := a.get("interventions")) is None or _light_events(events)))
 
 
 def _light_event(e: Any) -> bool:
@@ -97,7 +97,7 @@ def _light_event(e: Any) -> bool:
 
 
 def _light_events(events: Any) -> bool:
-    return events is None or (type(events) is list and all(map(_light_event, events)))
+    return type(events) is list and all(map(_light_event, events))
 
 
 def _spans(arms: dict[str, Any]) -> dict[str, Spans] | None:
@@ -120,10 +120,13 @@ def _light(obj: Any) -> ScoredRecord | None:
         return None
     unsupported = next((a["unsupported_schema"] for a in arms.values()
                         if a.get("unsupported_schema")), None)
+    spans = None
+    for a in arms.values():
+        if "interventions" in a:
+            spans = _spans(arms)
+            break
     return ScoredRecord(item_id, {k: a.get("text") for k, a in arms.items()}, unsupported,
-                        None if secs is None else float(secs),
-                        _spans(arms) if any("interventions" in a for a in arms.values())
-                        else None)
+                        None if secs is None else float(secs), spans)
 
 
 def as_scored(rec: ItemRecord) -> ScoredRecord:

@@ -27,8 +27,9 @@ With duplicate member names every
 occurrence at the path is marked (Python's json keeps the last; a hostile text's
 concern, not a model's).
 
-Time: one regex tokeniser pass over the object (linear, C speed per token, no recursion,
-O(1) work per token: the path is compared incrementally), then O(log n) per event.
+Time: one regex tokeniser pass over the object, up to the last event's token (linear, C
+speed per token, no recursion, O(1) work per token: the path is compared incrementally),
+then O(log n) per event.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 import jmespath.exceptions
@@ -46,6 +48,7 @@ import jmespath.parser
 from vbw.task.jsonscan import first_json_span
 
 STRUCTURE, KEY, VALUE = "structure", "key", "value"
+_VALUE, _KEY, _ANSWER = 1, 2, 4  # a segment's code bits
 Step = str | int
 
 # one token per match: whitespace, a string (closed or cut off by the end), a number or
@@ -103,37 +106,40 @@ class _Frame:
 class TextMap:
     """The key and value segments of one text, sorted, with prefix counts (see classify)."""
 
-    def __init__(self, text: str, steps: tuple[Step, ...] | None) -> None:
+    def __init__(self, text: str, steps: tuple[Step, ...] | None, stop: int) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
-        self.values = [0]   # prefix counts over segments: value segments
-        self.keys = [0]
-        self.answers = [0]  # key or value segments inside the answer value
+        self.codes: list[int] = []  # per segment: _VALUE or _KEY, plus _ANSWER
         self.locatable = steps is not None
         span = first_json_span(text)
         if span is None:
             first = text.find("{")
             if first >= 0:
-                self._scan(text, first, len(text), None)
+                self._scan(text, first, len(text), None, stop)
         else:
-            self._scan(text, span[0], span[1], steps)
+            self._scan(text, span[0], span[1], steps, stop)
+        # prefix counts over the segments, for O(log n) per landing on any text
+        self.values = [0, *accumulate(c & _VALUE for c in self.codes)]
+        self.keys = [0, *accumulate((c & _KEY) >> 1 for c in self.codes)]
+        self.answers = [0, *accumulate(c >> 2 for c in self.codes)]
 
-    def _add(self, a: int, b: int, cls: str, answer: bool) -> None:
-        if b <= a:
-            return
-        self.starts.append(a)
-        self.ends.append(b)
-        self.values.append(self.values[-1] + (cls == VALUE))
-        self.keys.append(self.keys[-1] + (cls == KEY))
-        self.answers.append(self.answers[-1] + answer)
+    def _add(self, a: int, b: int, code: int) -> None:
+        if b > a:
+            self.starts.append(a)
+            self.ends.append(b)
+            self.codes.append(code)
 
-    def _scan(self, text: str, start: int, end: int, steps: tuple[Step, ...] | None) -> None:
+    def _scan(self, text: str, start: int, end: int, steps: tuple[Step, ...] | None,
+              stop: int) -> None:
+        """Segments of text[start:end] up to `stop`: a character's class and answer flag
+        depend only on the text before it, so no token starting at `stop` or later can
+        change a landing before it."""
         stack: list[_Frame] = []
         depth_want = -1 if steps is None else len(steps)
-        # the answer value's extent: answer_at is the stack height of the container that
-        # is the answer (its frame carries answer=True), for scalars the segment itself
         for m in _TOKEN.finditer(text, start, end):
             kind, a, b = m.lastgroup, m.start(), m.end()
+            if a >= stop:
+                break
             if kind == "w":
                 continue
             top = stack[-1] if stack else None
@@ -163,28 +169,30 @@ class TextMap:
                         self._reset_ok(stack, steps)
                 continue
             if kind in ("s", "n"):
-                answer = inside or self._here(stack, depth_want)
+                code = _VALUE | (_ANSWER if inside or self._here(stack, depth_want) else 0)
                 if kind == "s":
-                    self._add(a + 1, b - 1 if b - a > 1 and text[b - 1] == '"' else b,
-                              VALUE, answer)
+                    self._add(a + 1, b - 1 if b - a > 1 and text[b - 1] == '"' else b, code)
                 else:
-                    self._add(a, b, VALUE, answer)
+                    self._add(a, b, code)
             if not stack:
                 break  # a top-level scalar is the whole value
 
     def _key(self, text: str, top: _Frame, stack: list[_Frame],
              steps: tuple[Step, ...] | None, a: int, b: int) -> None:
         closed = b - a > 1 and text[b - 1] == '"'
-        self._add(a + 1, b - 1 if closed else b, KEY, top.answer)
+        self._add(a + 1, b - 1 if closed else b, _KEY | (_ANSWER if top.answer else 0))
         top.step, top.ok = None, False
         if steps is not None and closed and len(stack) <= len(steps):
             parent_ok = len(stack) == 1 or stack[-2].ok
             want = steps[len(stack) - 1]
             if parent_ok and isinstance(want, str):
-                try:
-                    top.step = json.loads(text[a:b])
-                except ValueError:
-                    top.step = None
+                if "\\" not in text[a:b]:
+                    top.step = text[a + 1:b - 1]
+                else:
+                    try:
+                        top.step = json.loads(text[a:b])
+                    except ValueError:
+                        top.step = None
                 top.ok = top.step == want
 
     def _reset_ok(self, stack: list[_Frame], steps: tuple[Step, ...] | None) -> None:
@@ -224,7 +232,7 @@ def classify(text: str | None, events: Sequence[tuple[int, int]],
         return []
     if text is None:
         return [Landing(STRUCTURE, False if steps is not None else None) for _ in events]
-    where = TextMap(text, steps)
+    where = TextMap(text, steps, max(c + n for c, n in events) + 1)
     return [where.landing(c, n) for c, n in events]
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from vbw.task.arms import parse_arm
 
 _DIGITS = re.compile(r"[0-9]+")
+PWN = "<img src=x onerror=window.pwned=5>"  # a refused token of markup: must stay text
 
 
 def events_for(i: int, text: str) -> list[dict[str, Any]]:
@@ -32,7 +33,7 @@ def events_for(i: int, text: str) -> list[dict[str, Any]]:
     runs = list(_DIGITS.finditer(text))
     if i % 2 == 0 and runs:
         at = runs[-1].start()
-        out.append({"pos": len(out) + 3, "char": at, "wanted": "<img src=x onerror=window.pwned=5>",
+        out.append({"pos": len(out) + 3, "char": at, "wanted": PWN,
                     "forced": text[at], "lp_wanted": -0.5, "lp_forced": -1.0 - i / 10})
     return out
 

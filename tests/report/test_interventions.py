@@ -12,7 +12,8 @@ from vbw.score.model import (ArmInterventions, Excluded, FlipInterventions,
 KEY = "constrained[ans|wer]"
 
 
-def _counts(items: int, hit: int, total: int, value: int, answer: int | None) -> InterventionCounts:
+def _counts(items: int, hit: int, total: int, value: int,
+            answer: int | None) -> InterventionCounts:
     return InterventionCounts(items=items, with_interventions=hit, interventions=total,
                               per_item=total / items if items else 0.0, in_value=value,
                               in_answer=answer,

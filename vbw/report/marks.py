@@ -24,8 +24,8 @@ from vbw.replay.format import Intervention
 from vbw.report.numbers import prob
 from vbw.score.landing import Step, classify
 
-MAX_MARKS = 500
-MAX_TOKEN_CHARS = 200
+MAX_MARKS = 100  # with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text
+MAX_TOKEN_CHARS = 40
 
 
 class Mark(BaseModel):

@@ -40,7 +40,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import accumulate
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jmespath.exceptions
 import jmespath.parser
@@ -243,13 +243,3 @@ def counts(landings: Sequence[Landing]) -> tuple[int, int, int, int]:
     return (len(landings), sum(x.where == VALUE for x in landings),
             sum(x.where == KEY for x in landings), -1 if unknown else sum(map(bool, answers)))
 
-
-def event_spans(raw: Any) -> list[tuple[int, int]]:
-    """(char, len(forced)) of a list of interventions, as dicts or models."""
-    out = []
-    for e in raw:
-        if isinstance(e, dict):
-            out.append((e["char"], len(e["forced"])))
-        else:
-            out.append((e.char, len(e.forced)))
-    return out

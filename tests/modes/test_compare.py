@@ -249,3 +249,29 @@ def test_arms_schemas_compares_one_schema_s_arms(tmp_path: Path) -> None:
                          "reason_then_constrain[answer]"]
     assert list(r["comparisons"][0]["arms"]) == r["arms"]
     assert "reasoning" not in proc.stdout
+
+
+def test_interventions_per_replay_side_by_side(tmp_path: Path) -> None:
+    """Each replay's per-arm summary over the paired items; an arm one replay did not
+    record says so in its row."""
+    import io
+
+    from tests.interventions_data import with_interventions
+    from vbw.modes.compare import compare_replays
+    from vbw.report.compare import render_compare
+
+    a = with_interventions(SMOL / "outlines.jsonl", tmp_path / "a.jsonl", 20)
+    b = with_interventions(SMOL / "llamacpp.jsonl", tmp_path / "b.jsonl", 20,
+                           unrecorded=["reason_then_constrain[arguments]"])
+    task = load_task(ROOT / "conf/task/bfcl_simple.yaml")
+    r = compare_replays(task, [a, b], ["a.jsonl", "b.jsonl"], kinds=["prompt_json",
+                        "constrained", "reason_then_constrain"], n=20,
+                        allow_task_change=False, seed=1, resamples=10, err=io.StringIO())
+    la, lb = (s.label for s in r.replays)
+    assert set(r.interventions) == {la, lb}
+    mine = r.interventions[la]["constrained[arguments]"].all
+    assert mine.items == r.n and mine.interventions > 0
+    assert not r.interventions[lb]["reason_then_constrain[arguments]"].recorded
+    md = render_compare(r)
+    assert f"| `constrained[arguments]` | `{la}` | {mine.with_interventions} of {r.n} (" in md
+    assert f"| `reason_then_constrain[arguments]` | `{lb}` | not recorded |" in md

@@ -17,13 +17,17 @@ from vbw.task.runner import load_task
 HOSTILE = '<script>alert("x")</script></td>|`'
 
 
-def _job(sweep: Path, name: str, overrides: list[str], code: int, reason: str) -> Path:
+QWEN_GSM8K = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
+
+
+def _job(sweep: Path, name: str, overrides: list[str], code: int, reason: str,
+         replay: Path = QWEN_GSM8K) -> Path:
     d = sweep / name
     cfg = RunConfig.model_validate({
         "model": {"name": "qwen2_5_0_5b"}, "engine": {"name": "outlines"},
         "arms": {"name": "standard", "kinds": ["prompt_json", "constrained"],
                  "max_tokens": {"free": 1, "json": 1, "package": 1}},
-        "mode": "replay", "n": 10, "replay": str(ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl")})
+        "mode": "replay", "n": 10, "replay": str(replay)})
     run(cfg, [load_task(TASK_CONF / "gsm8k.yaml")], d, sweep, io.StringIO(), io.StringIO())
     write_status(d, JobStatus(job=f"job {name}", num=int(name), overrides=overrides,
                               model="qwen2_5_0_5b", engine="outlines", exit_code=code,
@@ -99,3 +103,23 @@ def test_summary_files_escape_hostile_text(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "summary.json").read_text())
     assert data["exit_code"] == 1 and data["rows"][0]["overrides"][1].endswith(HOSTILE)
     assert (tmp_path / "summary.md").read_text() == md
+
+
+def test_interventions_side_by_side(tmp_path: Path) -> None:
+    from tests.interventions_data import with_interventions
+    from vbw.sweep.status import read_status
+
+    replay = with_interventions(QWEN_GSM8K, tmp_path / "iv.jsonl", 10)
+    jobs = [_job(tmp_path / "s", "0", ["task=gsm8k"], 0, "ok", replay),
+            _job(tmp_path / "s", "1", ["task=gsm8k"], 0, "ok")]
+    rows = [r for d in jobs for r in job_rows(d, tmp_path / "s", read_status(d))]
+    report = json.loads((jobs[0] / "report.json").read_text())
+    assert rows[0]["interventions"] == report["interventions"]
+    assert rows[0]["interventions"]["constrained[answer]"]["recorded"] is True
+    assert rows[1]["interventions"]["constrained[answer]"]["recorded"] is False
+    md = write_summary(tmp_path / "s", rows, 0)
+    hit = report["interventions"]["constrained[answer]"]["all"]["with_interventions"]
+    assert f"| `constrained[answer]` | `job 0 gsm8k` | {hit} of 10 (" in md
+    assert "| `constrained[answer]` | `job 1 gsm8k` | not recorded |" in md
+    page = (tmp_path / "s" / "summary.html").read_text()
+    assert f"interventions: {hit} of 10 (" in page and "interventions not recorded" in page

@@ -15,7 +15,9 @@ vbw and the predecessor write: exactly the types pydantic keeps as they are. Any
 else (a coercible value such as `"n_tokens": 3.0`, a wrong type, an unknown key) goes
 through the pydantic model, which either coerces it as before or raises the error
 message it always raised. So the fast path can only accept what the model accepts, with
-the same values.
+the same values. Recorded interventions are checked the same way, entry by entry (a
+line without them costs one dict lookup per arm more); scoring keeps of each only its
+`char` and the length of its forced text (ScoredRecord.interventions).
 """
 
 from __future__ import annotations
@@ -29,23 +31,30 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from vbw.errors import ReplayError
-from vbw.replay.format import ArmRecord, EndV1, ItemRecord
+from vbw.replay.format import ArmRecord, EndV1, Intervention, ItemRecord
 from vbw.replay.header import FORMAT, ReplayHeader
 from vbw.validation import describe
 
 _ITEM_KEYS = frozenset(ItemRecord.model_fields)
 _ARM_KEYS = frozenset(ArmRecord.model_fields)
+_EVENT_KEYS = frozenset(Intervention.model_fields)
+_EVENT_NEEDS = frozenset(k for k, f in Intervention.model_fields.items() if f.is_required())
 _NUM = (int, float)
 _FINISH = (None, "stop", "length")
 
 
+Spans = list[tuple[int, int]]  # per intervention: (char, length of the forced text)
+
+
 class ScoredRecord(NamedTuple):
-    """What scoring needs of an item line: id, text per arm key, exclusion, timing."""
+    """What scoring needs of an item line: id, text per arm key, exclusion, timing, and
+    per arm that recorded them its interventions' spans (an arm absent: not recorded)."""
 
     id: str
     texts: dict[str, str | None]
     unsupported: str | None  # the first arm's unsupported-schema reason, if any
     item_seconds: float | None
+    interventions: dict[str, Spans] | None = None  # None: no arm recorded any
 
 
 def decode(line: bytes) -> Any:
@@ -72,7 +81,30 @@ def _light_arm(a: Any) -> bool:
             and all(a.get(k) is None or type(a.get(k)) is str
                     for k in ("reuses", "unsupported_schema"))
             and type(a.get("redacted")) in (type(None), bool)
-            and a.get("interventions") is None)  # a list goes through the model
+            and ((events := a.get("interventions")) is None or _light_events(events)))
+
+
+def _light_event(e: Any) -> bool:
+    """An intervention in exactly the types Intervention keeps unchanged (a float field
+    given as an int is left to the model, which makes it a float)."""
+    return (type(e) is dict and _EVENT_NEEDS <= e.keys() <= _EVENT_KEYS
+            and type(e["pos"]) is int and e["pos"] >= 0
+            and type(e["char"]) is int and e["char"] >= 0
+            and type(e["wanted"]) is str and type(e["forced"]) is str
+            and type(e["lp_wanted"]) is float and type(e["lp_forced"]) is float
+            and type(e.get("allowed_mass", 0.0)) in (float, type(None))
+            and all(type(e.get(k)) in (int, type(None)) for k in ("wanted_id", "forced_id")))
+
+
+def _light_events(events: Any) -> bool:
+    return type(events) is list and all(map(_light_event, events))
+
+
+def _spans(arms: dict[str, Any]) -> dict[str, Spans] | None:
+    """Per arm that recorded interventions, their (char, len(forced)) spans."""
+    out = {k: [(e["char"], len(e["forced"])) for e in a["interventions"]]
+           for k, a in arms.items() if a.get("interventions") is not None}
+    return out or None
 
 
 def _light(obj: Any) -> ScoredRecord | None:
@@ -88,13 +120,20 @@ def _light(obj: Any) -> ScoredRecord | None:
         return None
     unsupported = next((a["unsupported_schema"] for a in arms.values()
                         if a.get("unsupported_schema")), None)
+    spans = None
+    for a in arms.values():
+        if "interventions" in a:
+            spans = _spans(arms)
+            break
     return ScoredRecord(item_id, {k: a.get("text") for k, a in arms.items()}, unsupported,
-                        None if secs is None else float(secs))
+                        None if secs is None else float(secs), spans)
 
 
 def as_scored(rec: ItemRecord) -> ScoredRecord:
+    spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
+             for k, a in rec.arms.items() if a.interventions is not None}
     return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
-                        rec.item_seconds)
+                        rec.item_seconds, spans or None)
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,

@@ -25,6 +25,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from vbw.replay import ArmRecord, ItemRecord, ReplayHeader
+from vbw.report.marks import ArmMarks, arm_marks
+from vbw.score.landing import answer_steps
 from vbw.score.model import Report
 from vbw.task.arms import Arm
 from vbw.task.jsonscan import first_json_span
@@ -68,6 +70,7 @@ class ArmView(_M):
     span_kind: str | None = None     # "answer" (the extracted candidate) or "json" (the object)
     turns: list[Turn] = []
     unsupported: str | None = None
+    interventions: ArmMarks | None = None  # None: not an enforced arm, or not recorded
 
 
 class ItemView(_M):
@@ -173,10 +176,14 @@ def _arm(task: Task, item: Item, arm: Arm, rec: ArmRecord | None, state: str,
     else:
         span, kind = free_span(task, text, item), "answer"
     span = cut_span(span, text)
+    marks = None
+    if arm.enforced and rec.interventions is not None:
+        marks = arm_marks(text, rec.interventions, answer_steps(task.spec.extract.json_.path),
+                          MAX_TEXT_CHARS)
     return ArmView(state=state, text=cut(text), finish_reason=rec.finish_reason,
                    answer=None if answer is None else spell(answer), span=span,
                    span_kind=kind if span is not None else None,
-                   unsupported=rec.unsupported_schema, turns=turns)
+                   unsupported=rec.unsupported_schema, turns=turns, interventions=marks)
 
 
 def item_view(task: Task, item: Item, arms: list[Arm], record: ItemRecord,

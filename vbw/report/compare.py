@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vbw.report.escape import code, text
 from vbw.report.files import MANIFEST
+from vbw.report.interventions import side_by_side
 from vbw.report.markdown import metric_name
 from vbw.report.numbers import pct
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
@@ -83,6 +84,7 @@ def render_compare(r: CompareReport) -> str:
         out += ["", f"## A = {code(c.from_)}, B = {code(c.to)}", ""]
         out += _table(c, r.correctness_label)
         out += ["", _identical(c.arms, r.n)]
+    out += side_by_side(r.interventions, "compared replay", "replay")
     out += ["", f"Rates over the N paired items. Δ is B − A with its paired 95% bootstrap "
             f"CI ({r.bootstrap['resamples']} resamples, seed {r.bootstrap['seed']}); "
             "\"A only / B only\": items where the metric holds in one replay only. "

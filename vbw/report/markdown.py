@@ -4,6 +4,7 @@ comparison's verdict is vbw.report.verdict's, as in every other report."""
 from __future__ import annotations
 
 from vbw.report.escape import code, text
+from vbw.report.interventions import markdown_lines
 from vbw.report.numbers import pct, size
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.score.model import Comparison, Rate, Report
@@ -97,6 +98,7 @@ def render_markdown(r: Report) -> str:
     widths = ", ".join(f"{code(k)} ±{size((m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]) / 2)} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
+    out += markdown_lines(r)
     checks = check_lines(r)
     if checks:
         out += ["", "## Task check (found on the scored items; scoring went ahead)", "",

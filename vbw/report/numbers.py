@@ -11,6 +11,8 @@ at zero, so they stay byte-identical.
 
 from __future__ import annotations
 
+import math
+
 
 def pts(x: float) -> str:
     """A difference of rates in points with its sign: `+5.5`, `-0.5`; whatever rounds to
@@ -27,3 +29,18 @@ def size(x: float) -> str:
 def pct(x: float) -> str:
     """A rate as a percentage: `38.1%`."""
     return f"{100 * x:.1f}%"
+
+
+def ratio(x: float) -> str:
+    """A mean count, e.g. interventions per item: `1.25`."""
+    return f"{x:.2f}"
+
+
+def share(x: float | None) -> str:
+    """A share that may be undefined (no denominator): `38.1%` or `n/a`."""
+    return "n/a" if x is None else pct(x)
+
+
+def prob(logprob: float) -> str:
+    """A log-probability as a probability, three significant digits: `0.779`, `1.2e-05`."""
+    return f"{math.exp(logprob):.3g}" if logprob == logprob else "nan"

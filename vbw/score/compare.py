@@ -24,8 +24,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from vbw.score.bootstrap import key_rng
+from vbw.score.interventions import summarise
 from vbw.score.metrics import metric_columns, paired_delta
-from vbw.score.model import METRICS, Delta
+from vbw.score.model import METRICS, ArmInterventions, Delta
 from vbw.score.paired import ALPHA, POWER
 from vbw.score.digest import NO_TEXT
 from vbw.score.states import ItemStates
@@ -96,6 +97,8 @@ class CompareReport(_M):
     bootstrap: dict[str, Any]
     test: dict[str, Any]
     comparisons: list[ReplayComparison]
+    # replay label -> enforced arm -> its interventions over the paired items (issue 19)
+    interventions: dict[str, dict[str, ArmInterventions]] = {}
 
 
 def pair_key(arm: str, sha_from: str, sha_to: str) -> str:
@@ -164,6 +167,8 @@ def build_comparison(sides: list[ReplaySide], scored: list[Scored], arms: list[A
         comparisons.append(ReplayComparison(from_=sides[0].label, to=side.label,
                                             arms=pairs))
     return CompareReport(task=task, correctness_label=label, n=len(ids),
+                         interventions={side.label: _interventions(s, ids)
+                                        for side, s in zip(sides, scored)},
                          n_task=len(selected), replays=sides,
                          arms=[a.key for a in arms], arms_left_out=arms_left_out,
                          left_out=_left_out(selected, common, sides),
@@ -171,6 +176,14 @@ def build_comparison(sides: list[ReplaySide], scored: list[Scored], arms: list[A
                          bootstrap={"resamples": resamples, "seed": seed, "level": 0.95,
                                     "method": "percentile"},
                          test=TEST, comparisons=comparisons)
+
+
+def _interventions(s: Scored, ids: list[str]) -> dict[str, ArmInterventions]:
+    """One replay's per-arm intervention summary over the paired items (no flips: they
+    belong to a report's headline comparisons)."""
+    rows, st = _rows(s.states, ids), s.states
+    events = None if st.events is None else st.events[rows]
+    return summarise(events, st.arms, st.valid[rows], st.right[rows], [])
 
 
 def worse(report: CompareReport, gates: list[tuple[str, str]]) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
+from vbw.score.interventions import summarise
 from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
 from vbw.score.paired import ALPHA, mcnemar_p, min_detectable_effect
@@ -124,4 +125,6 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
         excluded=excluded, missing=Missing(n=len(missing), ids=missing), meta=meta,
         source=source, provenance=provenance,
         bootstrap={"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile"},
-        arms=arms, comparisons=comparisons, ledger=ledger)
+        arms=arms, comparisons=comparisons,
+        interventions=summarise(st.events, st.arms, st.valid, st.right, comparisons),
+        ledger=ledger)

@@ -86,6 +86,43 @@ class Comparison(_M):
     flips: Flips
 
 
+class InterventionCounts(_M):
+    """Interventions of one arm's constraint over a group of items that recorded them
+    (vbw.score.interventions; where each landed: vbw.score.landing)."""
+    items: int               # items in the group
+    with_interventions: int  # items with at least one
+    interventions: int
+    per_item: float          # interventions / items (0.0 for no items)
+    in_value: int            # landed in a value (string, number or literal)
+    in_answer: int | None    # landed in the answer value; None: the path is not locatable
+    value_share: float | None   # in_value / interventions; None: no interventions
+    answer_share: float | None  # in_answer / interventions; None: none, or not locatable
+
+
+class FlipInterventions(_M):
+    """A headline comparison's right->wrong flips, by the `to` arm's interventions on the
+    item: in the answer value (the grammar changed the answer itself), in structure only,
+    elsewhere (keys or values off the answer path), none, or not recorded."""
+    from_: str = Field(alias="from")
+    to: str
+    right_to_wrong: int
+    answer_value: int | None  # None: the answer path is not locatable
+    structure_only: int
+    elsewhere: int
+    none: int
+    not_recorded: int
+
+
+class ArmInterventions(_M):
+    """One enforced arm's interventions. `recorded` false: no scored item's record has the
+    field (an older replay, or a backend that cannot tell): not zero, unknown."""
+    recorded: bool
+    not_recorded: int  # scored items whose record lacks the field
+    all: InterventionCounts | None = None
+    by_outcome: dict[str, InterventionCounts] = {}  # right, wrong_but_valid, invalid
+    flips: list[FlipInterventions] = []
+
+
 class Excluded(_M):
     n: int
     ids: list[str]
@@ -124,4 +161,5 @@ class Report(_M):
     task_check: TaskCheck | None = None  # set by vbw.app for a run
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
+    interventions: dict[str, ArmInterventions] = {}  # per enforced arm (issue 19)
     ledger: list[dict[str, str]]

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import ReplayError
 from vbw.replay.format import Replay
+from vbw.score.interventions import empty_rows, event_row
+from vbw.score.landing import answer_steps
 from vbw.task.arms import Arm
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
@@ -29,6 +31,9 @@ class ItemStates(BaseModel):
     right: Any  # np.ndarray[bool] shape (n_items, n_arms)
     excluded: list[str]
     excluded_reasons: dict[str, str]
+    # np.ndarray[int32] (n_items, n_arms, 4): interventions per item and arm
+    # (vbw.score.interventions); None: no record had any
+    events: Any = None
 
     def state(self, i: int, j: int) -> str:
         return _STATES[int(self.valid[i, j]), bool(self.right[i, j])]
@@ -74,6 +79,8 @@ def score_items(task: Task, items: list[Item], replay: Replay, arms: list[Arm]) 
     reasons: dict[str, str] = {}
     valid_rows: list[list[int]] = []
     right_rows: list[list[bool]] = []
+    event_rows: list[np.ndarray] = []
+    steps = answer_steps(task.spec.extract.json_.path)
     for item in items:
         rec = by_id.get(item.id)
         if rec is None:
@@ -85,13 +92,18 @@ def score_items(task: Task, items: list[Item], replay: Replay, arms: list[Arm]) 
         missing_arm = next((arm.key for arm in arms if arm.key not in rec.arms), None)
         if missing_arm is not None:
             raise ReplayError(no_arm_message(replay.path, item.id, missing_arm, rec.arms))
-        vrow, rrow = arm_states(task, item, {k: a.text for k, a in rec.arms.items()}, arms,
-                                validators)
+        texts = {k: a.text for k, a in rec.arms.items()}
+        vrow, rrow = arm_states(task, item, texts, arms, validators)
+        spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
+                 for k, a in rec.arms.items() if a.interventions is not None}
+        event_rows.append(event_row(texts, spans, arms, steps))
         ids.append(item.id)
         valid_rows.append(vrow)
         right_rows.append(rrow)
     shape = (len(ids), len(arms))
     valid = np.array(valid_rows, dtype=np.int8).reshape(shape)
     right = np.array(right_rows, dtype=bool).reshape(shape)
+    events = np.array(event_rows).reshape(shape + (4,)) if event_rows \
+        else empty_rows(*shape)
     return ItemStates(ids=ids, arms=list(arms), valid=valid, right=right,
-                      excluded=excluded, excluded_reasons=reasons)
+                      excluded=excluded, excluded_reasons=reasons, events=events)

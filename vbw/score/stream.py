@@ -32,6 +32,8 @@ from vbw.replay.format import EndV1
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
 from vbw.score.digest import NO_TEXT, text_digest
+from vbw.score.interventions import empty_rows, event_row
+from vbw.score.landing import answer_steps
 from vbw.score.states import ItemStates, arm_states, no_arm_message
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
@@ -99,6 +101,8 @@ class _Pass:
         self.valid = np.zeros((n, len(arms)), dtype=np.int8)
         self.right = np.zeros((n, len(arms)), dtype=bool)
         self.digests = np.full((n, len(arms)), NO_TEXT, dtype="S16") if digests else None
+        self.events = empty_rows(n, len(arms))  # interventions (vbw.score.interventions)
+        self.steps = answer_steps(task.spec.extract.json_.path)
         self.excluded: dict[int, str] = {}
         self.stray: list[str] = []
         self.timings: list[Timing] = []
@@ -140,6 +144,8 @@ class _Pass:
         self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
         if self.digests is not None:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in self.arms]
+        if rec.interventions:
+            self.events[pos] = event_row(rec.texts, rec.interventions, self.arms, self.steps)
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -227,4 +233,5 @@ def _states(selected: list[str], arms: list[Arm], p: _Pass, rows: np.ndarray) ->
     excluded = sorted(p.excluded)
     return ItemStates(ids=[selected[i] for i in rows], arms=list(arms), valid=p.valid[rows],
                       right=p.right[rows], excluded=[selected[i] for i in excluded],
-                      excluded_reasons={selected[i]: p.excluded[i] for i in excluded})
+                      excluded_reasons={selected[i]: p.excluded[i] for i in excluded},
+                      events=p.events[rows])

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from vbw.report.interventions import summary_text
+from vbw.score.model import ArmInterventions
 from vbw.score.paired import ALPHA
 from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
 
@@ -36,9 +38,17 @@ def _arms(row: dict[str, Any]) -> str:
         return "-"
     items = [f"<li><code>{_e(k)}</code>: validity {_e(arm_cell(m['schema_validity']))}; "
              f"{_e(row['correctness_label'])} {_e(arm_cell(m['answer_accuracy']))}; "
-             f"wrong-but-valid {_e(arm_cell(m['wrong_but_valid']))}</li>"
-             for k, m in row["arms"].items()]
+             f"wrong-but-valid {_e(arm_cell(m['wrong_but_valid']))}{_interventions(row, k)}"
+             "</li>" for k, m in row["arms"].items()]
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _interventions(row: dict[str, Any], arm: str) -> str:
+    """`; interventions: ...` for an enforced arm (issue 19), side by side across jobs."""
+    summary = (row.get("interventions") or {}).get(arm)
+    if summary is None:
+        return ""
+    return "; " + _e(summary_text(ArmInterventions.model_validate(summary)))
 
 
 def _row(row: dict[str, Any], columns: list[str]) -> str:

@@ -22,8 +22,9 @@ from pydantic import ValidationError
 
 from vbw.redact import redact_obj
 from vbw.report.escape import code, text
+from vbw.report.interventions import side_by_side
 from vbw.report.writers import Writer, write_outputs
-from vbw.score.model import Report
+from vbw.score.model import ArmInterventions, Report
 from vbw.score.paired import ALPHA
 from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
 from vbw.sweep.html import render_html
@@ -83,7 +84,10 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
                                   "answer_accuracy": _rate(m.answer_accuracy),
                                   "wrong_but_valid": _rate(m.wrong_but_valid)}
                               for k, m in r.arms.items()},
-                     "headlines": _headlines(r), "report": str(where / "report.md"),
+                     "headlines": _headlines(r),
+                     "interventions": {k: a.model_dump(mode="json", by_alias=True)
+                                       for k, a in r.interventions.items()},
+                     "report": str(where / "report.md"),
                      "report_json": str(where / name.split("/")[-1]),
                      "report_html": str(where / "report.html")})
     if not rows:
@@ -122,7 +126,15 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
         for key, m in row["arms"].items():
             out.append(f"| {code(key, in_table=True)} | {arm_cell(m['schema_validity'])} | "
                        f"{arm_cell(m['answer_accuracy'])} | {arm_cell(m['wrong_but_valid'])} |")
+    out += side_by_side(interventions(rows), "job's report", "job")
     return "\n".join(out) + "\n"
+
+
+def interventions(rows: list[dict[str, Any]]) -> dict[str, dict[str, ArmInterventions]]:
+    """Per row with a report ("job task"), its enforced arms' intervention summaries."""
+    return {f"{row['job']} {row['task']}": {k: ArmInterventions.model_validate(a)
+                                           for k, a in row["interventions"].items()}
+            for row in rows if row.get("interventions")}
 
 
 @dataclass(frozen=True)

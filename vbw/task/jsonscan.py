@@ -88,8 +88,11 @@ def _depth(value: Any) -> int:
 
 def first_json_span(text: str) -> tuple[int, int] | None:
     """Where first_json_object's object lies in `text` (start, end), or None."""
-    if "{" not in text:
+    first = text.find("{")
+    if first < 0:
         return None
+    if _whole_object(text, first) is not None:  # the text is that object (and whitespace)
+        return first, len(text.rstrip(" \t\n\r"))
     start = _Search(text, MAX_DEPTH).run()
     if start is None:
         return None

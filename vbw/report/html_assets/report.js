@@ -40,6 +40,11 @@
     filters.push({ label: from + " → " + to + ": wrong→right",
       test: (it) => !it.excluded && !isRight(it.arms[from].state) && isRight(it.arms[to].state) });
   }
+  const recorded = data.arms.filter((a) => items.some((it) => it.arms[a].interventions));
+  for (const arm of recorded) {  // issue 19: where the grammar changed the answer itself
+    filters.push({ label: "intervention in the answer value: " + arm,
+      test: (it) => !!it.arms[arm].interventions && it.arms[arm].interventions.iv_answer > 0 });
+  }
   filters.push({ label: "excluded", test: (it) => !!it.excluded });
   filters.push({ label: "finish_reason=length (any arm)",
     test: (it) => data.arms.some((a) => it.arms[a].finish_reason === "length") });
@@ -115,33 +120,98 @@
       (data.unlisted ? " (" + data.unlisted.toLocaleString("en") + " more items are in the " +
        "tables and ledger.csv but not listed here)" : "");
   }
+  /* -- sorting by the strongest intervention (largest lp_wanted - lp_forced) ---------- */
+  function strongest(it) {
+    let best = -Infinity;
+    for (const a of recorded) {
+      const v = it.arms[a].interventions;
+      if (v && v.iv_max !== undefined && v.iv_max > best) best = v.iv_max;
+    }
+    return best;
+  }
+  if (recorded.length) {
+    const label = el("label", null, "Sort ");
+    const sort = el("select");
+    sort.id = "sort";
+    for (const [value, text] of [["task", "task order"],
+      ["strongest", "strongest intervention first"]]) {
+      const o = el("option", null, text);
+      o.value = value;
+      sort.appendChild(o);
+    }
+    label.appendChild(sort);
+    select.parentNode.after(label);
+    sort.addEventListener("change", () => {
+      const order = items.map((it, i) => i);
+      if (sort.value === "strongest") {
+        const key = items.map(strongest);
+        order.sort((x, y) => (key[y] - key[x]) || (x - y));
+      }
+      for (const i of order) tbody.appendChild(rows[i]);
+    });
+  }
   select.addEventListener("change", apply);
   $("search").addEventListener("input", apply);
 
   /* -- the detail pane ---------------------------------------------------------------- */
-  function appendRange(parent, s, a, b, span, kind) {
-    if (span && span[0] < b && span[1] > a) {
-      const m0 = Math.max(a, span[0]), m1 = Math.min(b, span[1]);
-      parent.appendChild(document.createTextNode(s.slice(a, m0)));
-      const mark = el("mark", kind, s.slice(m0, m1));
-      mark.title = kind === "json" ? "the first JSON object: read for validity and the answer"
-        : "the extracted answer";
-      parent.appendChild(mark);
-      parent.appendChild(document.createTextNode(s.slice(m1, b)));
-    } else {
-      parent.appendChild(document.createTextNode(s.slice(a, b)));
+  function ivText(m) {
+    return "the model's choice `" + m.wanted + "` (p = " + m.pw + "), forced `" + m.forced +
+      "` (p = " + m.pf + "); landed in " + m.where + (m.answer ? ", in the answer value" : "");
+  }
+  function ivMark(m, text) {
+    const e = el("mark", "iv " + m.where + (m.answer ? " in-answer" : "") +
+      (m.n ? "" : " eos"), text);
+    e.title = ivText(m);
+    e.tabIndex = 0;
+    e.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      const sec = e.closest("section.arm");
+      const info = sec && sec.querySelector(".ivinfo");
+      if (info) info.textContent = ivText(m);
+    });
+    return e;
+  }
+  /* s[a:b] into parent: the answer/object span as one mark, the interventions (sorted,
+     not overlapping) as marks inside it or beside it */
+  function appendRange(parent, s, a, b, span, kind, marks) {
+    const ms = (marks || []).filter((m) => m.n > 0 ? m.at < b && m.at + m.n > a
+      : m.at >= a && (m.at < b || (m.at === b && b === s.length)));
+    const pts = new Set([a, b]);
+    for (const x of span || []) if (x > a && x < b) pts.add(x);
+    for (const m of ms) for (const x of [m.at, m.at + m.n]) if (x > a && x < b) pts.add(x);
+    const sorted = Array.from(pts).sort((x, y) => x - y);
+    const zero = ms.filter((m) => m.n === 0), wide = ms.filter((m) => m.n > 0);
+    let spanEl = null, k = 0, z = 0;
+    for (let i = 0; i < sorted.length; i++) {
+      const p = sorted[i], q = i + 1 < sorted.length ? sorted[i + 1] : p;
+      if (!(span && span[0] <= p && p < span[1] && q > p)) spanEl = null;
+      else if (!spanEl) {
+        spanEl = el("mark", kind);
+        spanEl.title = kind === "json" ? "the first JSON object: read for validity and the answer"
+          : "the extracted answer";
+        parent.appendChild(spanEl);
+      }
+      const box = spanEl || parent;
+      for (; z < zero.length && zero[z].at <= p; z++) {
+        if (zero[z].at === p) box.appendChild(ivMark(zero[z], ""));
+      }
+      if (q === p) continue;
+      while (k < wide.length && wide[k].at + wide[k].n <= p) k++;
+      const m = wide[k];
+      box.appendChild(m && m.at <= p ? ivMark(m, s.slice(p, q))
+        : document.createTextNode(s.slice(p, q)));
     }
   }
-  function textBlock(cut, cls, span, kind) {
+  function textBlock(cut, cls, span, kind, marks) {
     const pre = el("pre", "text " + (cls || ""));
     if (cut.omitted) {
-      appendRange(pre, cut.s, 0, cut.at, span, kind);
+      appendRange(pre, cut.s, 0, cut.at, span, kind, marks);
       pre.appendChild(el("span", "cutmark", "[… " + cut.omitted.toLocaleString("en") +
         " characters not embedded: a text keeps its first and last " +
         (data.max_text_chars / 2).toLocaleString("en") + "; the replay has all of it …]"));
-      appendRange(pre, cut.s, cut.at, cut.s.length, span, kind);
+      appendRange(pre, cut.s, cut.at, cut.s.length, span, kind, marks);
     } else {
-      appendRange(pre, cut.s, 0, cut.s.length, span, kind);
+      appendRange(pre, cut.s, 0, cut.s.length, span, kind, marks);
     }
     return pre;
   }
@@ -179,9 +249,17 @@
     }
     sec.appendChild(el("div", "role", "output"));
     if (v.text) {
-      const out = textBlock(v.text, "output", v.span, v.span_kind);
+      const iv = v.interventions;
+      const out = textBlock(v.text, "output", v.span, v.span_kind, iv ? iv.marks : null);
       out.dataset.role = "output";
       sec.appendChild(out);
+      if (iv) {
+        sec.appendChild(kv([["interventions", iv.iv + (iv.iv_answer === undefined ? "" :
+          ", " + iv.iv_answer + " in the answer value") + (iv.marks.length < iv.iv ?
+          "; " + iv.marks.length + " marked (the strongest, in the embedded text)" : "")]]));
+        if (iv.iv) sec.appendChild(el("p", "ivinfo note", "Hover over or click a marked " +
+          "token: the model's choice and what the grammar forced instead."));
+      }
     } else {
       sec.appendChild(el("p", "note", "no text recorded"));
     }
@@ -233,7 +311,7 @@
     d.appendChild(el("p", "note", data.prompts_note));
     for (const a of data.arms) d.appendChild(armSection(it, a));
     for (const pre of d.querySelectorAll("pre.text")) {  // a long text opens at its mark
-      const mark = pre.querySelector("mark");
+      const mark = pre.querySelector("mark:not(.iv)");
       if (mark) pre.scrollTop = Math.max(0, mark.offsetTop - pre.clientHeight / 2);
     }
   }

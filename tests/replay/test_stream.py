@@ -1,0 +1,58 @@
+"""Reading interventions as a replay is streamed: the fast path accepts exactly the plain
+shape and gives what the pydantic model gives; absent stays "not recorded"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vbw.errors import ReplayError
+from vbw.replay.stream import _light, as_scored, open_replay
+from vbw.replay.format import ItemRecord
+
+EVENT = {"pos": 2, "char": 5, "wanted": "x", "forced": "ab", "lp_wanted": -0.1,
+         "lp_forced": -2.0}
+
+
+def _line(**arm: object) -> dict:
+    return {"id": "a", "arms": {"constrained[answer]": {"text": '{"answer": 12}', **arm},
+                                "unconstrained": {"text": "12"}}}
+
+
+@pytest.mark.parametrize("events", [[EVENT], [], [{**EVENT, "allowed_mass": 0.5,
+                                                   "wanted_id": 7, "forced_id": None}]])
+def test_fast_path_equals_the_model(events: list) -> None:
+    obj = _line(interventions=events)
+    fast = _light(obj)
+    assert fast is not None  # plain shape: no pydantic
+    assert fast == as_scored(ItemRecord.model_validate(obj))
+    assert fast.interventions == {"constrained[answer]": [(5, 2)] * len(events)}
+
+
+def test_absent_field_is_not_recorded() -> None:
+    fast = _light(_line())
+    assert fast is not None and fast.interventions is None
+    assert _light(_line(interventions=None)).interventions is None
+
+
+@pytest.mark.parametrize("event", [{**EVENT, "lp_wanted": 0}, {**EVENT, "pos": True},
+                                   {**EVENT, "extra": 1}, {**EVENT, "char": -1},
+                                   {k: v for k, v in EVENT.items() if k != "forced"}])
+def test_other_shapes_go_to_the_model(event: dict) -> None:
+    assert _light(_line(interventions=[event])) is None
+
+
+def test_a_coercible_event_reads_as_the_model_reads_it(tmp_path: Path) -> None:
+    head = {"meta": {"format": "vbw-replay/1", "task": "t",
+                     "arms": ["constrained[answer]", "unconstrained"]}}
+    good = _line(interventions=[{**EVENT, "lp_wanted": 0}])
+    bad = {**_line(interventions=[{**EVENT, "char": "x"}]), "id": "b"}
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(head) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
+    (rec,) = open_replay(path).records()
+    assert rec.interventions == {"constrained[answer]": [(5, 2)]}
+    path.write_text(json.dumps(head) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(ReplayError, match=r"r.jsonl:2: .*interventions.0.char"):
+        list(open_replay(path).records())

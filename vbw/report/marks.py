@@ -1,0 +1,105 @@
+"""Interventions marked in place in report.html's texts (issue 19, item 5).
+
+For an enforced arm whose record has interventions, each one becomes a Mark: where its
+forced token sits in the embedded text (UTF-16 units of `Cut.s`, as JavaScript counts),
+what the model wanted and what was forced, both probabilities (vbw.report.numbers), the
+margin `lp_wanted - lp_forced` (the item list sorts by the largest) and where it landed
+(vbw.score.landing). The page puts every string with textContent.
+
+Bounds: marks are sorted by position and clipped so none overlaps the previous one (a
+recording's are in order already; a hand-made or hostile file's may not be); at most
+MAX_MARKS per arm are embedded (the strongest ones), each token's text cut to
+MAX_TOKEN_CHARS; a mark in the part of a long text that is not embedded is left out. The
+counts (`iv`, `iv_answer`) and `iv_max` are over every intervention.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from vbw.replay.format import Intervention
+from vbw.report.numbers import prob
+from vbw.score.landing import Step, classify
+
+MAX_MARKS = 100  # with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text
+MAX_TOKEN_CHARS = 40
+
+
+class Mark(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    at: int          # UTF-16 offset in the embedded text
+    n: int           # UTF-16 length (0: an end-of-generation token)
+    wanted: str
+    forced: str
+    pw: str          # the probabilities, formatted
+    pf: str
+    margin: float    # lp_wanted - lp_forced
+    where: str       # structure, key or value
+    answer: bool | None = None
+
+
+class ArmMarks(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    marks: list[Mark]
+    iv: int            # interventions on this arm
+    iv_answer: int | None  # of them in the answer value; None: path not locatable
+    iv_max: float | None   # the largest margin; None: no intervention
+
+
+def _token(s: str) -> str:
+    return s if len(s) <= MAX_TOKEN_CHARS else s[:MAX_TOKEN_CHARS] + "…"
+
+
+class _Units:
+    """Code-point offsets of the full text -> UTF-16 offsets in its embedded cut."""
+
+    def __init__(self, text: str, limit: int) -> None:
+        self.length, self.limit = len(text), limit
+        self.head = limit // 2
+        self.omitted = max(0, len(text) - limit)
+        kept = text if not self.omitted else text[:self.head] + text[self.head + self.omitted:]
+        self.astral = [] if kept.isascii() else \
+            [i for i, ch in enumerate(kept) if ord(ch) > 0xFFFF]
+
+    def at(self, i: int) -> int | None:
+        """Offset in the cut's UTF-16 units, or None if i lies in the omitted part."""
+        i = min(max(i, 0), self.length)
+        if self.omitted:
+            if i >= self.head + self.omitted:
+                i -= self.omitted
+            elif i > self.head:
+                return None
+        return i + bisect_left(self.astral, i)
+
+
+def arm_marks(text: str, events: Sequence[Intervention], steps: tuple[Step, ...] | None,
+              limit: int) -> ArmMarks:
+    """The marks of one arm's text (see the module docstring); `limit` is the cut's."""
+    landings = classify(text, [(e.char, len(e.forced)) for e in events], steps)
+    order = sorted(range(len(events)), key=lambda k: events[k].char)
+    strongest = set(sorted(range(len(events)),
+                           key=lambda k: events[k].lp_forced - events[k].lp_wanted)[:MAX_MARKS])
+    units = _Units(text, limit)
+    marks: list[Mark] = []
+    last = 0
+    for k in order:
+        e = events[k]
+        if k not in strongest:
+            continue
+        start = max(min(e.char, len(text)), last)
+        end = max(min(e.char + len(e.forced), len(text)), start)
+        a, b = units.at(start), units.at(end)
+        if a is None or b is None:
+            continue
+        last = end
+        marks.append(Mark(at=a, n=b - a, wanted=_token(e.wanted), forced=_token(e.forced),
+                          pw=prob(e.lp_wanted), pf=prob(e.lp_forced),
+                          margin=e.lp_wanted - e.lp_forced, where=landings[k].where,
+                          answer=landings[k].answer))
+    answers = [x.answer for x in landings]
+    return ArmMarks(marks=marks, iv=len(events),
+                    iv_answer=None if any(x is None for x in answers) else sum(map(bool, answers)),
+                    iv_max=max((e.lp_wanted - e.lp_forced for e in events), default=None))

@@ -37,28 +37,28 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line
     "compare bfcl-4": {
         "report.json":
-            "05904b1556ba3bc56b374f31731807c33f562a9ea1341c811609ed107c5ba77b",
+            "eecae3b584307c15d858a82742d936223f8a5da3a5c762ebcf289ff3368f6dda",
         "report.md":
-            "03ce37fcfc40d77354e4ca92bf902a7409b4894bd80b6ac76b44198243452f1a",
+            "144cd95bb1b26b15944886d277be385d9eeb68a226dd6fed0ec1bf0fa00bcc4c",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
     "compare gsm8k-3": {
         "report.json":
-            "98add0f0bba62ab740572a5cb065d758d64b43e6716db543253507e41580859e",
+            "76015835fbf6345352c9aefa726c2ab32e788434c066ea3db84e8741c1f4c65c",
         "report.md":
-            "faea01e68a09b12e54dc0258cbb735a4712a71d6f49f929db681f210f52f48d2",
+            "01410e0f9d592863249fbb387c07431ab0bbdd9920db51f6458b58a8a3b74180",
         "stderr.txt":
             "3ada44968e1bb08a7028889051caf19b25e6948df576a798f9a573094e991124",
     },
     "compare gsm8k-n50": {
         "report.json":
-            "aeb38634f78d34fd99c72d01a673a8a82ea946d82cf0e40ef2406c938428be04",
+            "ddb301fbbcfeb280dd44be47116fecb9a83461813fbb584ef4eaf35f7628a3d0",
         "report.md":
-            "1568e5c5fb9ae363ab2315c948e2fa345daeb158416282b51e087dc73e6b8b27",
+            "f9e3a65f195948880ef9ed8cd60a412fe6755bea5a393ded625cb4d8a295932f",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
@@ -70,13 +70,13 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change
         "replay.jsonl":
             "1e26839448cdf47c58e97df782aa90be58b206644828a76390334615e6283ab1",
         "report.html":
-            "7b3895582c8f87b682998919a9cb1408c7bf6faeaf3cdc384caf46c3ec96985a",
+            "8008093d3d0b0fba258945affa7ec11ddb77bbb7b424a064a8f1b1f04c6223a4",
         "report.json":
-            "7d763969770ad3c2fad160109ffe5aa88c432fce18ede52b71a29819941c17c3",
+            "8a4bc3d9cc7b32b82973b52fe1ed359320ff9c4b09e41a8bb9e38fba67d02e81",
         "report.md":
-            "723809ae563e854694e29e4a29d52aedae5c89b6d31c1c96e14a1487bacd7090",
+            "dcbd81707c4d8e49d6a9c70f1e33b6fdf1a42a494eba9587b7536d70ba6049e2",
         "stdout.txt":
-            "de3670eb09b1785c9ffa566d22071d3352f1208db80414c595127e5f4388dfe6",
+            "87a97826700541cb38ed4b09fcf3a75e70ef63d26e631c47d2d9803b487b3cb3",
     },
 }
 

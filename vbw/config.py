@@ -53,12 +53,15 @@ class BackendSettings(StrictModel):
     distributions whose versions a replay header records. `can_constrain` False: the
     backend cannot enforce a schema, so a live run refuses constrained arms (one line,
     exit 2) and runs no canary, instead of calling unconstrained text constrained.
+    `tools_refused` non-empty: why the kind cannot run tool_call arms (native tool calling
+    with a forced function); a live run then refuses them at start in one line, exit 2.
     """
 
     provider: ClassVar[str]
     requires: ClassVar[tuple[str, ...]] = ()
     install_hint: ClassVar[str] = ""
     can_constrain: ClassVar[bool] = True
+    tools_refused: ClassVar[str] = "it has no native tool calling"
 
     @property
     def in_flight(self) -> int:
@@ -81,6 +84,10 @@ class LocalBackendConfig(BackendSettings):
 
     provider: ClassVar[str] = "vbw.generate.local:LocalProvider"
     requires: ClassVar[tuple[str, ...]] = ("llama-cpp-python",)
+    tools_refused: ClassVar[str] = (
+        "in-process tool calling needs the model's chat template to accept tools and the "
+        "model's call syntax declared in its model config, to constrain the call the way "
+        "the model writes it; vbw declares no call syntax for any model yet")
     name: Literal["local"]
 
 
@@ -92,6 +99,7 @@ class OpenAIBackendConfig(BackendSettings):
     it cannot reach a replay, a report or `--cfg`."""
 
     provider: ClassVar[str] = "vbw.generate.serverkind:OpenAIProvider"
+    tools_refused: ClassVar[str] = ""  # tools + a forced tool_choice (vbw.generate.tools)
     name: Literal["openai"]
     base_url: str = Field(pattern=r"^https?://")
     model: str = Field(min_length=1)  # the served model id

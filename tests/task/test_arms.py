@@ -11,8 +11,8 @@ from vbw.task.arms import ARM_KINDS, parse_arm, select_arms, task_arms
 def test_contract_order_and_selection() -> None:
     keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", list(ARM_KINDS))]
     assert keys == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
-                    "prompt_json[reasoning]", "constrained[reasoning]",
-                    "reason_then_constrain[answer]"]
+                    "tool_call[answer]", "prompt_json[reasoning]", "constrained[reasoning]",
+                    "tool_call[reasoning]", "reason_then_constrain[answer]"]
     headline = task_arms(["answer"], "answer", ["prompt_json", "constrained"])
     assert [a.key for a in headline] == ["prompt_json[answer]", "constrained[answer]"]
 
@@ -28,8 +28,10 @@ def test_keys_round_trip_and_bad_keys_are_refused() -> None:
 def test_contract_and_enforcement() -> None:
     arms = {a.kind: a for a in task_arms(["answer"], "answer", list(ARM_KINDS))}
     assert {k for k, a in arms.items() if a.has_contract} == {
-        "prompt_json", "constrained", "reason_then_constrain"}
-    assert {k for k, a in arms.items() if a.enforced} == {"constrained", "reason_then_constrain"}
+        "prompt_json", "constrained", "tool_call", "reason_then_constrain"}
+    assert {k for k, a in arms.items() if a.enforced} == {"constrained", "tool_call",
+                                                         "reason_then_constrain"}
+    assert {k for k, a in arms.items() if a.tool} == {"tool_call"}
 
 
 def test_only_some_schemas() -> None:
@@ -37,10 +39,11 @@ def test_only_some_schemas() -> None:
     reason_then_constrain goes with the answer schema."""
     kinds = list(ARM_KINDS)
     keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", kinds, ["reasoning"])]
-    assert keys == ["unconstrained", "prompt_json[reasoning]", "constrained[reasoning]"]
+    assert keys == ["unconstrained", "prompt_json[reasoning]", "constrained[reasoning]",
+                    "tool_call[reasoning]"]
     keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", kinds, ["answer"])]
     assert keys == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
-                    "reason_then_constrain[answer]"]
+                    "tool_call[answer]", "reason_then_constrain[answer]"]
     assert task_arms(["a", "b"], "a", kinds, None) == task_arms(["a", "b"], "a", kinds)
 
 

@@ -153,15 +153,22 @@ def _refuse_tools(arms: list[Arm], refused: str, name: str) -> None:
                           "or drop tool_call from arms.kinds")
 
 
+def runnable_arms(task: Task, cfg: RunConfig) -> list[Arm]:
+    """The run's arms, each refused at start (before a model is fetched or loaded) when
+    the backend kind cannot run it."""
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+    _refuse_enforced(arms, cfg.backend.can_constrain, cfg.backend.name)
+    _refuse_tools(arms, cfg.backend.tools_refused, cfg.backend.name)
+    return arms
+
+
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
              mf: ModelFile | None, err: TextIO) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
     them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
-    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    _refuse_enforced(arms, cfg.backend.can_constrain, cfg.backend.name)
-    _refuse_tools(arms, cfg.backend.tools_refused, cfg.backend.name)
+    arms = runnable_arms(task, cfg)
     want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary

@@ -105,6 +105,7 @@ def task_reference() -> str:
     from vbw.task.schemas import SCHEMA_SOURCES
     from vbw.task.spec import (ID_SOURCES, DatasetSpec, ExtractSpec, GoldSpec, JoinSpec,
                                PromptsSpec, TaskSpec)
+    from vbw.task.tools import ToolSpec
 
     registries = (("`dataset.id`", ID_SOURCES),
                   ("`extract.free` steps, `dataset.gold.extract`", STEPS),
@@ -116,7 +117,7 @@ def task_reference() -> str:
     for title, model in (("The task (top level)", TaskSpec), ("`dataset`", DatasetSpec),
                          ("`dataset.join`", JoinSpec), ("`dataset.gold`", GoldSpec),
                          ("`prompts`", PromptsSpec), ("`extract`", ExtractSpec),
-                         ("`extract.json`", JsonExtract)):
+                         ("`extract.json`", JsonExtract), ("`tool`", ToolSpec)):
         out += _section(title, model, kinds)
     out += ["## Vocabularies", "",
             "Each is chosen by `kind`; installed packages may add kinds through the entry "

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from vbw.registry import Registry
 from vbw.resources import bundled
-from vbw.task.arms import ARM_KINDS, Arm, select_arms
+from vbw.task.arms import ALL_ARM_KINDS, Arm, select_arms
 from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
 
@@ -170,9 +170,9 @@ class ArmsConfig(StrictModel):
     @field_validator("kinds")
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
-        bad = [k for k in v if k not in ARM_KINDS]
+        bad = [k for k in v if k not in ALL_ARM_KINDS]
         if bad:
-            raise ValueError(f"unknown arm kind {bad[0]!r}; valid: {', '.join(ARM_KINDS)}")
+            raise ValueError(f"unknown arm kind {bad[0]!r}; valid: {', '.join(ALL_ARM_KINDS)}")
         return v
 
 

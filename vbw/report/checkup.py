@@ -29,7 +29,7 @@ def _first_item(task: Task, item: Item) -> list[str]:
     shown: set[str] = set()
     for arm in arms:
         which = {"unconstrained": "free", "prompt_json": "json", "constrained": "json",
-                 "tool_call": "json", "reason_then_constrain": "package"}[arm.kind]
+                 "reason_then_constrain": "package"}[arm.kind]
         if which in shown:
             continue
         shown.add(which)

@@ -16,8 +16,12 @@ from vbw.errors import ConfigError
 
 ArmKind = Literal["unconstrained", "prompt_json", "constrained", "tool_call",
                   "reason_then_constrain"]
-ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained", "tool_call",
+# The kinds every backend runs (the `standard` preset); tool_call needs native tool
+# calling (a server), so it is selectable (ALL_ARM_KINDS) but not among them.
+ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained",
                                   "reason_then_constrain")
+ALL_ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained",
+                                      "tool_call", "reason_then_constrain")
 _KEY = re.compile(r"^(prompt_json|constrained|tool_call|reason_then_constrain)\[([^\[\]]+)\]$")
 
 

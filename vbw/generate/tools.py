@@ -76,8 +76,8 @@ def vllm_tool(tool: Tool, schema: Schema) -> Fields:
     """vLLM named function calling.
     https://docs.vllm.ai/en/latest/features/tool_calling/ ("named function calling")
     A named `tool_choice` makes vLLM decode the arguments under its structured-output
-    backend with the function's parameters as the schema; it needs no tool parser or
-    --enable-auto-tool-choice (those are for `auto`)."""
+    backend, with the function's parameters as the schema (the page's "Named Function
+    Calling" section); `strict` is OpenAI's switch for that and is not sent."""
     return {"tools": [_function(tool, schema)], "tool_choice": _named(tool)}
 
 
@@ -109,9 +109,9 @@ def ollama_tool(tool: Tool, schema: Schema) -> Fields:
     """Ollama, through its OpenAI-compatible `/v1/chat/completions`.
     https://docs.ollama.com/api/openai-compatibility (supported request fields: `tools`)
     https://docs.ollama.com/capabilities/tool-calling
-    Sent in OpenAI's form; Ollama has been documented to ignore `tool_choice` and not to
-    bind the parameters as a grammar, in which case the canary's tool check refuses the
-    run before any item."""
+    Sent in OpenAI's form. Ollama's /v1 endpoint reads `tools` but drops `tool_choice`:
+    a forced call comes back as plain text (ollama/ollama#8421, and #17921 on 0.32.15),
+    so the canary's tool check is expected to refuse the run before any item."""
     return {"tools": [_function(tool, schema)], "tool_choice": _named(tool)}
 
 

@@ -180,7 +180,7 @@ def plugin_groups() -> str:
             "coercion": "`apply(value)`: the answer the checker compares",
             "schema source": "`for_item(fields)`: the item's JSON Schema",
             "backend": "a `BackendSettings` with `provider`, `requires`, `install_hint`, "
-                       "`can_constrain`",
+                       "`can_constrain`, `tools_refused`",
             "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint"}
     rows = ["| vocabulary | entry point group | tag | a kind provides | vbw's kinds |",
             "|---|---|---|---|---|"]

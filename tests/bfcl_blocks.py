@@ -30,13 +30,15 @@ def _verdicts(path: Path) -> dict[str, list[Verdict]]:
     """Per arm: (item id, right under simplified, BFCL's reason or None when right,
     simplified's reason when only BFCL calls it right)."""
     from vbw.replay import read_replay
-    from vbw.task.arms import ARM_KINDS, task_arms
+    from vbw.task.arms import ALL_ARM_KINDS, parse_arm, task_arms
     from vbw.task.bfcl_rules import official_reason
     from vbw.task.runner import load_task
 
     task = load_task(ROOT / "conf" / "task" / "bfcl_simple.yaml")
-    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
     replay = read_replay(path)
+    kinds = {parse_arm(k).kind for k in replay.records[0].arms}  # the arms it holds
+    arms = task_arms(task.schema_names, task.spec.answer_schema,
+                     [k for k in ALL_ARM_KINDS if k in kinds])
     items = {it.id: it for it in task.items(None, only={r.id for r in replay.records})}
     out: dict[str, list[Verdict]] = {a.key: [] for a in arms}
     for rec in replay.records:

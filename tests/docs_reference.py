@@ -117,6 +117,7 @@ def task_reference() -> str:
     from vbw.task.schemas import SCHEMA_SOURCES
     from vbw.task.spec import (ID_SOURCES, DatasetSpec, ExtractSpec, GoldSpec, JoinSpec,
                                PromptsSpec, TaskSpec)
+    from vbw.task.tools import ToolSpec
 
     registries = (("`dataset.id`", ID_SOURCES),
                   ("`extract.free` steps, `dataset.gold.extract`", STEPS),
@@ -128,7 +129,7 @@ def task_reference() -> str:
     for title, model in (("The task (top level)", TaskSpec), ("`dataset`", DatasetSpec),
                          ("`dataset.join`", JoinSpec), ("`dataset.gold`", GoldSpec),
                          ("`prompts`", PromptsSpec), ("`extract`", ExtractSpec),
-                         ("`extract.json`", JsonExtract)):
+                         ("`extract.json`", JsonExtract), ("`tool`", ToolSpec)):
         out += _section(title, model, kinds)
     out += ["## Vocabularies", "",
             "Each is chosen by `kind`; installed packages may add kinds through the entry "
@@ -199,7 +200,7 @@ def plugin_groups() -> str:
             "coercion": "`apply(value)`: the answer the checker compares",
             "schema source": "`for_item(fields)`: the item's JSON Schema",
             "backend": "a `BackendSettings` with `provider`, `requires`, `install_hint`, "
-                       "`can_constrain`",
+                       "`can_constrain`, `tools_refused`",
             "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint",
             "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.app checks",
             "output": "an `Output` subclass: `file`, `render(report_set)`; "

@@ -24,7 +24,7 @@ GENERATED = [README, *sorted(DOCS.rglob("*.md"))]
 BENCH = Path(__file__).resolve().parent / "benchmarks"
 
 
-def _score(task_name: str, model: str, engine: str):
+def _score(task_name: str, model: str, engine: str, kinds: list[str] | None = None):
     from vbw.config import Bootstrap
     from vbw.replay import read_replay
     from vbw.report.provenance import provenance
@@ -38,7 +38,7 @@ def _score(task_name: str, model: str, engine: str):
     held = {r.id for r in replay.records}
     task_ids = task.ids(None)
     items = task.items(None, only=held)
-    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    arms = task_arms(task.schema_names, task.spec.answer_schema, kinds or list(ARM_KINDS))
     states = score_items(task, items, replay, arms)
     b = Bootstrap()
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
@@ -64,11 +64,11 @@ def _capped(task_name: str, model: str, engine: str) -> str:
     return f" Generations cut off by the token cap (finish_reason=length): {listed}."
 
 
-def demo_table(task_name: str, model: str, engine: str) -> str:
+def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None = None) -> str:
     from vbw.report.markdown import mde_text, p_value, rate_cell
     from vbw.report.verdict import interval, verdict
 
-    r = _score(task_name, model, engine)
+    r = _score(task_name, model, engine, kinds)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
              "|---|---|---|---|"]
     for key, m in r.arms.items():
@@ -219,6 +219,9 @@ def blocks() -> dict[str, Callable[[], str]]:
                     ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
                     lambda: f"#### {t}, {_engine_title(e)}\n\n"
                     + demo_table(t, "smollm2_135m", e) + _against_flexible(t, e)))
+    out["smollm2-bfcl_simple-tools"] = lambda: _if_exists(
+        ROOT / "replays" / "bfcl_simple" / "smollm2_135m" / "server-llama_cpp_python.jsonl",
+        _tools)
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
@@ -232,6 +235,25 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["config-reference"] = _config_reference
     out["plugin-groups"] = _plugin_groups
     return out
+
+
+def _tools() -> str:
+    """The tool path against response_format on the same items (issue 20), from the
+    committed server replay: the scored table, then how many arguments were identical."""
+    from vbw.replay import read_replay
+
+    engine = "server-llama_cpp_python"
+    replay = read_replay(ROOT / "replays" / "bfcl_simple" / "smollm2_135m" / f"{engine}.jsonl")
+    same = sum(r.arms["constrained[arguments]"].text == r.arms["tool_call[arguments]"].text
+               for r in replay.records)
+    called = sum(r.arms["tool_call[arguments]"].text is not None for r in replay.records)
+    caps = replay.header.max_tokens
+    return (demo_table("bfcl_simple", "smollm2_135m", engine,
+                       ["prompt_json", "constrained", "tool_call"])
+            + f"\n\nThe forced call was made on {called} of {len(replay.records)} items. "
+            f"`constrained[arguments]` and `tool_call[arguments]` wrote byte-identical "
+            f"arguments on {same} of {len(replay.records)} items. Token cap per JSON arm: "
+            f"{caps['json'] if caps else 'unrecorded'}.")
 
 
 def _plugin_groups() -> str:

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from vbw.registry import Registry
 from vbw.resources import bundled
-from vbw.task.arms import ARM_KINDS, Arm, select_arms
+from vbw.task.arms import ALL_ARM_KINDS, Arm, select_arms
 from vbw.task.base import StrictModel
 from vbw.validation import load_yaml, validate
 
@@ -59,12 +59,15 @@ class BackendSettings(StrictModel):
     distributions whose versions a replay header records. `can_constrain` False: the
     backend cannot enforce a schema, so a live run refuses constrained arms (one line,
     exit 2) and runs no canary, instead of calling unconstrained text constrained.
+    `tools_refused` non-empty: why the kind cannot run tool_call arms (native tool calling
+    with a forced function); a live run then refuses them at start in one line, exit 2.
     """
 
     provider: ClassVar[str]
     requires: ClassVar[tuple[str, ...]] = ()
     install_hint: ClassVar[str] = ""
     can_constrain: ClassVar[bool] = True
+    tools_refused: ClassVar[str] = "it has no native tool calling"
 
     @property
     def in_flight(self) -> int:
@@ -87,6 +90,10 @@ class LocalBackendConfig(BackendSettings):
 
     provider: ClassVar[str] = "vbw.generate.local:LocalProvider"
     requires: ClassVar[tuple[str, ...]] = ("llama-cpp-python",)
+    tools_refused: ClassVar[str] = (
+        "in-process tool calling needs the model's chat template to accept tools and the "
+        "model's call syntax declared in its model config, to constrain the call the way "
+        "the model writes it; vbw declares no call syntax for any model yet")
     name: Literal["local"]
 
 
@@ -98,6 +105,7 @@ class OpenAIBackendConfig(BackendSettings):
     it cannot reach a replay, a report or `--cfg`."""
 
     provider: ClassVar[str] = "vbw.generate.serverkind:OpenAIProvider"
+    tools_refused: ClassVar[str] = ""  # tools + a forced tool_choice (vbw.generate.tools)
     name: Literal["openai"]
     base_url: str = Field(pattern=r"^https?://")
     model: str = Field(min_length=1)  # the served model id
@@ -168,9 +176,9 @@ class ArmsConfig(StrictModel):
     @field_validator("kinds")
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
-        bad = [k for k in v if k not in ARM_KINDS]
+        bad = [k for k in v if k not in ALL_ARM_KINDS]
         if bad:
-            raise ValueError(f"unknown arm kind {bad[0]!r}; valid: {', '.join(ARM_KINDS)}")
+            raise ValueError(f"unknown arm kind {bad[0]!r}; valid: {', '.join(ALL_ARM_KINDS)}")
         return v
 
 

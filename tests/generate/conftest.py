@@ -92,8 +92,10 @@ class LlamaServer:
     instead of cutting each other's streams short."""
 
     def __init__(self, model_path: Path, log_path: Path, threads: int = 1,
-                 n_ctx: int = 2048, interrupt_requests: bool = False) -> None:
+                 n_ctx: int = 2048, interrupt_requests: bool = False,
+                 chat_format: str | None = None) -> None:
         self.model_path = model_path
+        self.chat_format = chat_format  # e.g. chatml-function-calling (tool_call arms)
         self.threads, self.n_ctx = threads, n_ctx
         self.interrupt_requests = interrupt_requests  # True: the server's own default
         self.log_path = log_path
@@ -110,6 +112,8 @@ class LlamaServer:
                "--verbose", "False"]
         if not self.interrupt_requests:
             cmd += ["--interrupt_requests", "False"]
+        if self.chat_format:
+            cmd += ["--chat_format", self.chat_format]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL)

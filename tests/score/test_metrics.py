@@ -30,6 +30,29 @@ def test_pairs_in_contract_order() -> None:
         (Arm("prompt_json", "s"), Arm("constrained", "s"), "headline")]
 
 
+def test_tool_call_arms_are_compared_to_both_json_arms_of_their_schema() -> None:
+    arms = [parse_arm(k) for k in ("unconstrained", "prompt_json[s]", "constrained[s]",
+                                   "tool_call[s]")]
+    keys = [(a.key, b.key, k) for a, b, k in comparison_pairs(arms)]
+    assert keys == [
+        ("prompt_json[s]", "constrained[s]", "headline"),
+        ("constrained[s]", "tool_call[s]", "headline"),
+        ("prompt_json[s]", "tool_call[s]", "headline"),
+        ("unconstrained", "constrained[s]", "secondary"),
+        ("unconstrained", "tool_call[s]", "secondary")]
+    valid = np.array([[-1, 1, 1, 1], [-1, 0, 1, 0]], np.int8)
+    right = np.array([[1, 1, 1, 0], [0, 0, 1, 0]], bool)
+    st = ItemStates(ids=["a", "b"], arms=arms, valid=valid, right=right, excluded=[],
+                    excluded_reasons={})
+    r = build_report(st, task="t", label="acc", mode="replay", meta={}, source="x",
+                     provenance="p", seed=42, resamples=100, n_task=2, missing=[])
+    tool = {c.from_: c for c in r.comparisons if c.to == "tool_call[s]" and c.kind == "headline"}
+    assert "response_format -> forced tool call" in tool["constrained[s]"].role
+    assert "prompt -> forced tool call" in tool["prompt_json[s]"].role
+    assert tool["constrained[s]"].flips.right_to_wrong == 2
+    assert r.arms["tool_call[s]"].schema_validity.rate == 0.5
+
+
 def test_report_numbers() -> None:
     r = build_report(_states(), task="t", label="acc", mode="replay", meta={}, source="x",
                      provenance="p", seed=42, resamples=500, n_task=5, missing=[])

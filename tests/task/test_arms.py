@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vbw.errors import ConfigError
-from vbw.task.arms import ARM_KINDS, parse_arm, select_arms, task_arms
+from vbw.task.arms import ALL_ARM_KINDS, ARM_KINDS, parse_arm, select_arms, task_arms
 
 
 def test_contract_order_and_selection() -> None:
@@ -50,3 +50,16 @@ def test_an_unknown_schema_label_lists_the_task_s() -> None:
                     ["reasoning", "ticket"])
     assert str(e.value) == ("arms.schemas: 'ticket' is not a schema of task gsm8k (its "
                             "schemas: answer, reasoning)")
+
+
+def test_tool_call_arms_follow_their_schema_s_json_arms() -> None:
+    """tool_call[S] is selectable (ALL_ARM_KINDS), comes after constrained[S], has a
+    contract, runs bound to the schema, and is the only kind sent as a tool."""
+    keys = [a.key for a in task_arms(["answer", "reasoning"], "answer", list(ALL_ARM_KINDS))]
+    assert keys == ["unconstrained", "prompt_json[answer]", "constrained[answer]",
+                    "tool_call[answer]", "prompt_json[reasoning]", "constrained[reasoning]",
+                    "tool_call[reasoning]", "reason_then_constrain[answer]"]
+    assert "tool_call" not in ARM_KINDS  # the standard four stay the standard four
+    tool = parse_arm("tool_call[answer]")
+    assert tool.has_contract and tool.enforced and tool.tool
+    assert not any(a.tool for a in task_arms(["answer"], "answer", list(ARM_KINDS)))

@@ -38,15 +38,33 @@ class Generation(BaseModel):
     finish_reason: Literal["stop", "length"]
     compile_seconds: float = 0.0
     redacted: bool = False  # a credential's value in the text was replaced by ***
+    # tool_call arms only: the names of the functions the reply called, in order ([]: no
+    # tool call; then `text` is empty and nothing else stands in for it), and the
+    # assistant message as the server returned it (content and tool_calls)
+    called: list[str] | None = None
+    message: dict[str, Any] | None = None
+
+
+class Tool(BaseModel):
+    """The one function a tool_call arm offers and forces; `name` as sent (already mapped
+    to what the dialects accept, vbw.generate.tools.wire_name)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str
 
 
 class GenerateConfig(BaseModel):
-    """What one request needs: the token cap, and the schema when the arm enforces one."""
+    """What one request needs: the token cap, and the schema when the arm enforces one;
+    with `tool`, the schema goes out as that function's parameters, the function forced,
+    and the text is the call's arguments."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     max_tokens: int = Field(ge=1)
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    tool: Tool | None = None
 
 
 class Backend(ABC):

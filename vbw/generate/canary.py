@@ -4,6 +4,12 @@ A constraint that silently does nothing (wrong vocabulary, swallowed processor e
 grammar not attached) would make every "constrained" arm an unconstrained one. The
 canary asks for a haiku and lets the schema force one exact object; anything else
 means the engine is not constraining, and the run refuses to start.
+
+A run with tool_call arms also sends the canary the tool way: the same schema as the
+parameters of one forced function. Only a server that forces the call (honours
+`tool_choice`) and binds the parameters as a grammar returns a call to that function with
+the improbable constant; one that ignores either (Ollama has been documented to) is
+refused before the run, naming its engine, `server-<dialect>`.
 """
 
 from __future__ import annotations
@@ -27,20 +33,37 @@ CANARY_SCHEMA: dict[str, Any] = {
 }
 CANARY_PROMPT = "Write a haiku about autumn."
 CANARY_MAX_TOKENS = 48
+CANARY_TOOL = "vbw_canary"
 
 
-def run_canary(backend: Backend) -> float:
-    """Run the canary through `backend` (its engine, or a server's dialect); returns its
-    wall seconds or raises EngineError: a run whose constraint does not bind refuses."""
-    from vbw.generate.backend import GenerateConfig
+def run_canary(backend: Backend, tools: bool = False) -> float:
+    """Run the canary through `backend` (its engine, or a server's dialect), and with
+    `tools` its tool-call check too; returns the wall seconds or raises EngineError: a run
+    whose constraint does not bind refuses."""
+    from vbw.generate.backend import GenerateConfig, Tool
 
     start = time.perf_counter()
     config = GenerateConfig(max_tokens=CANARY_MAX_TOKENS, schema=CANARY_SCHEMA)
+    _check(backend, config, "")
+    if tools:
+        tool = Tool(name=CANARY_TOOL, description="Record a haiku.")
+        _check(backend, config.model_copy(update={"tool": tool}), " (tool call)")
+    return time.perf_counter() - start
+
+
+def _check(backend: Backend, config: Any, path: str) -> None:
     try:
         gen = backend.generate([{"role": "user", "content": CANARY_PROMPT}], config)
     except UnsupportedSchema as exc:
-        raise EngineError(f"canary failed on engine {backend.engine}: {exc}") from None
-    seconds = time.perf_counter() - start
+        raise EngineError(f"canary{path} failed on engine {backend.engine}: {exc}") from None
+    if config.tool is not None and (gen.called or [])[:1] != [config.tool.name]:
+        got = f"a call to {json.dumps(gen.called[0])}" if gen.called else "no tool call"
+        content = (gen.message or {}).get("content")
+        raise EngineError(
+            f"canary{path} failed on engine {backend.engine}: the server was told to call "
+            f"{config.tool.name} (tool_choice) and returned {got}"
+            + (f" with content {json.dumps(str(content)[:80])}" if content else "")
+            + "; it does not force the tool call, so tool_call arms cannot run on it")
     try:
         parsed = json.loads(gen.text)
     except ValueError:
@@ -48,7 +71,7 @@ def run_canary(backend: Backend) -> float:
     if parsed != CANARY_EXPECTED:
         shown = json.dumps(gen.text[:120], ensure_ascii=False)
         raise EngineError(
-            f"canary failed on engine {backend.engine}: got {shown}, "
+            f"canary{path} failed on engine {backend.engine}: got {shown}, "
             f"expected {json.dumps(CANARY_EXPECTED)}; its constraint is not binding"
+            + (" (the tool's parameters are not bound as a grammar)" if path else "")
         )
-    return seconds

@@ -12,8 +12,9 @@ import time
 
 from vbw.config import MaxTokens
 from vbw.errors import UnsupportedSchema
-from vbw.generate.backend import Backend, GenerateConfig, Generation
-from vbw.replay import ArmRecord, ItemRecord
+from vbw.generate.backend import Backend, GenerateConfig, Generation, Tool
+from vbw.generate.tools import wire_name
+from vbw.replay import ArmRecord, ItemRecord, ToolCall
 from vbw.task.arms import Arm
 from vbw.task.runner import Item, Task
 
@@ -24,7 +25,7 @@ _ORDER = {"unconstrained": 0, "reason_then_constrain": 1}
 def cap(caps: MaxTokens, arm: Arm) -> int:
     """The token cap of the arm's phase: free text, a JSON answer, or the packaging turn."""
     return {"unconstrained": caps.free, "prompt_json": caps.json_, "constrained": caps.json_,
-            "reason_then_constrain": caps.package}[arm.kind]
+            "tool_call": caps.json_, "reason_then_constrain": caps.package}[arm.kind]
 
 
 def prompt_hash(task: Task, item: Item, arms: list[Arm]) -> str:
@@ -32,16 +33,24 @@ def prompt_hash(task: Task, item: Item, arms: list[Arm]) -> str:
     return task.prompt_hash(item, arms)
 
 
-def _record(gen: Generation, reuses: str | None = None) -> ArmRecord:
+def _record(gen: Generation, reuses: str | None = None,
+            tool: ToolCall | None = None) -> ArmRecord:
+    """The arm's record. A tool_call arm whose reply called no function, or first called
+    another one, records no text (scored invalid), whatever the message content says."""
     ttft = round(gen.ttft_seconds, 4) if gen.ttft_seconds is not None else None
-    return ArmRecord(text=gen.text, seconds=round(gen.seconds, 4),
+    text: str | None = gen.text
+    if tool is not None:
+        tool = tool.model_copy(update={"called": list(gen.called or [])})
+        if tool.called[:1] != [tool.sent]:
+            text = None
+    return ArmRecord(text=text, seconds=round(gen.seconds, 4),
                      compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
                      ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses,
-                     redacted=gen.redacted or None)
+                     redacted=gen.redacted or None, tool=tool, message=gen.message)
 
 
 def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:
-    recs = {a.key: ArmRecord(unsupported_schema=reasons.get(a.schema or "")
+    recs = {a.key: ArmRecord(unsupported_schema=reasons.get(a.key, reasons.get(a.schema or ""))
                              if a.enforced else None) for a in arms}
     return ItemRecord(id=item.id, arms=recs, item_seconds=0.0,
                       prompt_hash=prompt_hash(task, item, arms))
@@ -61,12 +70,32 @@ def _compile_all(item: Item, arms: list[Arm], backend: Backend) -> tuple[dict, d
     return seconds, reasons
 
 
+def _tools(task: Task, item: Item, arms: list[Arm]) -> tuple[dict, dict]:
+    """The function each tool_call arm offers, as recorded and as sent: ({arm key:
+    (ToolCall, Tool)}, {arm key: why the function's name cannot be sent})."""
+    tools: dict[str, tuple[ToolCall, Tool]] = {}
+    refused: dict[str, str] = {}
+    for arm in arms:
+        if arm.tool:
+            name, description = task.tool(item, arm.schema or "")
+            try:
+                sent = wire_name(name)
+            except UnsupportedSchema as e:
+                refused[arm.key] = str(e)
+                continue
+            tools[arm.key] = (ToolCall(name=name, sent=sent, called=[]),
+                              Tool(name=sent, description=description))
+    return tools, refused
+
+
 def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
                   caps: MaxTokens) -> ItemRecord:
     """All arms of one item. A schema's compile time is charged to its first user:
     constrained[S], or reason_then_constrain[S] when constrained[S] is not run."""
     start = time.perf_counter()
     compiled, reasons = _compile_all(item, arms, backend)
+    tools, refused = _tools(task, item, arms)
+    reasons.update(refused)
     if reasons:
         return _unsupported(task, item, arms, reasons)
     out: dict[str, ArmRecord] = {}
@@ -77,8 +106,10 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
                 free_text = backend.generate(task.messages(item, FREE),
                                              GenerateConfig(max_tokens=caps.free)).text
             schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
+            tool, offer = tools.get(arm.key, (None, None))
             gen = backend.generate(task.messages(item, arm, free_text=free_text),
-                                   GenerateConfig(max_tokens=cap(caps, arm), schema=schema))
+                                   GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
+                                                  tool=offer))
             charged = schema is not None and (arm.kind == "constrained" or
                                               Arm("constrained", arm.schema) not in arms)
             gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
@@ -86,7 +117,7 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
             if arm == FREE:
                 free_text = gen.text
             out[arm.key] = _record(gen, "unconstrained"
-                                   if arm.kind == "reason_then_constrain" else None)
+                                   if arm.kind == "reason_then_constrain" else None, tool)
     except UnsupportedSchema as e:  # a server refused the schema when it was sent
         reasons = {a.schema: str(e) for a in arms if a.enforced and a.schema is not None}
         return _unsupported(task, item, arms, reasons)

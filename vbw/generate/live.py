@@ -142,14 +142,33 @@ def _refuse_enforced(arms: list[Arm], can_constrain: bool, name: str) -> None:
                           "arms.kinds=[unconstrained,prompt_json]")
 
 
+def _refuse_tools(arms: list[Arm], refused: str, name: str) -> None:
+    """tool_call arms on a backend kind without native tool calling: refused at start, in
+    one line saying why and where they do run; never generated as another arm."""
+    tools = [a.key for a in arms if a.tool]
+    if tools and refused:
+        raise ConfigError(f"backend {name!r} cannot run {', '.join(tools)}: {refused}; run "
+                          "tool_call arms through a server (backend=openai "
+                          "backend.dialect=llama_cpp_python, docs/tutorials/servers.md), "
+                          "or drop tool_call from arms.kinds")
+
+
+def runnable_arms(task: Task, cfg: RunConfig) -> list[Arm]:
+    """The run's arms, each refused at start (before a model is fetched or loaded) when
+    the backend kind cannot run it."""
+    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+    _refuse_enforced(arms, cfg.backend.can_constrain, cfg.backend.name)
+    _refuse_tools(arms, cfg.backend.tools_refused, cfg.backend.name)
+    return arms
+
+
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
              mf: ModelFile | None, err: TextIO) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
     them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
-    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    _refuse_enforced(arms, cfg.backend.can_constrain, cfg.backend.name)
+    arms = runnable_arms(task, cfg)
     want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary
@@ -167,7 +186,8 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
          err: TextIO) -> Path:
     # raises EngineError: the run refuses; a backend that cannot constrain has no canary
     # to pass, and runs no constrained arm (_refuse_enforced)
-    canary = run_canary(backend) if backend.can_constrain else None
+    canary = run_canary(backend, tools=any(a.tool for a in arms)) \
+        if backend.can_constrain else None
     backend.clear_cache()
     extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server")}} \
         if want.backend else {}

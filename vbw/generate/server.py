@@ -62,6 +62,7 @@ from vbw.generate.dialects import GREEDY_EXTRAS, schema_fields
 from vbw.generate.probe import PROBE_BYTES, probe_server
 from vbw.generate.retry import Retry, Retrying
 from vbw.generate.statuses import CutShort, classify, retry_after
+from vbw.generate.tools import as_called, tool_fields
 from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
                                    read_error_body, read_lines)
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
@@ -142,13 +143,16 @@ class OpenAIServerBackend(Backend):
         the server ends without a finish_reason (llama-cpp-python's server does so when
         another request arrives, unless started with --interrupt_requests False) is sent
         again at once without streaming, which such a server does not interrupt."""
-        stream = self.settings.stream
+        stream = self.settings.stream and config.tool is None  # vbw.generate.tools
 
         def once() -> Generation:
             nonlocal stream
             try:
-                return self._attempt(self._body(messages, config, stream),
-                                     has_schema=config.schema_ is not None, stream=stream)
+                gen = self._attempt(self._body(messages, config, stream),
+                                    has_schema=config.schema_ is not None, stream=stream,
+                                    tool=config.tool is not None)
+                return gen if config.tool is None else as_called(gen, config.tool.name,
+                                                                   self._text_secrets)
             except CutShort as exc:
                 stream = False
                 log.debug("stream cut short; asking again without streaming: %s", exc.cause)
@@ -172,7 +176,8 @@ class OpenAIServerBackend(Backend):
             body["stream"] = False
         if config.schema_ is not None:
             self.compile(config.schema_)
-            body.update(schema_fields(self.settings.dialect, config.schema_))
+            body.update(schema_fields(self.settings.dialect, config.schema_) if config.tool is None
+                        else tool_fields(self.settings.dialect, config.tool, config.schema_))
         return json.dumps(body, allow_nan=False).encode("utf-8")
 
     def _request(self, url: str, data: bytes | None, accept: str,
@@ -187,7 +192,8 @@ class OpenAIServerBackend(Backend):
             request.add_unredirected_header("Authorization", self._auth.reveal())
         return request
 
-    def _attempt(self, data: bytes, has_schema: bool, stream: bool) -> Generation:
+    def _attempt(self, data: bytes, has_schema: bool, stream: bool,
+                 tool: bool = False) -> Generation:
         start = time.perf_counter()
         budget = Budget(self.settings.timeout, self.settings.max_reply_bytes)
         try:
@@ -201,7 +207,7 @@ class OpenAIServerBackend(Backend):
                 raise Retry(f"no complete reply within backend.timeout="
                              f"{self.settings.timeout:g} s") from None
             raise
-        return self._generation(reply, time.perf_counter() - start)
+        return self._generation(reply, time.perf_counter() - start, tool)
 
     def _exchange(self, data: bytes, has_schema: bool, stream: bool, budget: Budget,
                   start: float) -> Reply:
@@ -257,10 +263,12 @@ class OpenAIServerBackend(Backend):
     def _where(self) -> str:
         return f"POST {self._endpoint.shown('/chat/completions')}"
 
-    def _generation(self, reply: Reply, seconds: float) -> Generation:
+    def _generation(self, reply: Reply, seconds: float, tool: bool = False) -> Generation:
         finish = reply.finish_reason
         if finish == "abort":
             raise Retry("the server aborted the generation (finish_reason 'abort')")
+        if tool and finish in ("tool_calls", "function_call"):
+            finish = "stop"  # a forced call ends this way on llama-cpp-python and vLLM
         if finish not in ("stop", "length"):
             raise EngineError(f"POST {self._endpoint.shown('/chat/completions')}: "
                               f"finish_reason {finish!r} is neither 'stop' nor 'length'; "
@@ -269,8 +277,9 @@ class OpenAIServerBackend(Backend):
         if tokens is None and reply.content_chunks:
             tokens = reply.content_chunks
         text, masked = mask_exact(reply.text, self._text_secrets)
-        return Generation(text=text, n_tokens=tokens, seconds=seconds,
-                          ttft_seconds=reply.ttft, finish_reason=finish, redacted=masked)
+        return Generation(text=text, n_tokens=tokens, seconds=seconds, ttft_seconds=reply.ttft,
+                          finish_reason=finish, redacted=masked,
+                          message=reply.message if tool else None)
 
     def describe(self) -> dict[str, Any]:
         """Base URL (credentials stripped), served model id, dialect, the sampling fields

@@ -101,6 +101,7 @@ class Reply:
     completion_tokens: int | None = None  # usage.completion_tokens, when valid
     content_chunks: int = 0  # streamed chunks that carried content (0 when not streamed)
     ttft: float | None = None  # seconds from sending to the first content (streams only)
+    message: dict[str, Any] | None = None  # choices[0].message of a non-streamed reply
 
 
 class Malformed(ValueError):
@@ -179,7 +180,8 @@ def parse_completion(obj: Any) -> Reply:
     message = _object(choice.get("message"), "choices[0].message")
     content = _text_or_null(message.get("content"), "choices[0].message.content")
     finish = _text_or_null(choice.get("finish_reason"), "choices[0].finish_reason")
-    return Reply(text=content or "", finish_reason=finish, completion_tokens=_usage(obj))
+    return Reply(text=content or "", finish_reason=finish, completion_tokens=_usage(obj),
+                 message=message)
 
 
 def sse_data(lines: Iterable[bytes]) -> Iterator[str]:

@@ -23,12 +23,13 @@ def live_replay(task: Task, cfg: RunConfig, task_dir: Path, err: TextIO,
     """Check the task, find the model, then generate. `unrecorded` (auto mode) names the
     task x model x engine without a replay: announced once the run can start, and put
     in front of any error that stops it from starting."""
-    from vbw.generate.live import generate  # the live stack, only when asked for
+    from vbw.generate.live import generate, runnable_arms  # the live stack, when asked for
     from vbw.generate.providers import prepare
 
     items = task.items(cfg.n)
     audit_or_fail(task, items, None)  # its warnings are printed once, when scoring
     try:
+        runnable_arms(task, cfg)  # an arm the backend cannot run: refused before the model
         model = prepare(cfg.backend, cfg.model)
     except VbwError as e:
         if unrecorded is None:

@@ -1,6 +1,6 @@
 """Replay files: the versioned contract between generation and scoring."""
 
-from vbw.replay.format import ArmRecord, EndV1, Intervention, ItemRecord, Replay
+from vbw.replay.format import ArmRecord, EndV1, Intervention, ItemRecord, Replay, ToolCall
 from vbw.replay.header import (FORMAT, CompleteHeader, ModelInfo, RecordedModel, ReplayHeader,
                                ServerInfo, ShardInfo)
 from vbw.replay.io import (ReplayWriter, available_replays, bundled_key, locate_replay,
@@ -8,5 +8,5 @@ from vbw.replay.io import (ReplayWriter, available_replays, bundled_key, locate_
 
 __all__ = ["FORMAT", "ArmRecord", "CompleteHeader", "EndV1", "Intervention", "ItemRecord", "ModelInfo",
            "RecordedModel", "Replay", "ReplayHeader", "ReplayWriter", "ServerInfo", "ShardInfo",
-           "available_replays",
+           "ToolCall", "available_replays",
            "bundled_key", "locate_replay", "read_replay"]

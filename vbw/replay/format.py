@@ -46,6 +46,19 @@ class Intervention(BaseModel):
     forced_id: int | None = _doc(None, "Token id of `forced` (in-process engines).")
 
 
+class ToolCall(BaseModel):
+    """What a tool_call arm offered and what the reply called."""
+
+    model_config = ConfigDict(extra="forbid", title="tool call")
+    name: str = Field(description="The function's name in the task (its `tool` section).")
+    sent: str = Field(description="The name as sent: `name` mapped to what OpenAI-compatible "
+                                  "servers accept ('.' -> '_', as BFCL maps it).")
+    called: list[str] = Field(description="Names of the functions the reply called, in "
+                                          "order. [] : no tool call; a first name other "
+                                          "than `sent`: another function. Either way the "
+                                          "arm has no text (scored invalid).")
+
+
 class ArmRecord(BaseModel):
     """One arm's generation for one item, or why it could not be generated."""
 
@@ -69,6 +82,11 @@ class ArmRecord(BaseModel):
               "Only arms decoded under a grammar carry it ([] : none happened); absent or "
               "null: not recorded (older replays, or a backend that cannot tell), never "
               "read as zero.")
+    tool: ToolCall | None = _doc(None, "tool_call arms: the function offered and the "
+                                       "names called.")
+    message: dict[str, Any] | None = _doc(
+        None, "tool_call arms: the assistant message as the server returned it (content "
+              "and tool_calls); `text` is its first call's arguments, never its content.")
 
 
 class ItemRecord(BaseModel):

@@ -15,6 +15,8 @@ from vbw.score.states import ItemStates
 from vbw.task.arms import Arm
 
 HEADLINE_ROLE = "headline: grammar off -> on, same contract"
+TOOL_ROLES = {"constrained": "headline: response_format -> forced tool call, both grammar-bound",
+              "prompt_json": "headline: JSON asked in the prompt -> forced tool call"}
 SECONDARY_ROLE = "secondary: also changes whether the model reasons in text (confounded)"
 EXCLUDED_REASON = "the decoding backend could not compile the schema"
 
@@ -51,12 +53,17 @@ def arm_metrics(st: ItemStates, arm: Arm, rng: np.random.Generator,
 
 def comparison_pairs(arms: list[Arm]) -> list[tuple[Arm, Arm, str]]:
     """(from, to, kind): headline prompt_json[S] -> constrained[S] per constrained arm, then
-    secondary unconstrained -> each constrained[S] and reason_then_constrain arm."""
+    constrained[S] -> tool_call[S] and prompt_json[S] -> tool_call[S] per tool_call arm, then
+    secondary unconstrained -> each constrained[S], tool_call[S] and reason_then_constrain arm."""
     pairs = []
     for a in arms:
         twin = Arm("prompt_json", a.schema)
         if a.kind == "constrained" and twin in arms:
             pairs.append((twin, a, "headline"))
+    for a in arms:
+        for kind in ("constrained", "prompt_json"):
+            if a.tool and Arm(kind, a.schema) in arms:  # type: ignore[arg-type]
+                pairs.append((Arm(kind, a.schema), a, "headline"))  # type: ignore[arg-type]
     free = Arm("unconstrained", None)
     if free in arms:
         pairs += [(free, a, "secondary") for a in arms if a.enforced]
@@ -95,7 +102,8 @@ def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Genera
         transitions[t] = transitions.get(t, 0) + 1
     ra, rb = st.right[:, i], st.right[:, j]
     flips = Flips(right_to_wrong=int((ra & ~rb).sum()), wrong_to_right=int((~ra & rb).sum()))
-    role = HEADLINE_ROLE if kind == "headline" else SECONDARY_ROLE
+    role = (SECONDARY_ROLE if kind != "headline" else
+            TOOL_ROLES[src.kind] if dst.tool else HEADLINE_ROLE)
     return Comparison(from_=src.key, to=dst.key, n=len(st.ids), role=role, kind=kind,
                       deltas=deltas,
                       transitions=transitions, flips=flips)

@@ -1,7 +1,10 @@
-"""Arm keys: `unconstrained`, `prompt_json[S]`, `constrained[S]`, `reason_then_constrain[S]`.
+"""Arm keys: `unconstrained`, `prompt_json[S]`, `constrained[S]`, `tool_call[S]`,
+`reason_then_constrain[S]`.
 
 The order is part of the contract: unconstrained; for each schema in declared order
-prompt_json then constrained; reason_then_constrain of the answer schema last.
+prompt_json, constrained, then tool_call (S offered as the parameters of one function,
+forced through the backend's native tool calling); reason_then_constrain of the answer
+schema last.
 """
 
 from __future__ import annotations
@@ -11,10 +14,15 @@ from typing import Literal, NamedTuple
 
 from vbw.errors import ConfigError
 
-ArmKind = Literal["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
+ArmKind = Literal["unconstrained", "prompt_json", "constrained", "tool_call",
+                  "reason_then_constrain"]
+# The kinds every backend runs (the `standard` preset); tool_call needs native tool
+# calling (a server), so it is selectable (ALL_ARM_KINDS) but not among them.
 ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained",
                                   "reason_then_constrain")
-_KEY = re.compile(r"^(prompt_json|constrained|reason_then_constrain)\[([^\[\]]+)\]$")
+ALL_ARM_KINDS: tuple[ArmKind, ...] = ("unconstrained", "prompt_json", "constrained",
+                                      "tool_call", "reason_then_constrain")
+_KEY = re.compile(r"^(prompt_json|constrained|tool_call|reason_then_constrain)\[([^\[\]]+)\]$")
 
 
 class Arm(NamedTuple):
@@ -32,8 +40,15 @@ class Arm(NamedTuple):
 
     @property
     def enforced(self) -> bool:
-        """Arms decoded under the schema's grammar: constrained and reason_then_constrain."""
-        return self.kind in ("constrained", "reason_then_constrain")
+        """Arms decoded under the schema's grammar: constrained, reason_then_constrain and
+        tool_call (the schema bound as a forced function's parameters; the canary's tool
+        check proves a server binds it)."""
+        return self.kind in ("constrained", "reason_then_constrain", "tool_call")
+
+    @property
+    def tool(self) -> bool:
+        """The schema travels as a forced function's parameters, not as response_format."""
+        return self.kind == "tool_call"
 
 
 def parse_arm(key: str) -> Arm:
@@ -56,7 +71,7 @@ def task_arms(schemas: list[str], answer_schema: str, kinds: list[str],
     if "unconstrained" in kinds:
         arms.append(Arm("unconstrained", None))
     for s in schemas:
-        for kind in ("prompt_json", "constrained"):
+        for kind in ("prompt_json", "constrained", "tool_call"):
             if kind in kinds:
                 arms.append(Arm(kind, s))  # type: ignore[arg-type]
     if "reason_then_constrain" in kinds and answer_schema in schemas:

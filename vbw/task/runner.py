@@ -22,6 +22,7 @@ from vbw.task.extract import first_json_object
 from vbw.task.bounded import PromptBudget
 from vbw.task.prompts import render
 from vbw.task.spec import IdFromPath, TaskSpec
+from vbw.task.tools import resolve
 from vbw.validation import load_yaml, validate
 
 
@@ -147,7 +148,8 @@ class Task:
         """The chat for one arm. reason_then_constrain needs the unconstrained text."""
         if arm.kind == "unconstrained":
             return [{"role": "user", "content": self._prompt("free", item)}]
-        if arm.kind in ("prompt_json", "constrained"):
+        if arm.kind in ("prompt_json", "constrained", "tool_call"):
+            # tool_call: the same prompt, so only the way the schema travels differs
             return [{"role": "user", "content": self._prompt("json", item, arm.schema)}]
         free = self._prompt("free", item)
         package = self._prompt("package", item, arm.schema)
@@ -156,6 +158,16 @@ class Task:
         return [{"role": "user", "content": free},
                 {"role": "assistant", "content": free_text},
                 {"role": "user", "content": package}]
+
+    def tool(self, item: Item, schema: str) -> tuple[str, str]:
+        """(name, description) of the function a tool_call[schema] arm offers (the task's
+        `tool` section, vbw.task.tools); a path that gives no string names item and path."""
+        t = self.spec.tool
+        try:
+            return (resolve(t.name, item.fields, schema, "name"),
+                    resolve(t.description, item.fields, self.spec.label, "description"))
+        except ValueError as e:
+            raise DataError(f"{self.path}: item {item.id}: {e}") from None
 
     def prompts(self, item: Item) -> dict[str, str]:
         """Every distinct prompt of the item, each rendered once: `free`, `json[S]` per
@@ -246,7 +258,10 @@ class Task:
     def prompt_hash(self, item: Item, arms: list[Arm]) -> str:
         """sha256 of every first-turn prompt of the item (the package turn follows from
         them): recorded per item by live generation, checked on resume and on merge."""
-        msgs = {a.key: self.messages(item, a, free_text="") for a in arms}
+        msgs: dict[str, Any] = {a.key: self.messages(item, a, free_text="") for a in arms}
+        for a in arms:  # the offered function is part of a tool_call arm's prompt
+            if a.tool:
+                msgs[a.key] = {"messages": msgs[a.key], "tool": self.tool(item, a.schema or "")}
         return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
 
 

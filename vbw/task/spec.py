@@ -18,6 +18,7 @@ from vbw.task.coerce import Coercion, IdentityCoercion
 from vbw.task.extract import FreeStep, JsonExtract
 from vbw.task.registry import Registry
 from vbw.task.schemas import SchemaSource
+from vbw.task.tools import ToolSpec
 
 ID_SOURCES: Registry[StrictModel] = Registry("item id")
 
@@ -98,6 +99,7 @@ class TaskSpec(StrictModel):
     extract: ExtractSpec
     coerce: Coercion = IdentityCoercion(kind="identity")
     check: Checker
+    tool: ToolSpec = ToolSpec()
 
     @model_validator(mode="after")
     def _answer_schema_declared(self) -> "TaskSpec":

@@ -20,7 +20,8 @@
     "invalid/wrong": "I✗", "n/a/right": "✓", "n/a/wrong": "✗", "excluded": "—" };
   function shortArm(key) {
     return key.replace(/^unconstrained$/, "free").replace(/^prompt_json/, "pj")
-      .replace(/^constrained/, "c").replace(/^reason_then_constrain/, "rtc");
+      .replace(/^constrained/, "c").replace(/^tool_call/, "tc")
+      .replace(/^reason_then_constrain/, "rtc");
   }
   function badge(st) {
     const b = el("span", "st " + stateClass(st), STATE_LABEL[st] || st);

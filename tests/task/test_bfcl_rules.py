@@ -147,9 +147,23 @@ def test_multiple_is_one_call_to_the_right_function() -> None:
     gold = [{"g": {"s": ["x"]}}]
     assert official.check([{"g": {"s": "X"}}], gold, CALLS)
     assert calls_reason([{"f": {"x": 1}}], gold, CALLS) == "no_match"
-    (answer,) = official.gold_answers(gold, CALLS)
-    assert answer == [{"g": {"s": "x"}}] and official.check(answer, gold, CALLS)
+    answer, without_optional = official.gold_answers(gold, CALLS)
+    assert answer == without_optional == [{"g": {"s": "x"}}]
+    assert official.check(answer, gold, CALLS)
     assert not simplified.gold_answers(gold, CALLS)  # lists of calls: bfcl_official only
+
+
+def test_gold_shaped_calls_also_leave_optional_parameters_out() -> None:
+    """BFCL's gold may allow an optional parameter the function does not declare (e.g.
+    parallel_multiple_12), which BFCL rejects when given: the second candidate leaves it
+    out, and is the one called right."""
+    gold = [{"f": {"x": [1], "p": ["", 0.1]}}]
+    full, bare = official.gold_answers(gold, CALLS)
+    assert full == [{"f": {"x": 1, "p": 0.1}}] and bare == [{"f": {"x": 1}}]
+    assert calls_reason(full, gold, CALLS) == "no_match"  # p: unexpected
+    assert calls_reason(bare, gold, CALLS) is None
+    wrapped = {"type": "object", "properties": {"calls": CALLS}}  # CallsSchema's shape
+    assert calls_reason(bare, gold, wrapped) is None
 
 
 def _ledger_right(path: Path) -> dict[str, set[str]]:

@@ -16,6 +16,7 @@ from vbw.task.bfcl_rules import calls_reason, official_reason, standardize
 from vbw.task.check import CallArgsChecker
 
 REFERENCE = Path(__file__).parent / "data" / "bfcl_official" / "reference.json"
+REFERENCE_CALLS = REFERENCE.with_name("reference_calls.json")
 official = CallArgsChecker(kind="call_args", rules="bfcl_official")
 simplified = CallArgsChecker(kind="call_args")
 
@@ -184,6 +185,31 @@ def test_vbw_gives_bfcls_own_figures_on_each_committed_replay(replay: str,
     right = _ledger_right(tmp_path / "ledger.csv")
     assert set(report["arms"]) == set(expected)
     for arm, ref in expected.items():
+        m = report["arms"][arm]
+        assert m["n"] == ref["n"], arm
+        assert round(m["answer_accuracy"]["rate"] * m["n"]) == ref["right"], arm
+        assert right[arm] == set(ref["right_ids"]), arm
+
+
+def _calls_reference() -> dict[str, Any]:
+    return json.loads(REFERENCE_CALLS.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("replay", sorted(_calls_reference()))
+def test_vbw_gives_bfcls_own_figures_on_each_committed_calls_replay(replay: str,
+                                                                    tmp_path: Path) -> None:
+    """bfcl_multiple, bfcl_parallel, bfcl_parallel_multiple: their committed replays
+    re-score (default rules: bfcl_official) to the accuracy and the very items BFCL's
+    ast_checker calls right on the same extracted calls (order-free matching included)."""
+    expected = _calls_reference()[replay]
+    proc = run_vbw(f"task={expected['task']}", f"replay={ROOT / replay}",
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "gold-shaped" not in proc.stderr  # the task audit finds nothing on its items
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    right = _ledger_right(tmp_path / "ledger.csv")
+    assert set(report["arms"]) == set(expected["arms"])
+    for arm, ref in expected["arms"].items():
         m = report["arms"][arm]
         assert m["n"] == ref["n"], arm
         assert round(m["answer_accuracy"]["rate"] * m["n"]) == ref["right"], arm

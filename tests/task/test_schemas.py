@@ -86,3 +86,8 @@ def test_calls_schema_one_branch_per_function() -> None:
 def test_calls_schema_refuses_what_is_no_list_of_functions(fns) -> None:
     with pytest.raises(ValueError, match="fns"):
         CallsSchema(kind="calls", functions="fns").for_item({"fns": fns})
+
+
+def test_calls_schema_dialect_is_checked() -> None:
+    with pytest.raises(ValueError, match="unknown dialect 'nope'; valid: json_schema, bfcl"):
+        CallsSchema(kind="calls", functions="fns", dialect="nope")

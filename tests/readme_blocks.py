@@ -211,8 +211,9 @@ def blocks() -> dict[str, Callable[[], str]]:
         "compare-smollm2-bfcl": compare_block,
     }
     engines = {"bfcl_simple": ("outlines", "llamacpp", "llguidance", "outlines-compact"),
-               "gsm8k": ("outlines", "llamacpp")}
-    for task in ("bfcl_simple", "gsm8k"):
+               "gsm8k": ("outlines", "llamacpp"), "bfcl_multiple": ("llguidance",),
+               "bfcl_parallel": ("llguidance",), "bfcl_parallel_multiple": ("llguidance",)}
+    for task in engines:
         for engine in engines[task]:
             out[f"smollm2-{task}-{engine}"] = (
                 lambda t=task, e=engine: _if_exists(
@@ -302,7 +303,8 @@ def _engine_title(engine: str) -> str:
 def _against_flexible(task_name: str, engine: str) -> str:
     """For a replay beside the outlines/llamacpp pair: what it changes, counted from the
     replays (items the GBNF engine excludes, constrained arms cut off by the cap)."""
-    if engine in ("outlines", "llamacpp"):
+    if engine in ("outlines", "llamacpp") or not (
+            ROOT / "replays" / task_name / "smollm2_135m" / "llamacpp.jsonl").exists():
         return ""
     from vbw.replay import read_replay
 

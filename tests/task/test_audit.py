@@ -22,12 +22,16 @@ def _task(tmp_path: Path, mutate, name: str = "gsm8k") -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["gsm8k", "bfcl_simple"])
-def test_bundled_tasks_pass(name: str) -> None:
+@pytest.mark.parametrize(("name", "n"), [("gsm8k", 200), ("bfcl_simple", 200),
+                                         ("bfcl_multiple", 200), ("bfcl_parallel", 200),
+                                         ("bfcl_parallel_multiple", 198)])
+def test_bundled_tasks_pass(name: str, n: int) -> None:
+    """No problem, no finding, nothing skipped: on every item a gold-shaped answer (for
+    the BFCL v4 tasks a list of calls) is scored right and is valid under the schema."""
     task = load_task(TASK_CONF / f"{name}.yaml")
     result = audit(task, task.items())
     assert result.problems == [] and result.findings == [] and result.not_checked == []
-    assert result.items == 200 and result.gold_checked == 200
+    assert result.items == n and result.gold_checked == n
 
 
 def test_check_mode_prints_first_item_and_summary(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from vbw.task.bfcl_rules import calls_reason, official_reason, standardize
 from vbw.task.check import CallArgsChecker
 
 REFERENCE = Path(__file__).parent / "data" / "bfcl_official" / "reference.json"
+REFERENCE_CALLS = REFERENCE.with_name("reference_calls.json")
 official = CallArgsChecker(kind="call_args", rules="bfcl_official")
 simplified = CallArgsChecker(kind="call_args")
 
@@ -147,9 +148,23 @@ def test_multiple_is_one_call_to_the_right_function() -> None:
     gold = [{"g": {"s": ["x"]}}]
     assert official.check([{"g": {"s": "X"}}], gold, CALLS)
     assert calls_reason([{"f": {"x": 1}}], gold, CALLS) == "no_match"
-    (answer,) = official.gold_answers(gold, CALLS)
-    assert answer == [{"g": {"s": "x"}}] and official.check(answer, gold, CALLS)
+    answer, without_optional = official.gold_answers(gold, CALLS)
+    assert answer == without_optional == [{"g": {"s": "x"}}]
+    assert official.check(answer, gold, CALLS)
     assert not simplified.gold_answers(gold, CALLS)  # lists of calls: bfcl_official only
+
+
+def test_gold_shaped_calls_also_leave_optional_parameters_out() -> None:
+    """BFCL's gold may allow an optional parameter the function does not declare (e.g.
+    parallel_multiple_12), which BFCL rejects when given: the second candidate leaves it
+    out, and is the one called right."""
+    gold = [{"f": {"x": [1], "p": ["", 0.1]}}]
+    full, bare = official.gold_answers(gold, CALLS)
+    assert full == [{"f": {"x": 1, "p": 0.1}}] and bare == [{"f": {"x": 1}}]
+    assert calls_reason(full, gold, CALLS) == "no_match"  # p: unexpected
+    assert calls_reason(bare, gold, CALLS) is None
+    wrapped = {"type": "object", "properties": {"calls": CALLS}}  # CallsSchema's shape
+    assert calls_reason(bare, gold, wrapped) is None
 
 
 def _ledger_right(path: Path) -> dict[str, set[str]]:
@@ -170,6 +185,31 @@ def test_vbw_gives_bfcls_own_figures_on_each_committed_replay(replay: str,
     right = _ledger_right(tmp_path / "ledger.csv")
     assert set(report["arms"]) == set(expected)
     for arm, ref in expected.items():
+        m = report["arms"][arm]
+        assert m["n"] == ref["n"], arm
+        assert round(m["answer_accuracy"]["rate"] * m["n"]) == ref["right"], arm
+        assert right[arm] == set(ref["right_ids"]), arm
+
+
+def _calls_reference() -> dict[str, Any]:
+    return json.loads(REFERENCE_CALLS.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("replay", sorted(_calls_reference()))
+def test_vbw_gives_bfcls_own_figures_on_each_committed_calls_replay(replay: str,
+                                                                    tmp_path: Path) -> None:
+    """bfcl_multiple, bfcl_parallel, bfcl_parallel_multiple: their committed replays
+    re-score (default rules: bfcl_official) to the accuracy and the very items BFCL's
+    ast_checker calls right on the same extracted calls (order-free matching included)."""
+    expected = _calls_reference()[replay]
+    proc = run_vbw(f"task={expected['task']}", f"replay={ROOT / replay}",
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "gold-shaped" not in proc.stderr  # the task audit finds nothing on its items
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    right = _ledger_right(tmp_path / "ledger.csv")
+    assert set(report["arms"]) == set(expected["arms"])
+    for arm, ref in expected["arms"].items():
         m = report["arms"][arm]
         assert m["n"] == ref["n"], arm
         assert round(m["answer_accuracy"]["rate"] * m["n"]) == ref["right"], arm

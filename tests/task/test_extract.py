@@ -13,7 +13,8 @@ from tests.conftest import TASK_CONF
 from vbw.errors import DataError
 from vbw.task.check import RegexChecker
 from vbw.task.extract import (MAX_CALL_CHARS, BoxedStep, JsonExtract, LastNumberStep,
-                              PythonCallStep, RegexStep, first_json_object)
+                              PythonCallsStep, PythonCallStep, RegexStep,
+                              first_json_object)
 from vbw.task.jsonscan import first_json_span
 from vbw.task.runner import load_task
 
@@ -186,3 +187,27 @@ def test_regex_checker_bounds_the_answer_and_refuses_gold_patterns(tmp_path: Pat
     (tmp_path / "t.yaml").write_text(yaml.safe_dump(task))
     with pytest.raises(DataError, match=r"d.jsonl: row 0 .*gold '\(x\)\\\\1'.*backreference"):
         load_task(tmp_path / "t.yaml").items()
+
+
+FUNCTIONS = {"fns": [{"name": "f", "parameters": {"properties": {"a": {}, "b": {}}}},
+                     {"name": "m.g", "parameters": {"properties": {"s": {}}}}]}
+CALLS = PythonCallsStep(kind="python_calls", functions="fns")
+
+
+@pytest.mark.parametrize("text", [
+    "[f(1, b=2), m.g('x')]",
+    "```python\nf(1, b=2)\nm.g('x')\n```",
+    "Calls: f(1, b=2), m.g(s='x') and that is all",
+    "f(\n  1,\n  b=2)\nm.g(s='x')"])
+def test_python_calls_reads_lists_and_lines(text: str) -> None:
+    assert CALLS.apply(text, FUNCTIONS) == [{"f": {"a": 1, "b": 2}}, {"m.g": {"s": "x"}}]
+
+
+def test_python_calls_positionals_of_an_unknown_function_are_dropped() -> None:
+    assert CALLS.apply("[h(1, c=[2.5])]", FUNCTIONS) == [{"h": {"c": [2.5]}}]
+
+
+@pytest.mark.parametrize("text", ["no call here", "[f(a=x)]", "[f(1), 3, f(2)]", "[f(**k)]",
+                                  "[(f)(1)()]", "f(" + "1," * MAX_CALL_CHARS + ")"])
+def test_python_calls_gives_no_answer_for_anything_else(text: str) -> None:
+    assert CALLS.apply(text, FUNCTIONS) is None

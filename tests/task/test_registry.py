@@ -108,10 +108,10 @@ def test_task_vocabularies_are_registries() -> None:
     from vbw.task.check import CHECKERS
     from vbw.task.extract import STEPS
 
-    assert STEPS.kinds == ("regex", "boxed", "last_number", "python_call")
+    assert STEPS.kinds == ("regex", "boxed", "last_number", "python_call", "python_calls")
     assert tuple(STEP_KINDS) == STEPS.kinds
     assert tuple(CHECKER_KINDS) == CHECKERS.kinds
     assert tuple(COERCION_KINDS) == ("identity", "number", "string", "boolean")
-    assert tuple(SCHEMA_KINDS) == ("static", "per_item")
+    assert tuple(SCHEMA_KINDS) == ("static", "per_item", "calls")
     with pytest.raises(ValueError, match="did you mean 'call_args'"):
         CHECKERS.get("callargs")

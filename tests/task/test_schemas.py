@@ -6,7 +6,10 @@ import json
 
 from tests.conftest import TASK_CONF
 from vbw.task.runner import load_task
-from vbw.task.schemas import PerItemSchema, StaticSchema, bfcl_to_json_schema, schema_key
+import pytest
+
+from vbw.task.schemas import (CallsSchema, PerItemSchema, StaticSchema, bfcl_to_json_schema,
+                              schema_key)
 
 
 def test_bfcl_types_and_order() -> None:
@@ -55,3 +58,36 @@ def test_schema_key_keeps_order() -> None:
     a = {"properties": {"b": {}, "a": {}}}
     b = {"properties": {"a": {}, "b": {}}}
     assert schema_key(a) != schema_key(b)
+
+
+F = {"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}},
+                                 "required": ["x"]}}
+G = {"name": "m.g", "parameters": {"type": "dict", "properties": {"s": {"type": "string"}}}}
+
+
+def test_calls_schema_one_branch_per_function() -> None:
+    src = CallsSchema(kind="calls", functions="fns", dialect="bfcl", max_items=1)
+    schema = src.for_item({"fns": [F, G]})
+    calls = schema["properties"]["calls"]
+    assert schema["required"] == ["calls"] and schema["additionalProperties"] is False
+    assert calls["minItems"] == 1 and calls["maxItems"] == 1
+    f, g = calls["items"]["anyOf"]
+    assert f == {"type": "object", "properties": {"f": {
+        "type": "object", "properties": {"x": {"type": "number"}},
+        "additionalProperties": False, "required": ["x"]}},
+        "required": ["f"], "additionalProperties": False}
+    assert list(g["properties"]) == ["m.g"]
+    one = CallsSchema(kind="calls", functions="fns", dialect="bfcl", key="c",
+                      min_items=0).for_item({"fns": [F]})
+    assert one["properties"]["c"] == {"type": "array", "items": f}  # no anyOf, no bounds
+
+
+@pytest.mark.parametrize("fns", [None, [], [{"name": "f"}], [{"name": 1, "parameters": {}}]])
+def test_calls_schema_refuses_what_is_no_list_of_functions(fns) -> None:
+    with pytest.raises(ValueError, match="fns"):
+        CallsSchema(kind="calls", functions="fns").for_item({"fns": fns})
+
+
+def test_calls_schema_dialect_is_checked() -> None:
+    with pytest.raises(ValueError, match="unknown dialect 'nope'; valid: json_schema, bfcl"):
+        CallsSchema(kind="calls", functions="fns", dialect="nope")

@@ -30,7 +30,8 @@ def _error(tmp_path: Path, mutate, task: str = "gsm8k") -> str:
 
 
 def test_bundled_tasks_load() -> None:
-    for name in ("gsm8k", "bfcl_simple"):
+    for name in ("gsm8k", "bfcl_simple", "bfcl_multiple", "bfcl_parallel",
+                 "bfcl_parallel_multiple"):
         task = load_task(TASK_CONF / f"{name}.yaml")
         assert task.name == name and len(task.items(3)) == 3
 
@@ -162,3 +163,31 @@ def test_registries_are_the_union_vocabularies() -> None:
         assert {m: None for m in members}.keys() == {v: None for v in registry.values()}.keys()
         for kind, cls in registry.items():
             assert typing.get_args(cls.model_fields["kind"].annotation) == (kind,)
+
+
+def test_exclude_leaves_rows_out_before_first_and_keeps_the_hash_when_empty(
+        tmp_path: Path) -> None:
+    plain = load_task(TASK_CONF / "bfcl_simple.yaml")
+    empty = load_task(_write(tmp_path, lambda d: d["dataset"].__setitem__("exclude", []),
+                             "bfcl_simple"))
+    assert empty.generation_hash() == plain.generation_hash()  # committed replays stay valid
+
+    def leave_out(d: dict) -> None:
+        d["dataset"].update(exclude=["simple_1"], first=3)
+
+    task = load_task(_write(tmp_path, leave_out, "bfcl_simple"))
+    assert task.ids() == ["simple_0", "simple_2", "simple_3"]
+    assert [it.id for it in task.items()] == task.ids()
+    assert task.item(1, "simple_2").fields == plain.item(2, "simple_2").fields
+    assert task.generation_hash() != plain.generation_hash()
+
+
+def test_exclude_names_an_id_no_row_has(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["dataset"].__setitem__("exclude", ["simple_x"]),
+                 "bfcl_simple")
+    assert msg.endswith("dataset.exclude: no row has id 'simple_x'")
+
+
+def test_exclude_needs_ids_read_from_the_row(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda d: d["dataset"].__setitem__("exclude", ["gsm8k_test_1"]))
+    assert "exclude needs id of kind path" in msg

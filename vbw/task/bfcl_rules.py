@@ -172,9 +172,15 @@ def official_reason(answer: Any, gold: Any, schema: Any) -> str | None:
 
 
 def _function_schemas(schema: Any) -> dict[str, Any]:
-    """Function name -> arguments schema, from the schema of a list of calls: its `items`
-    (or each `anyOf`/`oneOf` branch of them) declares a call as an object whose one
+    """Function name -> arguments schema, from the schema of a list of calls (or of an
+    object holding that list in one of its properties, vbw.task.schemas.CallsSchema): its
+    `items` (or each `anyOf`/`oneOf` branch of them) declares a call as an object whose one
     property is the function's name."""
+    if isinstance(schema, dict) and "items" not in schema:
+        props = schema.get("properties")
+        arrays = [p for p in props.values() if isinstance(p, dict) and "items" in p] \
+            if isinstance(props, dict) else []
+        schema = arrays[0] if len(arrays) == 1 else None
     items = schema.get("items") if isinstance(schema, dict) else None
     if not isinstance(items, dict):
         return {}

@@ -190,12 +190,16 @@ class CallArgsChecker(StrictModel):
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
         """Per parameter its first allowed value (an optional one, whose list holds "",
         left out); allowed objects, also inside lists, are built the same way. A list of
-        calls (bfcl_official) gives the list of those calls."""
+        calls (bfcl_official) gives the list of those calls, then the same calls with their
+        optional parameters left out (BFCL's gold may allow one the function does not
+        declare, which BFCL rejects when given)."""
         if isinstance(gold, dict):
             return [_call_args_example(gold)]
         if self.rules == "bfcl_official" and isinstance(gold, list) and all(
                 isinstance(c, dict) and c for c in gold):
-            return [[{n: _example_value(a) for n, a in list(c.items())[:1]} for c in gold]]
+            return [[{n: _call_args_example(a, optional) if isinstance(a, dict)
+                      else _example_value(a) for n, a in list(c.items())[:1]} for c in gold]
+                    for optional in (True, False)]
         return []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
@@ -243,11 +247,12 @@ Checker = CHECKERS.union()
 CHECKER_KINDS = CHECKERS.classes
 
 
-def _call_args_example(gold: dict[str, Any]) -> dict[str, Any]:
+def _call_args_example(gold: dict[str, Any], optional: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for param, allowed in gold.items():
         allowed = allowed if isinstance(allowed, list) else [allowed]
-        chosen = next((a for a in allowed if a != ""), None)
+        chosen = next((a for a in allowed if a != ""), None) \
+            if optional or "" not in allowed else None
         if chosen is not None:  # else optional, and absent is right
             out[param] = _example_value(chosen)
     return out

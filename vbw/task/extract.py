@@ -138,6 +138,69 @@ class PythonCallStep(StrictModel):
         return args
 
 
+
+@STEPS.register
+class PythonCallsStep(StrictModel):
+    """Parse (never evaluate) several Python-syntax calls into a list of calls
+    `{name: arguments}` (BFCL's form), from `[f(a=1), g(b=2)]`, `f(a=1), g(b=2)` or one
+    call a line: the text from the first call to the last `)`, read as a list. Each call's
+    name is its dotted name; its positional arguments map to the parameter names of the
+    function of that name in the list at `functions` (a JMESPath into the item's fields;
+    each function's parameters object at `params` inside it), extra positionals dropped;
+    keyword arguments are added on top; values must be literals. A line break between
+    a `)` and a name separates two calls. Anything else in that span (not a call, a call of no plain name, a non-literal value) gives no answer. At
+    most MAX_CALL_CHARS are parsed."""
+
+    kind: Literal["python_calls"]
+    functions: JMESPathExpr
+    params: JMESPathExpr = "parameters.properties"
+
+    def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        declared = search(self.functions, fields)
+        names: dict[str, list[str]] = {}
+        for fn in declared if isinstance(declared, list) else []:
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                names[fn["name"]] = list(search(self.params, fn) or {})
+        source = call_source(_CALL_PER_LINE.sub("), ", text))
+        if source is None:
+            return None
+        try:
+            node = ast.parse(f"[{source}]", mode="eval").body
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        return _calls(node, names)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
+def _calls(node: ast.expr, names: dict[str, list[str]]) -> list[dict[str, Any]] | None:
+    """The calls of a parsed list, or None if any element is not a literal call."""
+    if not isinstance(node, ast.List) or not node.elts:
+        return None
+    out = []
+    try:
+        for call in node.elts:
+            name = _dotted(call.func) if isinstance(call, ast.Call) else None
+            if name is None:
+                return None
+            args = {p: ast.literal_eval(a) for p, a in zip(names.get(name, []), call.args)}
+            for kw in call.keywords:
+                if kw.arg is None:
+                    return None
+                args[kw.arg] = ast.literal_eval(kw.value)
+            out.append({name: args})
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    return out
+
+
 FreeStep = STEPS.union()
 STEP_KINDS = STEPS.classes
 
@@ -173,3 +236,6 @@ _BOXED = RegexStep(kind="regex", pattern=r"\\boxed\{([^{}]*)\}", group=1, max_ch
 # back part of a run or of the spaces leaves a name or space character where `(` must be,
 # so each start fails or succeeds in time linear in what it read: no possessive needed.
 _CALL_START = re.compile(r"(?<![\w.])[\w.]+\s*\(")
+# A line break after a `)` and before a name separates two calls (one call a line); the
+# whitespace after each `)` is read once, so the substitution is linear.
+_CALL_PER_LINE = re.compile(r"\)[ \t]*\n\s*(?=[A-Za-z_])")

@@ -66,6 +66,13 @@ class Task:
         if d.join is not None:
             rows = join_rows(rows, read_rows(self.root / d.join.path), d.join.key,
                              self.root / d.join.path)
+        if d.exclude:
+            ids = [self._id(i, r) for i, r in enumerate(rows)]
+            unknown = sorted(set(d.exclude) - set(ids))
+            if unknown:
+                raise DataError(f"{self._data_label}: dataset.exclude: no row has id "
+                                f"{unknown[0]!r}")
+            rows = [r for r, i in zip(rows, ids) if i not in set(d.exclude)]
         return rows
 
     def rows(self, n: int | None = None, all_rows: bool = False) -> list[dict[str, Any]]:
@@ -246,6 +253,8 @@ class Task:
         keeps a replay valid."""
         spec = self.spec.canonical()
         dataset = {k: v for k, v in spec["dataset"].items() if k not in ("path", "first")}
+        if not dataset.get("exclude"):  # a task that leaves nothing out hashes as before
+            dataset.pop("exclude", None)
         if dataset.get("join") is not None:
             dataset["join"] = {"key": dataset["join"]["key"]}
         part = {k: spec[k] for k in ("name", "prompts", "schemas", "answer_schema")}

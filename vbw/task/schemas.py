@@ -129,5 +129,58 @@ class PerItemSchema(StrictModel):
         return schema
 
 
+
+@SCHEMA_SOURCES.register
+class CallsSchema(StrictModel):
+    """A list of function calls built from the item's list of functions (at JMESPath
+    `functions`, each with a `name` and its `parameters`, converted from `dialect`): an
+    object whose property `key` holds an array of calls, each call an object whose one
+    property is the name of one function and holds that function's arguments (BFCL's
+    `{name: arguments}` form; one `anyOf` branch per function, the branch itself when
+    there is one function). `min_items`/`max_items` bound the number of calls."""
+
+    kind: Literal["calls"]
+    functions: JMESPathExpr
+    dialect: str = Field(default="json_schema", json_schema_extra={"enum": list(DIALECTS)})
+    key: str = "calls"
+    min_items: int = Field(default=1, ge=0)
+    max_items: int | None = Field(default=None, ge=1)
+
+    @field_validator("dialect")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        return PerItemSchema._known(v)
+
+    def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
+        raw = search(self.functions, fields)
+        if not isinstance(raw, list) or not raw:
+            raise ValueError(f"path {self.functions!r} gave {reprlib.repr(raw)}, not a "
+                             f"non-empty list of functions; the item's fields are: "
+                             f"{', '.join(fields)}")
+        branches = []
+        for i, fn in enumerate(raw):
+            if not (isinstance(fn, dict) and isinstance(fn.get("name"), str)
+                    and isinstance(fn.get("parameters"), dict)):
+                raise ValueError(f"path {self.functions!r}: function {i} has no string "
+                                 "`name` and object `parameters`")
+            args = DIALECTS[self.dialect](fn["parameters"])
+            branches.append({"type": "object", "properties": {fn["name"]: args},
+                             "required": [fn["name"]], "additionalProperties": False})
+        calls: dict[str, Any] = {"type": "array",
+                                 "items": branches[0] if len(branches) == 1
+                                 else {"anyOf": branches}}
+        if self.min_items:
+            calls["minItems"] = self.min_items
+        if self.max_items is not None:
+            calls["maxItems"] = self.max_items
+        schema = {"type": "object", "properties": {self.key: calls},
+                  "required": [self.key], "additionalProperties": False}
+        problem = (ref_problem(schema, validator_for(schema).META_SCHEMA)
+                   or pattern_problem(schema))
+        if problem:
+            raise ValueError(problem)
+        return schema
+
+
 SchemaSource = SCHEMA_SOURCES.union()
 SCHEMA_KINDS = SCHEMA_SOURCES.classes

@@ -68,6 +68,15 @@ class DatasetSpec(StrictModel):
     fields: dict[str, JMESPathExpr]
     gold: GoldSpec
     first: int | None = Field(default=None, ge=1)
+    exclude: list[str] = Field(default=[], description=(
+        "Ids of rows left out, before `first` (say why beside them): e.g. items whose "
+        "gold contradicts the item's own declaration. Needs `id` of kind `path`."))
+
+    @model_validator(mode="after")
+    def _exclude_by_path_id(self) -> "DatasetSpec":
+        if self.exclude and not isinstance(self.id, IdFromPath):
+            raise ValueError("exclude needs id of kind path (row_index ids would shift)")
+        return self
 
 
 class PromptsSpec(StrictModel):

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from jinja2 import UndefinedError
 
 from tests.conftest import TASK_CONF
 from vbw.task.arms import Arm, task_arms
-from vbw.task.prompts import render
+from vbw.task.bounded import MAX_PROMPT_CHARS
+from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.prompts import plain_parts, render, renders
 from vbw.task.runner import load_task
 
 GSM_FREE = ("{question}\n\nSolve the problem. Think step by step, then finish with a final "
@@ -94,3 +97,51 @@ def test_prompts_are_each_distinct_prompt_the_arms_send() -> None:
             arm.kind, f"json[{arm.schema}]")
         assert msgs[-1]["content"] == got[want]
         assert msgs[0]["content"] in (got["free"], got[want])
+
+
+def test_plain_parts_reads_only_plain_templates() -> None:
+    assert plain_parts("Q: {{ question }}\n{{ schema | json }}") == (
+        ("text", "Q: "), ("str", "question"), ("text", "\n"), ("json", "schema"))
+    for source in ("{{ q | upper }}", "{{ q ~ 'x' }}", "{% if q %}{{ q }}{% endif %}",
+                   "{{ q * 3 }}", "{{ q.a }}", "{{ schema | json(indent=2) }}", "{{ oops"):
+        assert plain_parts(source) is None, source
+
+
+RENDERS_CASES = [
+    ("{{ q }} and {{ s | json }}", {"q": "x", "s": {"a": [1, 2.5, None]}}),
+    ("{{ q }}", {}),                                   # undefined
+    ("{{ q }}", {"q": 7}),                             # not a string: rendered to decide
+    ("{{ q }}", {"q": 10 ** 5000}),                    # str() refuses it
+    ("{{ s | json }}", {"s": {"a": 10 ** 5000}}),      # json.dumps refuses it
+    ("{{ s | json }}", {"s": {"a": JsonBigInt("1" * 5000)}}),
+    ("{{ s | json }}", {"s": {"a": {1, 2}}}),
+    ("{{ q }}{{ q }}", {"q": "a" * (MAX_PROMPT_CHARS // 2)}),   # exactly the budget
+    ("{{ q }}{{ q }}!", {"q": "a" * (MAX_PROMPT_CHARS // 2)}),  # one past it
+    ("{% for i in range(2) %}{{ q }}{% endfor %}", {"q": "x"}),
+]
+
+
+@pytest.mark.parametrize(("source", "context"), RENDERS_CASES, ids=range(len(RENDERS_CASES)))
+def test_renders_only_says_yes_when_the_render_succeeds(source: str, context: dict) -> None:
+    """renders() is a proof: True only where render() succeeds, and it says True on
+    plain templates over strings and JSON values within the budget."""
+    try:
+        render(source, context)
+        ok = True
+    except (ValueError, TypeError, UndefinedError):
+        ok = False
+    if renders(source, context):
+        assert ok
+    expected = ok and plain_parts(source) is not None and all(
+        type(v) is str for k, v in context.items() if ("str", k) in plain_parts(source))
+    assert renders(source, context) == expected
+
+
+def test_the_bundled_tasks_prompts_are_proven_to_render() -> None:
+    """The check skips rendering the bundled tasks' prompts (Task.prompts_render), and
+    each one it skips does render."""
+    for name in ("gsm8k", "bfcl_simple"):
+        task = load_task(TASK_CONF / f"{name}.yaml")
+        for item in task.items(20):
+            assert task.prompts_render(item)
+            task.prompts(item)

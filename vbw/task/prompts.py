@@ -8,12 +8,13 @@ prompts, so it is removed from the environment rather than left as a trap.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError
+from jinja2 import StrictUndefined, TemplateSyntaxError, nodes
 
-from vbw.task.bounded import BoundedSandbox, needs_tracer, render_bounded
+from vbw.task.bounded import MAX_PROMPT_CHARS, BoundedSandbox, needs_tracer, render_bounded
 
 
 _LAST: list[tuple[Any, str]] = []  # the last few (object, its JSON), object kept alive
@@ -62,3 +63,60 @@ def render(source: str, context: dict[str, Any]) -> str:
     """The prompt, or PromptBudget (a ValueError) past its size or time bound."""
     template = compile_template(source)
     return render_bounded(template, context, template.vbw_traced)
+
+
+@lru_cache(maxsize=64)
+def plain_parts(source: str) -> tuple[tuple[str, str], ...] | None:
+    """The template as ("text", literal), ("str", name) for `{{ name }}` and ("json", name)
+    for `{{ name | json }}`, in order; None if it holds anything else (a statement, an
+    expression, another filter) or does not parse."""
+    try:
+        body = environment().parse(source).body
+    except TemplateSyntaxError:
+        return None
+    parts: list[tuple[str, str]] = []
+    for out in body:
+        if type(out) is not nodes.Output:
+            return None
+        for n in out.nodes:
+            if type(n) is nodes.TemplateData:
+                parts.append(("text", n.data))
+            elif type(n) is nodes.Name and n.ctx == "load":
+                parts.append(("str", n.name))
+            elif (type(n) is nodes.Filter and n.name == "json" and type(n.node) is nodes.Name
+                  and not n.args and not n.kwargs and n.dyn_args is None
+                  and n.dyn_kwargs is None):
+                parts.append(("json", n.node.name))
+            else:
+                return None
+    return tuple(parts)
+
+
+def renders(source: str, context: Mapping[str, Any]) -> bool:
+    """Whether `render(source, context)` is certain to succeed, decided without Jinja: a
+    plain template (plain_parts) whose every variable is in the context, `{{ name }}` a
+    string and `{{ name | json }}` a value json.dumps spells, the whole within
+    MAX_PROMPT_CHARS. Those are the only ways such a template can fail (an undefined
+    variable, a value str() or json.dumps refuses, the size budget), so a task check that
+    only needs to know a prompt renders can skip rendering it. False: render to find out."""
+    parts = plain_parts(source)
+    if parts is None:
+        return False
+    size = 0
+    for kind, value in parts:
+        if kind == "text":
+            size += len(value)
+            continue
+        if value not in context:
+            return False
+        v = context[value]
+        if kind == "str":
+            if type(v) is not str:
+                return False
+            size += len(v)
+        else:
+            try:
+                size += len(_json(v))
+            except (TypeError, ValueError, RecursionError):
+                return False
+    return size <= MAX_PROMPT_CHARS

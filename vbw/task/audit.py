@@ -103,12 +103,7 @@ class _Tally:
 
 def _render_all(task: Task, item: Item, problems: list[str]) -> None:
     """Each distinct prompt once (an arm's message list would render the free prompt
-    again for every arm); the first template error is the item's problem. Prompts proven
-    to render without rendering them (Task.prompts_render: plain templates over values
-    that fit) are not rendered: the check's verdict is the same, at a fraction of the
-    cost (a replay re-scored never sends them)."""
-    if task.prompts_render(item):
-        return
+    again for every arm); the first template error is the item's problem."""
     try:
         task.prompts(item)
     except OverBudget:

@@ -61,8 +61,15 @@ def compile_template(source: str) -> Any:
 
 def render(source: str, context: dict[str, Any]) -> str:
     """The prompt, or PromptBudget (a ValueError) past its size or time bound."""
+    plain = render_plain(source, context)
+    if plain is not None:
+        return plain
     template = compile_template(source)
     return render_bounded(template, context, template.vbw_traced)
+
+
+# names Jinja's compiler binds itself (`self` is the template, not a context variable)
+_SPECIAL = frozenset({"self", "loop", "caller", "varargs", "kwargs", "super"})
 
 
 @lru_cache(maxsize=64)
@@ -81,42 +88,46 @@ def plain_parts(source: str) -> tuple[tuple[str, str], ...] | None:
         for n in out.nodes:
             if type(n) is nodes.TemplateData:
                 parts.append(("text", n.data))
-            elif type(n) is nodes.Name and n.ctx == "load":
+            elif type(n) is nodes.Name and n.ctx == "load" and n.name not in _SPECIAL:
                 parts.append(("str", n.name))
             elif (type(n) is nodes.Filter and n.name == "json" and type(n.node) is nodes.Name
-                  and not n.args and not n.kwargs and n.dyn_args is None
-                  and n.dyn_kwargs is None):
+                  and n.node.name not in _SPECIAL and not n.args and not n.kwargs
+                  and n.dyn_args is None and n.dyn_kwargs is None):
                 parts.append(("json", n.node.name))
             else:
                 return None
     return tuple(parts)
 
 
-def renders(source: str, context: Mapping[str, Any]) -> bool:
-    """Whether `render(source, context)` is certain to succeed, decided without Jinja: a
-    plain template (plain_parts) whose every variable is in the context, `{{ name }}` a
-    string and `{{ name | json }}` a value json.dumps spells, the whole within
-    MAX_PROMPT_CHARS. Those are the only ways such a template can fail (an undefined
-    variable, a value str() or json.dumps refuses, the size budget), so a task check that
-    only needs to know a prompt renders can skip rendering it. False: render to find out."""
+def render_plain(source: str, context: Mapping[str, Any]) -> str | None:
+    """What `render(source, context)` gives, built without Jinja, or None where that is
+    not certain: a plain template (plain_parts) whose every variable is in the context,
+    `{{ name }}` a string and `{{ name | json }}` a value json.dumps spells, the whole
+    within MAX_PROMPT_CHARS. Jinja's output for such a template is its literal text (the
+    parse's, newlines normalised) and those values, joined; the only ways it could fail
+    (an undefined variable, a value str() or json.dumps refuses, the size budget) are
+    excluded, so a None leaves Jinja to render, or to fail with its own message. A
+    Jinja render costs tens of microseconds of set-up (a context, a generator); this is a
+    join."""
     parts = plain_parts(source)
     if parts is None:
-        return False
+        return None
+    out: list[str] = []
     size = 0
     for kind, value in parts:
         if kind == "text":
-            size += len(value)
-            continue
-        if value not in context:
-            return False
-        v = context[value]
-        if kind == "str":
-            if type(v) is not str:
-                return False
-            size += len(v)
+            piece = value
+        elif value not in context:
+            return None
+        elif kind == "str":
+            piece = context[value]
+            if type(piece) is not str:
+                return None
         else:
             try:
-                size += len(_json(v))
+                piece = _json(context[value])
             except (TypeError, ValueError, RecursionError):
-                return False
-    return size <= MAX_PROMPT_CHARS
+                return None
+        size += len(piece)
+        out.append(piece)
+    return "".join(out) if size <= MAX_PROMPT_CHARS else None

@@ -20,7 +20,7 @@ from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
 from vbw.task.extract import first_json_object
 from vbw.task.bounded import PromptBudget
-from vbw.task.prompts import render, renders
+from vbw.task.prompts import render
 from vbw.task.spec import IdFromPath, TaskSpec
 from vbw.validation import load_yaml, validate
 
@@ -166,16 +166,6 @@ class Task:
             out[f"json[{name}]"] = self._prompt("json", item, name)
         out["package"] = self._prompt("package", item, self.spec.answer_schema)
         return out
-
-    def prompts_render(self, item: Item) -> bool:
-        """Whether `prompts(item)` is certain to succeed, decided without rendering
-        (vbw.task.prompts.renders): what a task check needs of a prompt it does not send."""
-        p, fields = self.spec.prompts, item.fields
-        if p.package is None or not renders(p.free, fields):
-            return False
-        return all(renders(p.json_, {**fields, "schema": item.schemas[name]})
-                   for name in item.schemas) and renders(
-            p.package, {**fields, "schema": item.schemas[self.spec.answer_schema]})
 
     def _prompt(self, which: str, item: Item, schema: str | None = None) -> str:
         """One prompt of the item: `free` sees the fields; `json` and `package` also see

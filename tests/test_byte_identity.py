@@ -35,13 +35,15 @@ def replays() -> dict[str, list[str]]:
     return out
 
 
-def digests(work: Path) -> dict[str, str]:
-    """replay path/output file -> sha256 of the file vbw writes re-scoring it."""
+def digests(work: Path, processes: str = "1") -> dict[str, str]:
+    """replay path/output file -> sha256 of the file vbw writes re-scoring it, scoring
+    in one process or two (vbw.score.split)."""
     found: dict[str, str] = {}
     for task, paths in replays().items():
         sweep = work / task
         proc = run_vbw("-m", f"task={task}", f"replay={','.join(paths)}",
-                       f"hydra.sweep.dir={sweep}", cwd=ROOT, timeout=600)
+                       f"hydra.sweep.dir={sweep}", cwd=ROOT, timeout=600,
+                       env={"VBW_SCORING_PROCESSES": processes})
         assert proc.returncode == 0, proc.stderr[-3000:]
         for job, path in enumerate(paths):
             for name in OUTPUTS:
@@ -50,9 +52,13 @@ def digests(work: Path) -> dict[str, str]:
     return found
 
 
-def test_every_committed_replay_rescores_to_the_same_bytes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_every_committed_replay_rescores_to_the_same_bytes(tmp_path: Path,
+                                                           processes: str) -> None:
+    """In one process, and with a forked worker scoring every other item (forced on
+    these small replays): the same bytes as before either existed."""
     expected = json.loads(DIGESTS.read_text(encoding="utf-8"))
-    got = digests(tmp_path)
+    got = digests(tmp_path, processes)
     assert sorted(got) == sorted(expected), "replays were added or removed: --update"
     changed = [k for k in expected if got[k] != expected[k]]
     assert not changed, f"outputs changed: {changed}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from typing import NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.format import EndV1
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
+from vbw.score import split
 from vbw.score.states import ItemStates, arm_states, no_arm_message
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
@@ -70,14 +71,37 @@ class _Pass:
         self.auditor = Auditor(task)
         self.validators = Validators()
 
-    def add(self, rec: ScoredRecord, path: str) -> None:
-        self.timings.append(Timing(rec.item_seconds))
-        positions = self.position.get(rec.id)
-        if positions is None:
-            self.stray.append(rec.id)
-            return
-        for pos in positions:  # one, unless the task's data repeats an id
+    def add(self, rec: ScoredRecord, path: str, timed: bool = True) -> None:
+        """Score a record; `timed=False`: another pass `note`s it (vbw.score.split)."""
+        if timed:
+            self.note(rec)
+        for pos in self.position.get(rec.id, ()):  # one, unless the task's data repeats an id
             self._add_at(pos, rec, path)
+
+    def note(self, rec: ScoredRecord) -> None:
+        """A record's timing, and its id if the task does not select it, in file order."""
+        self.timings.append(Timing(rec.item_seconds))
+        if rec.id not in self.position:
+            self.stray.append(rec.id)
+
+    def state(self) -> dict[str, Any]:
+        """What scoring gathered, for `merge` into the pass of another process."""
+        return {"held": self.held, "scored": self.scored, "valid": self.valid,
+                "right": self.right, "excluded": self.excluded, "bad_row": self.bad_row,
+                "no_arm": self.no_arm, "auditor": self.auditor.state()}
+
+    def merge(self, st: dict[str, Any]) -> None:
+        """Add the `state()` of a pass that scored other records of the same replay."""
+        self.held |= st["held"]
+        rows = st["scored"]
+        self.valid[rows], self.right[rows] = st["valid"][rows], st["right"][rows]
+        self.scored |= rows
+        self.excluded.update(st["excluded"])
+        for name in ("bad_row", "no_arm"):
+            theirs, mine = st[name], getattr(self, name)
+            if theirs is not None and (mine is None or theirs[0] < mine[0]):
+                setattr(self, name, theirs)
+        self.auditor.merge(st["auditor"])
 
     def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
         self.held[pos] = True
@@ -166,10 +190,13 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     selected = task.ids(n) if take is None else take(task.ids(n))
     p = _Pass(task, selected, arms, check)
     path = str(stream.path)
-    for rec in stream.records():
-        p.add(rec, path)
-        if keep is not None:
-            keep(rec)
+    if keep is None and check and split.wanted(stream.path):
+        split.score_split(p, stream, path)  # a forked worker scores every other line
+    else:
+        for rec in stream.records():
+            p.add(rec, path)
+            if keep is not None:
+                keep(rec)
     missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
     if p.bad_row is not None:
         raise p.bad_row[1]

@@ -123,3 +123,11 @@ def test_only_plain_json_is_cached() -> None:
     assert cache.digest({"const": float("nan")}) is None
     assert cache.digest({"const": 1}) != cache.digest({"const": 1.0}) != cache.digest(
         {"const": True})
+
+
+def test_the_suite_never_writes_to_the_users_cache() -> None:
+    """tests/conftest.py points XDG_CACHE_HOME at a session folder (inherited by every
+    `python -m vbw` subprocess), so the cache file lands outside ~/.cache."""
+    home_cache = Path.home() / ".cache"
+    assert not schemacache.cache_file().is_relative_to(home_cache)
+    assert schemacache.cache_file().is_relative_to(os.environ["XDG_CACHE_HOME"])

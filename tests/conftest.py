@@ -6,8 +6,10 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -21,6 +23,17 @@ DATA = ROOT / "tasks" / "data"           # their data
 EXAMPLE = ROOT / "examples" / "qa"       # a user's config folder: task/, data/, replays/
 REPLAYS = ROOT / "replays"
 REFERENCE = Path(__file__).resolve().parent / "reference"
+
+
+# The suite never writes to the real user cache (~/.cache/vbw: check_schema verdicts):
+# XDG_CACHE_HOME points at a folder of this session, set in os.environ so that every
+# `python -m vbw` subprocess inherits it; removed when the session ends.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="vbw-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _SESSION_CACHE
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 def run_vbw(*args: str, cwd: Path, env: dict | None = None,

@@ -89,12 +89,6 @@ def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None 
     return "\n".join(lines)
 
 
-def _was(new: float, old: float | None, fmt: str) -> str:
-    """`new (was old)`: the gain beside the figure (issue 10: previous values stay visible)."""
-    return format(new, fmt) + (f" (was {format(old, fmt)})" if old is not None else "")
-
-
-TARGET_ITEMS, TARGET_S, TARGET_MIB = 100_000, 10.0, 400.0
 COMPARE_REPLAYS = ["replays/bfcl_simple/smollm2_135m/outlines.jsonl",
                    "replays/bfcl_simple/smollm2_135m/llamacpp.jsonl",
                    "replays/bfcl_simple/smollm2_135m/llguidance.jsonl",
@@ -127,80 +121,9 @@ def compare_block() -> str:
 
 
 def bench_scoring() -> str:
-    data = json.loads((BENCH / "scoring.json").read_text())
-    prev_file = BENCH / "scoring.previous.json"
-    prev = json.loads(prev_file.read_text()) if prev_file.exists() else {}
-    m = data["machine"]
-    old_syn = {s["items"]: s for s in prev.get("synthetic", [])}
-    lines = [f"Measured {data['measured']} on this project's reference machine "
-             f"({m['cores']} cores, {m['cpu']}, Python {m['python']}) by "
-             "`python -m tests.benchmarks.bench_scoring`"
-             + (f" (1-minute load average {m['load_1min']:.1f} when it started)"
-                if "load_1min" in m else "")
-             + "; \"was\" is the figure it replaces, measured "
-             f"{prev.get('measured', '-')} before replay scoring was streamed:", "",
-             "| what | wall (s) | CPU (s) | peak RSS (MiB) | µs per item and arm |",
-             "|---|---|---|---|---|"]
-    for s in data["synthetic"]:
-        o = old_syn.get(s["items"], {})
-        cpu = f"{s['cpu_s']:.1f}" if "cpu_s" in s else ""
-        lines.append(f"| `vbw` on a synthetic replay, {s['items']:,} items x {s['arms']} arms | "
-                     f"{_was(s['wall_s'], o.get('wall_s'), '.1f')} | {cpu} | "
-                     f"{_was(s['peak_rss_mib'], o.get('peak_rss_mib'), '.0f')} | "
-                     f"{_was(s['us_per_item_arm'], o.get('us_per_item_arm'), '.1f')} |")
-    syn = data["synthetic"]
-    if len(syn) >= 2:
-        a, b = syn[0], syn[-1]
-        lines += ["", f"From {a['items']:,} to {b['items']:,} items ({b['items'] / a['items']:.0f}x) "
-                  f"the wall time grows {b['wall_s'] / a['wall_s']:.1f}x and the peak RSS "
-                  f"{b['peak_rss_mib'] / a['peak_rss_mib']:.1f}x."]
-    big = next((s for s in syn if s["items"] == TARGET_ITEMS), None)
-    if big is not None:
-        met = big["wall_s"] <= TARGET_S and big["peak_rss_mib"] <= TARGET_MIB
-        lines += ["", f"Target (issue 10): {TARGET_ITEMS:,} items x 6 arms in <= {TARGET_S:.0f} s "
-                  f"and <= {TARGET_MIB:.0f} MiB: {big['wall_s']:.1f} s and "
-                  f"{big['peak_rss_mib']:.0f} MiB, " + ("met." if met else "**missed**.")]
-    return "\n".join(lines + _bench_modes(data, prev))
+    from tests.benchmarks.scoring_table import scoring_table
 
-
-# mode=compare and mode=merge at scale (issue 22): "the same class" as scoring one replay
-# of that size means at most this many times its wall time (compare scores two replays,
-# merge reads every shard, writes the run's replay, then scores it) and its peak RSS
-CLASS_WALL, CLASS_RSS = 2.5, 1.25
-_MODE_ROW = {"compare": "`vbw mode=compare` of two synthetic replays of {n:,} items x {a} arms",
-             "merge": "`vbw mode=merge` of 4 shards of {q:,} items x {a} arms, then scoring "
-                      "the merged {n:,}"}
-
-
-def _bench_modes(data: dict, prev: dict) -> list[str]:
-    """The compare and merge rows, measured in the same run as the scoring rows, each
-    with its verdict against the scoring row of the same size."""
-    modes = data.get("modes") or []
-    if not modes:
-        return []
-    old = {(m["mode"], m["items"]): m for m in prev.get("modes", [])}
-    scoring = {s["items"]: s for s in data["synthetic"]}
-    lines = ["", "The other modes that read replays of that size, in the same run:", "",
-             "| what | wall (s) | CPU (s) | peak RSS (MiB) | µs per item and arm |",
-             "|---|---|---|---|---|"]
-    verdicts = []
-    for m in modes:
-        o = old.get((m["mode"], m["items"]), {})
-        what = _MODE_ROW[m["mode"]].format(n=m["items"], q=m["items"] // 4, a=m["arms"])
-        lines.append(f"| {what} | {_was(m['wall_s'], o.get('wall_s'), '.1f')} | "
-                     f"{m['cpu_s']:.1f} | {_was(m['peak_rss_mib'], o.get('peak_rss_mib'), '.0f')}"
-                     f" | {_was(m['us_per_item_arm'], o.get('us_per_item_arm'), '.1f')} |")
-        base = scoring.get(m["items"])
-        if base is not None:
-            t, r = m["wall_s"] / base["wall_s"], m["peak_rss_mib"] / base["peak_rss_mib"]
-            met = t <= CLASS_WALL and r <= CLASS_RSS
-            verdicts.append(f"{m['mode']} {t:.1f}x the time and {r:.2f}x the peak RSS, "
-                            + ("met" if met else "**missed**"))
-    if verdicts:
-        lines += ["", f"Target (issue 22): compare and merge within the class of scoring one "
-                  f"replay of that size (at most {CLASS_WALL:g}x its wall time and "
-                  f"{CLASS_RSS:g}x its peak RSS): " + "; ".join(verdicts) + "."]
-    return lines
+    return scoring_table()
 
 
 def blocks() -> dict[str, Callable[[], str]]:

@@ -1,16 +1,23 @@
 """Benchmark: replay scoring speed and memory (a script, not a timed test).
 
     python -m tests.benchmarks.bench_scoring            # writes tests/benchmarks/scoring.json
+    python -m tests.benchmarks.bench_scoring --previous REV   # git revision REV ->
+                                                              # scoring.previous.json
     VBW_BENCH_SIZES=10000 python -m tests.benchmarks.bench_scoring   # fewer synthetic sizes
 
-The figures it replaces stay in tests/benchmarks/scoring.previous.json (kept by hand when
-a change is measured), which the README block shows beside each new figure.
+The figures it replaces are scoring.previous.json's (the same script on the revision
+before a change, `--previous`), which docs/performance.md shows beside each new figure.
+A tree is run as `python -m vbw` with PYTHONPATH pointing at it (a revision is exported
+with `git archive`, as bench_startup does).
 
 Scoring synthetic replays of 10k, 30k and 100k items with 6 arms (GSM8K's shape; texts
 cycled from the bundled GSM8K replay over a synthetic dataset), end to end through `vbw`
 (a fresh process): wall seconds and peak RSS per size, to show both are linear in items
-and to check the target of 100k items x 6 arms in <= 10 s and <= 400 MiB. (The demo's
-start-up figures are tests/benchmarks/bench_startup.py's.)
+and to check the targets of 100k items x 6 arms in <= 10 s and <= 400 MiB, and within 5x
+the floor: a fresh process that decodes every line of the same replay with Python's
+`json` module, measured in the same run right after (issue 22). Each vbw run also times
+its steps in process (bench_startup's PHASES), which say what bounds a missed target.
+(The demo's start-up figures are tests/benchmarks/bench_startup.py's.)
 
 In the same run, at the largest size (VBW_BENCH_AT, default 100,000 items), the two other
 modes that read replays of that size, measured the same way (issue 22: within the time and
@@ -22,10 +29,10 @@ them into the run's replay and scores it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,33 +41,39 @@ from pathlib import Path
 
 import yaml
 
+from tests.benchmarks.bench_startup import PHASES, STEPS, export
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "scoring.json"
+PREVIOUS = Path(__file__).resolve().parent / "scoring.previous.json"
+FLOOR = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
 
 
-def _timed(args: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of one child process."""
-    wall, rss, _ = _run(args, cwd)
-    return wall, rss
-
-
-def _run(args: list[str], cwd: Path) -> tuple[float, float, float]:
-    """(wall seconds, peak RSS MiB, CPU seconds) of one child process. CPU seconds say how
-    much of the wall time was the child's own work on a machine shared with other jobs."""
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, str]:
+    """(wall seconds, peak RSS MiB, CPU seconds, stderr) of one child process. CPU seconds
+    (user + system, its waited-for children included) say how much of the wall time was
+    the child's own work on a machine shared with other jobs."""
     t = time.perf_counter()
-    p = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    err = p.stderr.read().decode() if p.stderr else ""
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"benchmark run failed: {' '.join(args)}: {p.stderr.read().decode()}")
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+        raise SystemExit(f"benchmark run failed: {' '.join(args)}: {err[-3000:]}")
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, err
 
 
-def _vbw() -> str:
-    exe = shutil.which("vbw")
-    if exe is None:
-        raise SystemExit("the vbw console script is not on PATH; pip install -e . first")
-    return exe
+def _phases(stderr: str) -> dict[str, float]:
+    line = next(x for x in stderr.splitlines() if x.startswith("PHASES "))
+    return {k: round(v, 2) for k, v in json.loads(line[len("PHASES "):]).items()}
+
+
+def _env(tree: Path, work: Path) -> dict[str, str]:
+    """The children's environment: vbw from `tree`, a fresh schema cache."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "XDG_CACHE_HOME": str(work / "cache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def make_synthetic(work: Path, n: int) -> tuple[Path, Path]:
@@ -127,8 +140,8 @@ def make_shards(work: Path, n: int, task: Path, count: int = 4) -> Path:
     return sweep
 
 
-def _row(what: str, n: int, args: list[str], work: Path) -> dict:
-    wall, rss, cpu = _run(args, work)
+def _row(what: str, n: int, args: list[str], work: Path, env: dict[str, str]) -> dict:
+    wall, rss, cpu, _ = _run(args, work, env)
     print(f"  {what} {n:>7} items: {wall:6.2f} s ({cpu:.2f} s CPU), {rss:6.1f} MiB",
           file=sys.stderr)
     return {"mode": what, "items": n, "arms": 6, "wall_s": round(wall, 2),
@@ -136,7 +149,7 @@ def _row(what: str, n: int, args: list[str], work: Path) -> dict:
             "us_per_item_arm": round(wall / (n * 6) * 1e6, 1)}
 
 
-def bench_modes(work: Path, n: int) -> list[dict]:
+def bench_modes(tree: Path, work: Path, n: int) -> list[dict]:
     """mode=compare of two n-item replays and mode=merge of 4 shards of n/4, beside a
     scoring run of the same replay in the same run."""
     task, replay = (work / f"syn{n}" / "task.yaml", work / f"syn{n}" / "replay.jsonl")
@@ -144,40 +157,66 @@ def bench_modes(work: Path, n: int) -> list[dict]:
         task, replay = make_synthetic(work, n)
     other = make_other(work, n)
     sweep = make_shards(work, n, task)
+    env = _env(tree, work)
     return [
-        _row("compare", n, [_vbw(), f"task.files=[{task}]", "mode=compare",
+        _row("compare", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]",
+                            "mode=compare",
                             f"replays=[{replay},{other}]",
-                            f"hydra.run.dir={work}/compare{n}"], work),
-        _row("merge", n, [_vbw(), f"task.files=[{task}]", "mode=merge", f"replays=[{sweep}]",
-                          f"hydra.run.dir={work}/merge{n}"], work),
+                            f"hydra.run.dir={work}/compare{n}"], work, env),
+        _row("merge", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]", "mode=merge",
+                          f"replays=[{sweep}]",
+                          f"hydra.run.dir={work}/merge{n}"], work, env),
     ]
 
 
-def bench_synthetic(work: Path, sizes: list[int]) -> list[dict]:
+def bench_synthetic(tree: Path, work: Path, sizes: list[int]) -> list[dict]:
+    """Each size: `vbw` on the synthetic replay (its steps timed in process), then the
+    json-decode floor on the same file."""
+    env = _env(tree, work)
     out = []
     for n in sizes:
         task, replay = make_synthetic(work, n)
-        wall, rss, cpu = _run([_vbw(), f"task.files=[{task}]", f"replay={replay}",
-                               f"hydra.run.dir={work}/syn{n}/out"], work)
+        wall, rss, cpu, err = _run([sys.executable, "-c", PHASES, json.dumps(STEPS),
+                                    f"task.files=[{task}]", f"replay={replay}",
+                                    f"hydra.run.dir={work}/syn{n}/out"], work, env)
+        fwall, frss, fcpu, _ = _run([sys.executable, "-c", FLOOR, str(replay)], work, env)
         out.append({"items": n, "arms": 6, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                     "peak_rss_mib": round(rss, 1),
-                    "us_per_item_arm": round(wall / (n * 6) * 1e6, 1)})
-        print(f"  synthetic {n:>7} items: {wall:6.2f} s ({cpu:.2f} s CPU), {rss:6.1f} MiB",
-              file=sys.stderr)
+                    "us_per_item_arm": round(wall / (n * 6) * 1e6, 1),
+                    "replay_mib": round(replay.stat().st_size / 2**20, 1),
+                    "floor": {"wall_s": round(fwall, 2), "cpu_s": round(fcpu, 2),
+                              "peak_rss_mib": round(frss, 1)},
+                    "ratio_wall": round(wall / fwall, 2), "ratio_cpu": round(cpu / fcpu, 2),
+                    "phases_s": _phases(err)})
+        print(f"  synthetic {n:>7} items: {wall:6.2f} s ({cpu:.2f} s CPU), {rss:6.1f} MiB; "
+              f"json floor {fwall:.2f} s ({fcpu:.2f} s CPU)", file=sys.stderr)
     return out
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--previous", metavar="REV",
+                    help="measure git revision REV into scoring.previous.json instead")
+    args = ap.parse_args()
     sizes = [int(x) for x in os.environ.get("VBW_BENCH_SIZES", "10000,30000,100000").split(",")]
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        synthetic = bench_synthetic(work, sizes)
-        modes = bench_modes(work, int(os.environ.get("VBW_BENCH_AT", max(sizes))))
+        tree = ROOT
+        if args.previous:
+            (work / "tree").mkdir()
+            tree = export(args.previous, work / "tree")
+        synthetic = bench_synthetic(tree, work, sizes)
+        modes = bench_modes(tree, work, int(os.environ.get("VBW_BENCH_AT", max(sizes))))
     result = {"machine": {"cpu": platform.processor() or platform.machine(),
                           "cores": os.cpu_count(), "python": platform.python_version(),
-                          "load_1min": round(os.getloadavg()[0], 2)},
+                          "load_1min": round(load, 2),
+                          "load_1min_after": round(os.getloadavg()[0], 2)},
               "measured": time.strftime("%Y-%m-%d"), "synthetic": synthetic, "modes": modes}
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    out = OUT
+    if args.previous:
+        result["revision"], out = args.previous, PREVIOUS
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
 

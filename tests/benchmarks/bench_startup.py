@@ -10,7 +10,13 @@ a temporary folder, so the previous figures are re-measured on the same machine 
 way. Measured:
 
 1. the demo: `vbw` re-scoring both bundled demo replays (median and min wall seconds,
-   CPU seconds and peak RSS over VBW_BENCH_RUNS runs, default 9);
+   CPU seconds and peak RSS over VBW_BENCH_RUNS runs, default 9), and beside it, run for
+   run (alternating, so a busy machine weighs on both alike), the floor: a fresh
+   interpreter importing the dependencies that run needs (FLOOR_IMPORTS) and nothing
+   else; the target is the demo within TARGET_RATIO times that floor (issue 22). Every
+   run has its own empty cache folder (XDG_CACHE_HOME) filled by a warm-up run, as a
+   user's second run finds it; the demo with an empty cache (a first run ever: every
+   distinct schema's metaschema check, vbw.task.schemacache) is measured too;
 2. a bare interpreter (`python -c pass`, site and .pth files included) and
    `import vbw.cli, vbw.app`;
 3. the import budget per dependency: `python -X importtime -m vbw` on the demo, each
@@ -42,8 +48,12 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "startup.json"
 PREVIOUS = HERE / "startup.previous.json"
 # vbw's direct dependencies in the demo, in the order the README lists them
-DEPS = ("hydra", "omegaconf", "pydantic", "numpy", "jsonschema", "jmespath", "jinja2", "yaml")
-TARGET_S = 0.5
+DEPS = ("hydra", "omegaconf", "pydantic", "numpy", "jsonschema", "jmespath", "jinja2", "yaml",
+        "orjson", "jsonschema_rs", "re2")
+# the floor: every dependency the demo run imports (`unlisted` checks -X importtime for
+# any other), with annotated_types, which pydantic imports only once a model is built
+FLOOR_IMPORTS = "import " + ", ".join((*DEPS, "annotated_types"))
+TARGET_RATIO = 2.0
 
 # Run inside the child: wrap the pipeline's steps with a wall clock, then run `vbw`.
 # Steps that a tree does not have are skipped (an older revision has other names).
@@ -94,13 +104,15 @@ STEPS = [
     ("vbw.modes.scoring", "open_replay", "open the replays"),
     ("vbw.modes.scoring", "score_stream", "read, check and score the items (streamed)"),
     ("vbw.modes.scoring", "build_report", "rates, bootstrap CIs, flips"),
-    ("vbw.modes.scoring", "write_reports", "write report.json/.md/.svg, ledger.csv"),
+    ("vbw.modes.scoring", "browser", "report.html's item data (a second pass)"),
+    ("vbw.modes.scoring", "write_reports", "write the reports (report.html's data included)"),
 ]
 
 
-def child_env(tree: Path) -> dict[str, str]:
+def child_env(tree: Path, cache: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(tree)
+    env["XDG_CACHE_HOME"] = str(cache)
     return env
 
 
@@ -122,14 +134,36 @@ def vbw_args(work: Path, i: int, *pre: str) -> list[str]:
     return [sys.executable, *pre, "-m", "vbw", f"hydra.run.dir={work}/run{i}"]
 
 
-def bench_demo(work: Path, env: dict[str, str], runs: int) -> dict:
-    timed(vbw_args(work, -1), work, env)  # warm-up: writes the tree's bytecode
-    rs = [timed(vbw_args(work, i), work, env) for i in range(runs)]
+def _summary(rs: list[dict], runs: int) -> dict:
     walls = [r["wall"] for r in rs]
     return {"runs": runs, "median_wall_s": round(statistics.median(walls), 3),
             "min_wall_s": round(min(walls), 3),
             "median_cpu_s": round(statistics.median(r["cpu"] for r in rs), 3),
             "peak_rss_mib": round(max(r["rss_mib"] for r in rs), 1)}
+
+
+def bench_demo(work: Path, env: dict[str, str], runs: int) -> dict:
+    """The demo (warm cache) and the dependency floor, alternating; then the demo with an
+    empty cache folder each run. Ratios are of medians."""
+    timed(vbw_args(work, -1), work, env)  # warm-up: writes the tree's bytecode, the cache
+    floor_args = [sys.executable, "-c", FLOOR_IMPORTS]
+    timed(floor_args, work, env)
+    demo, floor, cold = [], [], []
+    for i in range(runs):
+        demo.append(timed(vbw_args(work, i), work, env))
+        floor.append(timed(floor_args, work, env))
+    for i in range(runs):
+        empty = work / f"cache{i}"
+        cold.append(timed(vbw_args(work, 200 + i), work, {**env, "XDG_CACHE_HOME": str(empty)}))
+    out = _summary(demo, runs)
+    out["floor"] = _summary(floor, runs)
+    out["cold_cache"] = _summary(cold, runs)
+    for what in ("wall", "cpu"):
+        out[f"ratio_{what}"] = round(out[f"median_{what}_s"] / out["floor"][f"median_{what}_s"],
+                                     2)
+    out["cold_cache"]["ratio_wall"] = round(
+        out["cold_cache"]["median_wall_s"] / out["floor"]["median_wall_s"], 2)
+    return out
 
 
 def median_wall(args: list[str], work: Path, env: dict[str, str], runs: int) -> float:
@@ -164,10 +198,30 @@ def attribute(rows: list[tuple[int, int, str]]) -> Counter:
     return out
 
 
+def unlisted(rows: list[tuple[int, int, str]]) -> list[str]:
+    """Third-party packages that vbw itself imports but DEPS (so the floor) leaves out:
+    a module whose nearest importer among DEPS and vbw is vbw, outside the standard
+    library. The floor is only the floor if this is empty."""
+    out: set[str] = set()
+    chain: list[tuple[int, str]] = []
+    for _, depth, name in reversed(rows):
+        while chain and chain[-1][0] >= depth:
+            chain.pop()
+        chain.append((depth, name))
+        top = name.split(".")[0]
+        owner = next((n.split(".")[0] for _, n in reversed(chain[:-1])
+                      if n.split(".")[0] in (*DEPS, "vbw")), None)
+        if owner == "vbw" and top not in (*DEPS, "vbw", "annotated_types") \
+                and not top.startswith("_") \
+                and top not in sys.stdlib_module_names:
+            out.add(top)
+    return sorted(out)
+
+
 def bench_imports(work: Path, env: dict[str, str], runs: int) -> dict:
-    per_run = [attribute(parse_importtime(
-        timed(vbw_args(work, 100 + i, "-X", "importtime"), work, env)["stderr"]))
-        for i in range(runs)]
+    texts = [timed(vbw_args(work, 100 + i, "-X", "importtime"), work, env)["stderr"]
+             for i in range(runs)]
+    per_run = [attribute(parse_importtime(t)) for t in texts]
     bare = median_wall([sys.executable, "-c", "pass"], work, env, runs)
     out = {}
     for dep in (*DEPS, "vbw", "other"):
@@ -178,7 +232,7 @@ def bench_imports(work: Path, env: dict[str, str], runs: int) -> dict:
                      - bare) * 1000
         out[dep] = {"in_vbw_ms": round(in_run, 1),
                     "alone_ms": None if alone is None else round(alone, 1)}
-    return {"per_dependency": out,
+    return {"per_dependency": out, "not_in_floor": unlisted(parse_importtime(texts[0])),
             "median_total_ms": round(statistics.median(sum(c.values()) for c in per_run)
                                      / 1000, 1),
             "bare_python_s": round(bare, 3),
@@ -199,10 +253,10 @@ def bench_phases(work: Path, env: dict[str, str], runs: int) -> dict:
 
 
 def measure(tree: Path, runs: int) -> dict:
-    env = child_env(tree)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        env = child_env(tree, work / "cache")
         demo = bench_demo(work, env, runs)
         print(f"  demo: {demo}", file=sys.stderr)
         imports = bench_imports(work, env, runs)
@@ -211,7 +265,8 @@ def measure(tree: Path, runs: int) -> dict:
                         "cores": os.cpu_count(), "python": platform.python_version()},
             "measured": time.strftime("%Y-%m-%d"),
             "load_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
-            "target_s": TARGET_S, "demo": demo, "imports": imports, "phases_ms": phases}
+            "target_ratio": TARGET_RATIO, "floor_imports": FLOOR_IMPORTS, "demo": demo,
+            "imports": imports, "phases_ms": phases}
 
 
 def export(rev: str, into: Path) -> Path:

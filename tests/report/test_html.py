@@ -294,3 +294,40 @@ def test_a_page_that_cannot_be_built_leaves_the_other_reports(tmp_path: Path,
         assert (tmp_path / "bad" / name).is_file(), name
     assert not (tmp_path / "bad/report.html").exists()
     assert load_json(tmp_path / "bad/report.json")["n"] == 20
+
+
+def test_embed_json_escapes_every_unsafe_character_as_translate_does() -> None:
+    """The one-by-one replacements give the text one translate pass over every
+    character gives (with or without a lone surrogate)."""
+    import json
+    import random
+
+    from vbw.report.html import _ESCAPES, embed_json
+
+    rng = random.Random(5)
+    alphabet = ["a", "<", ">", "&", "\u2028", "\u2029", "é", "\"", "\\", "/", "\n", "😀"]
+    for i in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        if i % 5 == 0:
+            text += "\ud800"
+        value = {"t": text, "k": [text]}
+        plain = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        assert embed_json(value) == plain.translate(_ESCAPES)
+        assert not any(c in embed_json(value) for c in "<>&\u2028\u2029\ud800")
+
+
+def test_plain_rows_in_batches_are_the_rows_one_by_one() -> None:
+    """report.html's rows are encoded and escaped ROW_BATCH at a time; the page's JSON is
+    the one each row encoded alone gives, and it decodes to the rows."""
+    import json
+
+    from vbw.report.html import ROW_BATCH, browser_json, embed_json
+
+    for n in (0, 1, ROW_BATCH, ROW_BATCH + 1, 2 * ROW_BATCH + 7):
+        browser = _lt_browser(1, ["a"], 10)
+        browser.rows = [{"id": f"<row {i}>&\u2028", "detailed": False,
+                         "arms": {"a": {"state": "valid/right"}}} for i in range(n)]
+        got = "".join(browser_json(browser))
+        rows = "".join(("," if i else "") + embed_json(r) for i, r in enumerate(browser.rows))
+        assert got.endswith(f',"rows":[{rows}]}}')
+        assert json.loads(got)["rows"] == browser.rows

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import TASK_CONF
 from vbw.task.extract import call_source
+from vbw.task import jsonscan
 from vbw.task.jsonscan import MAX_DEPTH, _Search, first_json_object
 from vbw.task.jsonvalues import decode_at
 from vbw.task.regex import compile_task_regex
@@ -110,7 +111,15 @@ def _json_texts(seed: int, n: int) -> list[str]:
     return [rng.choice(makers)() for _ in range(n)]
 
 
-def test_first_json_object_answers_as_the_original_did() -> None:
+@pytest.fixture(params=["tries then search", "search only"])
+def tries(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways to an answer: the literal tries (jsonscan._tries) that decide most texts,
+    and, with none, the search alone on every text."""
+    if request.param == "search only":
+        monkeypatch.setattr(jsonscan, "TRIES", 0)
+
+
+def test_first_json_object_answers_as_the_original_did(tries: None) -> None:
     found = 0
     for text in _json_texts(1, 20_000):
         expected = _old_first_json_object(text)
@@ -212,7 +221,8 @@ def _array_runs(seed: int, n: int) -> list[str]:
     return out
 
 
-def test_first_json_object_on_deep_array_members_answers_as_the_original_did() -> None:
+def test_first_json_object_on_deep_array_members_answers_as_the_original_did(
+        tries: None) -> None:
     found = 0
     for text in _array_runs(2, 30_000):
         expected = _old_first_json_object(text)
@@ -250,3 +260,13 @@ def _types(v: Any) -> list[str]:
         out.append(type(x).__name__)
         stack.extend(x.values() if isinstance(x, dict) else x if isinstance(x, list) else [])
     return out
+
+
+def test_first_json_span_is_the_same_with_and_without_the_tries(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.html's span of the first object: the literal tries find the search's."""
+    texts = _json_texts(3, 5_000) + _array_runs(4, 5_000)
+    fast = [jsonscan.first_json_span(t) for t in texts]
+    monkeypatch.setattr(jsonscan, "TRIES", 0)
+    assert fast == [jsonscan.first_json_span(t) for t in texts]
+    assert sum(s is not None for s in fast) > 1_000

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from jinja2 import UndefinedError
 
 from tests.conftest import TASK_CONF
 from vbw.task.arms import Arm, task_arms
-from vbw.task.prompts import render
+from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.bounded import MAX_PROMPT_CHARS, render_bounded
+from vbw.task.prompts import compile_template, plain_parts, render, render_plain
 from vbw.task.runner import load_task
 
 GSM_FREE = ("{question}\n\nSolve the problem. Think step by step, then finish with a final "
@@ -94,3 +97,76 @@ def test_prompts_are_each_distinct_prompt_the_arms_send() -> None:
             arm.kind, f"json[{arm.schema}]")
         assert msgs[-1]["content"] == got[want]
         assert msgs[0]["content"] in (got["free"], got[want])
+
+
+def test_plain_parts_reads_only_plain_templates() -> None:
+    assert plain_parts("Q: {{ question }}\n{{ schema | json }}") == (
+        ("text", "Q: "), ("str", "question"), ("text", "\n"), ("json", "schema"))
+    for source in ("{{ q | upper }}", "{{ q ~ 'x' }}", "{% if q %}{{ q }}{% endif %}",
+                   "{{ q * 3 }}", "{{ q.a }}", "{{ schema | json(indent=2) }}", "{{ oops"):
+        assert plain_parts(source) is None, source
+
+
+RENDERS_CASES = [
+    ("{{ q }} and {{ s | json }}", {"q": "x", "s": {"a": [1, 2.5, None, "é\\\""]}}),
+    ("line 1\r\nline 2\r{{ q }}\n\n", {"q": "x\r\n"}),       # newlines as Jinja reads them
+    ("{{ q }}", {}),                                   # undefined
+    ("{{ q }}", {"q": 7}),                             # not a string: Jinja renders it
+    ("{{ self }}", {"self": "x"}),                     # a name Jinja binds itself
+    ("{{ q }}", {"q": 10 ** 5000}),                    # str() refuses it
+    ("{{ s | json }}", {"s": {"a": 10 ** 5000}}),      # json.dumps refuses it
+    ("{{ s | json }}", {"s": {"a": JsonBigInt("1" * 5000)}}),
+    ("{{ s | json }}", {"s": {"a": {1, 2}}}),
+    ("{{ q }}{{ q }}", {"q": "a" * (MAX_PROMPT_CHARS // 2)}),   # exactly the budget
+    ("{{ q }}{{ q }}!", {"q": "a" * (MAX_PROMPT_CHARS // 2)}),  # one past it
+    ("{% for i in range(2) %}{{ q }}{% endfor %}", {"q": "x"}),
+]
+
+
+def _jinja(source: str, context: dict) -> str | None:
+    """Jinja's own render (the sandbox, the budget), or None where it fails."""
+    template = compile_template(source)
+    try:
+        return render_bounded(template, context, template.vbw_traced)
+    except (ValueError, TypeError, UndefinedError):
+        return None
+
+
+@pytest.mark.parametrize(("source", "context"), RENDERS_CASES, ids=range(len(RENDERS_CASES)))
+def test_render_plain_is_jinjas_render_or_declines(source: str, context: dict) -> None:
+    """The Jinja-free render gives Jinja's very text, and declines (None) wherever Jinja
+    could fail, so render() fails with Jinja's message there."""
+    fast, jinja = render_plain(source, context), _jinja(source, context)
+    plain = plain_parts(source) is not None and "self" not in context and all(
+        type(v) is str for k, v in context.items() if ("str", k) in plain_parts(source))
+    assert fast == (jinja if plain else None)
+
+
+def test_render_plain_gives_jinjas_text_on_random_plain_templates() -> None:
+    import random
+
+    rng = random.Random(7)
+    pieces = ["{{ a }}", "{{ b | json }}", "{{a}}", "{{ b|json }}", "x", " ", "\n", "\r\n",
+              "é", "{", "}", "\t", "😀"]
+    values = ["", "a\nb", "{{ a }}", "\r", "é😀", '"q"']
+    for _ in range(400):  # each a template Jinja compiles anew
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        context = {"a": rng.choice(values),
+                   "b": rng.choice([{"k": rng.choice(values)}, [1, 2.5, None], "s", 3])}
+        if plain_parts(source) is None:
+            continue
+        assert render_plain(source, context) == _jinja(source, context), source
+
+
+def test_the_bundled_tasks_prompts_are_rendered_without_jinja() -> None:
+    """Every prompt of the bundled tasks is plain: rendered by the join, Jinja's text."""
+    for name in ("gsm8k", "bfcl_simple"):
+        task = load_task(TASK_CONF / f"{name}.yaml")
+        for item in task.items(20):
+            for which, source in (("free", task.spec.prompts.free),
+                                  ("json", task.spec.prompts.json_),
+                                  ("package", task.spec.prompts.package)):
+                context = item.fields if which == "free" else {
+                    **item.fields, "schema": item.schemas[task.spec.answer_schema]}
+                assert render_plain(source, context) is not None, (name, which)
+                assert render_plain(source, context) == _jinja(source, context)

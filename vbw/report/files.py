@@ -12,6 +12,7 @@ manifest's presence means the whole set belongs to one finished run.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
@@ -34,10 +35,13 @@ def cell(value: str) -> str:
     return "'" + value if value.startswith(_FORMULA_START) else value
 
 
+_QUOTED = re.compile('[,"\r\n]')
+
+
 def _field(value: str) -> str:
     """RFC 4180 quoting; unlike csv.writer with a "\n" line end, a CR inside a field is
     quoted too (an unquoted CR ends the row in spreadsheets and most readers)."""
-    if any(c in value for c in ',"\r\n') or not value:
+    if not value or _QUOTED.search(value):
         return '"' + value.replace('"', '""') + '"'
     return value
 
@@ -45,8 +49,16 @@ def _field(value: str) -> str:
 def ledger_csv(r: Report) -> str:
     arms = list(r.arms)
     lines = [",".join(_field(cell(c)) for c in ("id", *arms))]
+    states: dict[str, str] = {}  # a state's cell, rendered once (a ledger has a handful)
     for row in r.ledger:
-        lines.append(",".join(_field(cell(c)) for c in (row["id"], *(row[a] for a in arms))))
+        cells = [_field(cell(row["id"]))]
+        for a in arms:
+            state = row[a]
+            done = states.get(state)
+            if done is None:
+                done = states[state] = _field(cell(state))
+            cells.append(done)
+        lines.append(",".join(cells))
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from typing import NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.format import EndV1
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
+from vbw.score import split
 from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.landing import answer_steps
@@ -111,14 +112,41 @@ class _Pass:
         self.auditor = Auditor(task)
         self.validators = Validators()
 
-    def add(self, rec: ScoredRecord, path: str) -> None:
-        self.timings.append(Timing(rec.item_seconds))
-        positions = self.position.get(rec.id)
-        if positions is None:
-            self.stray.append(rec.id)
-            return
-        for pos in positions:  # one, unless the task's data repeats an id
+    def add(self, rec: ScoredRecord, path: str, timed: bool = True) -> None:
+        """Score a record; `timed=False`: another pass `note`s it (vbw.score.split)."""
+        if timed:
+            self.note(rec)
+        for pos in self.position.get(rec.id, ()):  # one, unless the task's data repeats an id
             self._add_at(pos, rec, path)
+
+    def note(self, rec: ScoredRecord) -> None:
+        """A record's timing, and its id if the task does not select it, in file order."""
+        self.timings.append(Timing(rec.item_seconds))
+        if rec.id not in self.position:
+            self.stray.append(rec.id)
+
+    def state(self) -> dict[str, Any]:
+        """What scoring gathered, for `merge` into the pass of another process."""
+        return {"held": self.held, "scored": self.scored, "valid": self.valid,
+                "right": self.right, "digests": self.digests, "events": self.events,
+                "excluded": self.excluded, "bad_row": self.bad_row,
+                "no_arm": self.no_arm, "auditor": self.auditor.state()}
+
+    def merge(self, st: dict[str, Any]) -> None:
+        """Add the `state()` of a pass that scored other records of the same replay."""
+        self.held |= st["held"]
+        rows = st["scored"]
+        self.valid[rows], self.right[rows] = st["valid"][rows], st["right"][rows]
+        self.events[rows] = st["events"][rows]
+        if self.digests is not None:
+            self.digests[rows] = st["digests"][rows]
+        self.scored |= rows
+        self.excluded.update(st["excluded"])
+        for name in ("bad_row", "no_arm"):
+            theirs, mine = st[name], getattr(self, name)
+            if theirs is not None and (mine is None or theirs[0] < mine[0]):
+                setattr(self, name, theirs)
+        self.auditor.merge(st["auditor"])
 
     def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
         self.held[pos] = True
@@ -212,8 +240,11 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     selected = task.ids(n) if take is None else take(task.ids(n))
     p = _Pass(task, selected, arms, shared, digests)
     path = str(stream.path)
-    for rec in stream.records():
-        p.add(rec, path)
+    if shared is None and split.wanted(stream.path):
+        split.score_split(p, stream, path)  # a forked worker scores every other line
+    else:
+        for rec in stream.records():
+            p.add(rec, path)
     missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
     if p.bad_row is not None:
         raise p.bad_row[1]

@@ -160,6 +160,32 @@ class Auditor:
                 if judged.outcome != "unbuilt":
                     self.checked.add(position)
 
+    def state(self) -> dict[str, Any]:
+        """What the checks gathered, for `merge` into another Auditor of the same task (a
+        second process that checked other items: vbw.score.split)."""
+        return {"problems": self.problems, "seen": self.seen, "tallies": self.tallies,
+                "items": self.items, "checked": self.checked}
+
+    def merge(self, state: dict[str, Any]) -> None:
+        """Add another Auditor's `state()` (disjoint items): counts add up, lists join
+        (findings are put in position order by `result`), the first evidence is the one
+        at the smaller position. Problems keep no order: a caller re-runs `audit` in task
+        order for their exact words (see the class docstring)."""
+        self.problems += state["problems"]
+        for key, problem in state["seen"].items():
+            self.seen.setdefault(key, problem)
+        for name, other in state["tallies"].items():
+            mine = self.tallies[name]
+            mine.checked += other.checked
+            mine.unbuilt += other.unbuilt
+            for what, failed in other.failed.items():
+                mine.failed[what] += failed
+            for what, first in other.first.items():
+                if what not in mine.first or first[0] < mine.first[what][0]:
+                    mine.first[what] = first
+        self.items += state["items"]
+        self.checked |= state["checked"]
+
     def result(self) -> Audit:
         findings: list[Finding] = []
         not_checked: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from vbw.errors import DataError
 
@@ -37,7 +37,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             raise DataError(f"{path}: a .json dataset must hold a list of objects")
     else:
         rows = []
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(_lines(text), 1):
             if not line.strip():
                 continue
             try:
@@ -48,6 +48,22 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {type(row).__name__}, not an object")
     return rows
+
+
+_CHUNK = 1 << 20
+
+
+def _lines(text: str) -> Iterator[str]:
+    """`text.splitlines()`, one chunk of about a MiB at a time: the list of every line of
+    a large dataset (as big again as its text) is never held beside the rows being built.
+    A chunk ends just after a "\n", which ends a line in any case ("\r\n" stays whole),
+    so the lines are exactly splitlines'."""
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + _CHUNK)
+        end = len(text) if cut < 0 else cut + 1
+        yield from text[start:end].splitlines()
+        start = end
 
 
 def join_rows(left: list[dict[str, Any]], right: list[dict[str, Any]], on: str,

@@ -120,5 +120,15 @@ def grammar(possessive: bool) -> Grammar:
     )
 
 
-(SHALLOW_STEPS, DEEP_STEPS, OPENER, CANDIDATE, PLAUSIBLE,
- EMPTY_OBJECT) = grammar(POSSESSIVE)
+# The compiled grammar, by the names the scanner reads, built on first use (PEP 562): its
+# patterns are tens of kilobytes that Python's re parses in pure Python (~0.1 s), and most
+# texts never need them (vbw.task.jsonscan tries orjson on the whole text first), so a run
+# whose texts are all plain JSON objects, or that re-scores no JSON arm, never pays it.
+_EXPORTED = ("SHALLOW_STEPS", "DEEP_STEPS", "OPENER", "CANDIDATE", "PLAUSIBLE", "EMPTY_OBJECT")
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals().update(zip(_EXPORTED, grammar(POSSESSIVE)))  # later reads skip this hook
+    return globals()[name]

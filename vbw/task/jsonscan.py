@@ -35,6 +35,8 @@ from vbw.task import jsongrammar as g
 from vbw.task.jsonvalues import decode_at, decode_span_at
 
 MAX_DEPTH = 512
+TRIES, BUDGET = 32, 4  # `{`s decoded literally before the search, text lengths read
+NOTHING: tuple[int, int, Any] = (-1, -1, None)  # _tries: no `{` opens an object
 _LONG_DIGITS = re.compile(r"\d{19}")
 
 
@@ -47,6 +49,9 @@ def first_json_object(text: str) -> dict[str, Any] | None:
     whole = _whole_object(text, first)
     if whole is not None:
         return whole
+    hit = _tries(text, first)
+    if hit is not None:
+        return hit[2]
     start = _Search(text, MAX_DEPTH).run()
     if start is None:
         return None
@@ -75,6 +80,35 @@ def _whole_object(text: str, first: int) -> dict[str, Any] | None:
     return value
 
 
+def _tries(text: str, first: int) -> tuple[int, int, Any] | None:
+    """The rule done literally on the first TRIES `{`s: json decodes at each in turn, and
+    the first object within MAX_DEPTH is the answer, as (start, end, object); NOTHING when
+    the text's `{`s run out first; None (undecided: the search decides) after TRIES
+    failures, after the tries have read BUDGET times the text (a failed decode costs up to
+    where it failed, its error message as much again), or where the decoder hits its
+    recursion limit. So a text pays a bounded number of linear passes here, and most texts
+    (an object after prose, or a cut-off one whose first complete object is a few `{`s in)
+    are decided without the search, whose grammar then never compiles."""
+    pos, spent, budget = first, 0, BUDGET * len(text) + (1 << 16)
+    for _ in range(TRIES):
+        try:
+            value, end = decode_span_at(text, pos)
+        except RecursionError:
+            return None
+        except ValueError as e:
+            spent += 2 * getattr(e, "pos", len(text))
+        else:
+            if end - pos <= 2 * MAX_DEPTH or _depth(value) <= MAX_DEPTH:
+                return pos, end, value
+            spent += 2 * end
+        pos = text.find("{", pos + 1)
+        if pos < 0:
+            return NOTHING
+        if spent > budget:
+            return None
+    return None
+
+
 def _depth(value: Any) -> int:
     """Levels of objects and arrays, counting `value` itself."""
     deepest, stack = 0, [(value, 1)]
@@ -93,6 +127,9 @@ def first_json_span(text: str) -> tuple[int, int] | None:
         return None
     if _whole_object(text, first) is not None:  # the text is that object (and whitespace)
         return first, len(text.rstrip(" \t\n\r"))
+    hit = _tries(text, first)
+    if hit is not None:
+        return None if hit is NOTHING else hit[:2]
     start = _Search(text, MAX_DEPTH).run()
     if start is None:
         return None

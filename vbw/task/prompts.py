@@ -8,12 +8,13 @@ prompts, so it is removed from the environment rather than left as a trap.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError
+from jinja2 import StrictUndefined, TemplateSyntaxError, nodes
 
-from vbw.task.bounded import BoundedSandbox, needs_tracer, render_bounded
+from vbw.task.bounded import MAX_PROMPT_CHARS, BoundedSandbox, needs_tracer, render_bounded
 
 
 _LAST: list[tuple[Any, str]] = []  # the last few (object, its JSON), object kept alive
@@ -60,5 +61,73 @@ def compile_template(source: str) -> Any:
 
 def render(source: str, context: dict[str, Any]) -> str:
     """The prompt, or PromptBudget (a ValueError) past its size or time bound."""
+    plain = render_plain(source, context)
+    if plain is not None:
+        return plain
     template = compile_template(source)
     return render_bounded(template, context, template.vbw_traced)
+
+
+# names Jinja's compiler binds itself (`self` is the template, not a context variable)
+_SPECIAL = frozenset({"self", "loop", "caller", "varargs", "kwargs", "super"})
+
+
+@lru_cache(maxsize=64)
+def plain_parts(source: str) -> tuple[tuple[str, str], ...] | None:
+    """The template as ("text", literal), ("str", name) for `{{ name }}` and ("json", name)
+    for `{{ name | json }}`, in order; None if it holds anything else (a statement, an
+    expression, another filter) or does not parse."""
+    try:
+        body = environment().parse(source).body
+    except TemplateSyntaxError:
+        return None
+    parts: list[tuple[str, str]] = []
+    for out in body:
+        if type(out) is not nodes.Output:
+            return None
+        for n in out.nodes:
+            if type(n) is nodes.TemplateData:
+                parts.append(("text", n.data))
+            elif type(n) is nodes.Name and n.ctx == "load" and n.name not in _SPECIAL:
+                parts.append(("str", n.name))
+            elif (type(n) is nodes.Filter and n.name == "json" and type(n.node) is nodes.Name
+                  and n.node.name not in _SPECIAL and not n.args and not n.kwargs
+                  and n.dyn_args is None and n.dyn_kwargs is None):
+                parts.append(("json", n.node.name))
+            else:
+                return None
+    return tuple(parts)
+
+
+def render_plain(source: str, context: Mapping[str, Any]) -> str | None:
+    """What `render(source, context)` gives, built without Jinja, or None where that is
+    not certain: a plain template (plain_parts) whose every variable is in the context,
+    `{{ name }}` a string and `{{ name | json }}` a value json.dumps spells, the whole
+    within MAX_PROMPT_CHARS. Jinja's output for such a template is its literal text (the
+    parse's, newlines normalised) and those values, joined; the only ways it could fail
+    (an undefined variable, a value str() or json.dumps refuses, the size budget) are
+    excluded, so a None leaves Jinja to render, or to fail with its own message. A
+    Jinja render costs tens of microseconds of set-up (a context, a generator); this is a
+    join."""
+    parts = plain_parts(source)
+    if parts is None:
+        return None
+    out: list[str] = []
+    size = 0
+    for kind, value in parts:
+        if kind == "text":
+            piece = value
+        elif value not in context:
+            return None
+        elif kind == "str":
+            piece = context[value]
+            if type(piece) is not str:
+                return None
+        else:
+            try:
+                piece = _json(context[value])
+            except (TypeError, ValueError, RecursionError):
+                return None
+        size += len(piece)
+        out.append(piece)
+    return "".join(out) if size <= MAX_PROMPT_CHARS else None

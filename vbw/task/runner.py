@@ -26,6 +26,11 @@ from vbw.task.tools import resolve
 from vbw.validation import load_yaml, validate
 
 
+# items Task.item keeps once built: report.html details the first 2,000 (the task layer
+# cannot import vbw.report.browser.MAX_DETAILED_ITEMS)
+KEEP_BUILT = 2_000
+
+
 class Item(StrictModel):
     """One evaluation item: its id, declared fields, gold answer and schemas by name."""
 
@@ -42,6 +47,7 @@ class Task:
         self.spec = spec
         self.path = path
         self.root = path.parent
+        self._built: dict[int, Item] = {}  # see item()
 
     @property
     def name(self) -> str:
@@ -101,8 +107,16 @@ class Task:
 
     def item(self, index: int, item_id: str) -> Item:
         """The item of row `index` (its id already known from `ids()`): scoring a streamed
-        replay builds each item only when its record arrives."""
-        return self._item(index, self._all_rows[index], item_id)
+        replay builds each item only when its record arrives. The first KEEP_BUILT items
+        built are kept (items are never changed once built): report.html's second pass
+        details the first items again (vbw.report.browser), and finds them built."""
+        built = self._built.get(index)
+        if built is not None and built.id == item_id:
+            return built
+        item = self._item(index, self._all_rows[index], item_id)
+        if len(self._built) < KEEP_BUILT:
+            self._built[index] = item
+        return item
 
     @cached_property
     def _data_label(self) -> str:

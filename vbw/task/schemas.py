@@ -18,6 +18,7 @@ from pydantic import AfterValidator, Field, field_validator
 from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.refs import ref_problem
 from vbw.task.registry import Registry
+from vbw.task.schemacache import VERDICTS
 from vbw.task.schemapatterns import pattern_problem
 
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
@@ -71,11 +72,15 @@ def check_schema(schema: Any) -> str | None:
     if not isinstance(schema, dict):
         return f"a schema must be an object, got {type(schema).__name__}"
     cls = validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as e:
-        where = "/".join(str(p) for p in e.path)
-        return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
+    digest = VERDICTS.digest(schema)  # a schema checked valid in an earlier run is skipped
+    if digest is None or not VERDICTS.known_valid(digest):
+        try:
+            cls.check_schema(schema)
+        except SchemaError as e:
+            where = "/".join(str(p) for p in e.path)
+            return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
+        if digest is not None:
+            VERDICTS.remember(digest)
     return ref_problem(schema, cls.META_SCHEMA) or pattern_problem(schema)
 
 

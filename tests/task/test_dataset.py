@@ -1,0 +1,36 @@
+"""Dataset loading: a JSONL file's lines are split exactly as str.splitlines splits them,
+a chunk at a time (vbw.task.dataset._lines), and a bad line keeps its number."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from vbw.errors import DataError
+from vbw.task import dataset
+
+SEPARATORS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\n\n", ""]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64])
+def test_lines_are_splitlines_at_any_chunk_size(chunk: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dataset, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    for _ in range(300):
+        parts = SEPARATORS + ["a", "bc", " "]
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 40)))
+        assert list(dataset._lines(text)) == text.splitlines(), repr(text)
+
+
+def test_a_bad_line_is_named_by_its_number_across_chunks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dataset, "_CHUNK", 16)
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"a": 1}\r\n\n{"a": 2}\u2028{"a": 3}\n' * 5 + "{bad\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"d\.jsonl:21: not valid JSON"):
+        dataset.read_rows(path)
+    path.write_text('{"a": 1}\r\n\n{"a": 2}\u2028{"a": 3}\n' * 5, encoding="utf-8")
+    assert [r["a"] for r in dataset.read_rows(path)] == [1, 2, 3] * 5

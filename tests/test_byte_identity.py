@@ -1,0 +1,72 @@
+"""Every committed replay re-scores to the same bytes in every output file.
+
+The digests in tests/reference/outputs.sha256.json were taken before the speed work of
+issue 22 (the lazy JSON grammar, the check_schema cache, the prompt-render proof, the
+escaping): any change that alters a report of a committed replay, by a byte, fails here.
+A change meant to alter reports regenerates them and says why in its commit:
+
+    python -m tests.test_byte_identity --update
+
+Each task's replays are scored in one `vbw -m` process (Hydra's basic launcher runs the
+jobs one after another), each job's files in its own folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_vbw
+
+DIGESTS = ROOT / "tests" / "reference" / "outputs.sha256.json"
+OUTPUTS = ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv")
+
+
+def replays() -> dict[str, list[str]]:
+    """Committed replays by task, as paths relative to the repository root."""
+    out: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "replays").glob("*/*/*.jsonl")):
+        out.setdefault(path.parts[-3], []).append(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def digests(work: Path, processes: str = "1") -> dict[str, str]:
+    """replay path/output file -> sha256 of the file vbw writes re-scoring it, scoring
+    in one process or two (vbw.score.split)."""
+    found: dict[str, str] = {}
+    for task, paths in replays().items():
+        sweep = work / task
+        proc = run_vbw("-m", f"task={task}", f"replay={','.join(paths)}",
+                       f"hydra.sweep.dir={sweep}", cwd=ROOT, timeout=600,
+                       env={"VBW_SCORING_PROCESSES": processes})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        for job, path in enumerate(paths):
+            for name in OUTPUTS:
+                data = (sweep / str(job) / name).read_bytes()
+                found[f"{path}/{name}"] = hashlib.sha256(data).hexdigest()
+    return found
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_every_committed_replay_rescores_to_the_same_bytes(tmp_path: Path,
+                                                           processes: str) -> None:
+    """In one process, and with a forked worker scoring every other item (forced on
+    these small replays): the same bytes as before either existed."""
+    expected = json.loads(DIGESTS.read_text(encoding="utf-8"))
+    got = digests(tmp_path, processes)
+    assert sorted(got) == sorted(expected), "replays were added or removed: --update"
+    changed = [k for k in expected if got[k] != expected[k]]
+    assert not changed, f"outputs changed: {changed}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        raise SystemExit(__doc__)
+    with tempfile.TemporaryDirectory() as tmp:
+        DIGESTS.write_text(json.dumps(digests(Path(tmp)), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {DIGESTS}")

@@ -1,0 +1,104 @@
+"""jsonschema's `check_schema` verdicts, remembered across runs in the user's cache folder.
+
+Checking a schema against its draft's metaschema is a full jsonschema validation pass (a
+few milliseconds each, pure Python), and BFCL-like tasks hold a distinct schema per item,
+so a run of the 200-item demo spent more time checking schemas than scoring. The verdict
+depends only on the schema and on jsonschema (its metaschemas and its default draft), so
+a schema found valid once is remembered: a line holding a 128-bit digest of the schema's
+exact JSON text in `$XDG_CACHE_HOME/vbw/valid-schemas-jsonschema-<version>.txt`
+(`~/.cache` when XDG_CACHE_HOME is unset or relative), one file per jsonschema version.
+
+Only valid verdicts are stored (an invalid schema is rare and is re-checked, so its
+message is always jsonschema's own), and only for a schema that is plain JSON (its
+serialisation decodes back to an equal value: string keys, no tuples, no NaN), so two
+schemas with one digest are the same JSON text. The cache is an optimisation and never a
+source of errors: an absent, unreadable, read-only or corrupt file (any line that is not a
+digest is ignored) only means the check runs; new digests are appended in one write at
+exit, which keeps concurrent runs' lines whole. It stops growing at MAX_BYTES.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+MAX_BYTES = 8 << 20  # ~250,000 schemas; past it nothing is appended
+_DIGEST_HEX = 32
+_HEX = frozenset("0123456789abcdef")
+
+
+def cache_file() -> Path:
+    """Where the valid verdicts for the installed jsonschema are kept."""
+    from importlib.metadata import version
+
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    return root / "vbw" / f"valid-schemas-jsonschema-{version('jsonschema')}.txt"
+
+
+class VerdictCache:
+    """The valid digests read from the cache file (on first use), and those to append."""
+
+    def __init__(self) -> None:
+        self._path: Path | None = None
+        self._known: set[str] | None = None
+        self._new: list[str] = []
+
+    def _load(self) -> set[str]:
+        if self._known is None:
+            self._known = set()
+            try:
+                self._path = cache_file()
+            except (OSError, RuntimeError, ImportError, LookupError):  # no home, no metadata
+                return self._known
+            atexit.register(self.flush)
+            try:
+                data = self._path.read_bytes()
+            except OSError:
+                return self._known
+            self._known = {line for line in data.decode("ascii", "replace").split("\n")
+                           if len(line) == _DIGEST_HEX and set(line) <= _HEX}
+        return self._known
+
+    def digest(self, schema: Any) -> str | None:
+        """The schema's digest, or None when it is not plain JSON (not cached)."""
+        try:
+            text = orjson.dumps(schema)
+            if orjson.loads(text) != schema:
+                return None
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        return hashlib.blake2b(text, digest_size=16).hexdigest()
+
+    def known_valid(self, digest: str) -> bool:
+        return digest in self._load()
+
+    def remember(self, digest: str) -> None:
+        known = self._load()
+        if digest not in known:
+            known.add(digest)
+            self._new.append(digest)
+
+    def flush(self) -> None:
+        """Append the new digests in one write; any failure leaves the file as it was."""
+        new, self._new = self._new, []
+        if not new or self._path is None:
+            return
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                if os.fstat(fd).st_size < MAX_BYTES:
+                    os.write(fd, "".join(f"{d}\n" for d in new).encode("ascii"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+
+VERDICTS = VerdictCache()

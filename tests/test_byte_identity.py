@@ -22,16 +22,27 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_vbw
+from vbw.task.arms import ARM_KINDS
 
 DIGESTS = ROOT / "tests" / "reference" / "outputs.sha256.json"
 OUTPUTS = ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv")
 
 
-def replays() -> dict[str, list[str]]:
-    """Committed replays by task, as paths relative to the repository root."""
-    out: dict[str, list[str]] = {}
+def _kinds(path: Path) -> str:
+    """The arm kinds the replay's header lists, in vbw's order (a replay of a preset other
+    than the standard four, e.g. arms=tools, is scored on its own arms)."""
+    with open(path, encoding="utf-8") as f:
+        arms = json.loads(f.readline())["meta"].get("arms") or list(ARM_KINDS)
+    kinds = list(dict.fromkeys(a.split("[")[0] for a in arms))
+    return ",".join(kinds)
+
+
+def replays() -> dict[tuple[str, str], list[str]]:
+    """Committed replays by (task, arm kinds), as paths relative to the repository root."""
+    out: dict[tuple[str, str], list[str]] = {}
     for path in sorted((ROOT / "replays").glob("*/*/*.jsonl")):
-        out.setdefault(path.parts[-3], []).append(path.relative_to(ROOT).as_posix())
+        out.setdefault((path.parts[-3], _kinds(path)), []).append(
+            path.relative_to(ROOT).as_posix())
     return out
 
 
@@ -39,9 +50,10 @@ def digests(work: Path, processes: str = "1") -> dict[str, str]:
     """replay path/output file -> sha256 of the file vbw writes re-scoring it, scoring
     in one process or two (vbw.score.split)."""
     found: dict[str, str] = {}
-    for task, paths in replays().items():
-        sweep = work / task
-        proc = run_vbw("-m", f"task={task}", f"replay={','.join(paths)}",
+    for (task, kinds), paths in replays().items():
+        sweep = work / f"{task}-{kinds.replace(',', '-')}"
+        proc = run_vbw("-m", f"task={task}", f"arms.kinds=[{kinds}]",
+                       f"replay={','.join(paths)}",
                        f"hydra.sweep.dir={sweep}", cwd=ROOT, timeout=600,
                        env={"VBW_SCORING_PROCESSES": processes})
         assert proc.returncode == 0, proc.stderr[-3000:]

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vbw.replay.format import Intervention
+
 Message = Mapping[str, str]
 
 
@@ -38,6 +40,9 @@ class Generation(BaseModel):
     finish_reason: Literal["stop", "length"]
     compile_seconds: float = 0.0
     redacted: bool = False  # a credential's value in the text was replaced by ***
+    # where the constraint refused the model's argmax (vbw.generate.interventions); None:
+    # no grammar, or a backend that cannot tell
+    interventions: list[Intervention] | None = None
 
 
 class GenerateConfig(BaseModel):

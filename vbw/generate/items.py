@@ -37,7 +37,7 @@ def _record(gen: Generation, reuses: str | None = None) -> ArmRecord:
     return ArmRecord(text=gen.text, seconds=round(gen.seconds, 4),
                      compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
                      ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses,
-                     redacted=gen.redacted or None)
+                     redacted=gen.redacted or None, interventions=gen.interventions)
 
 
 def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:

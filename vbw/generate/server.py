@@ -60,6 +60,7 @@ from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.dialects import GREEDY_EXTRAS, schema_fields
 from vbw.generate.probe import PROBE_BYTES, probe_server
+from vbw.generate.serverlogprobs import interventions, logprob_fields
 from vbw.generate.retry import Retry, Retrying
 from vbw.generate.statuses import CutShort, classify, retry_after
 from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
@@ -172,7 +173,8 @@ class OpenAIServerBackend(Backend):
             body["stream"] = False
         if config.schema_ is not None:
             self.compile(config.schema_)
-            body.update(schema_fields(self.settings.dialect, config.schema_))
+            body.update(schema_fields(self.settings.dialect, config.schema_),
+                        **logprob_fields(self.settings.dialect, True))
         return json.dumps(body, allow_nan=False).encode("utf-8")
 
     def _request(self, url: str, data: bytes | None, accept: str,
@@ -201,7 +203,7 @@ class OpenAIServerBackend(Backend):
                 raise Retry(f"no complete reply within backend.timeout="
                              f"{self.settings.timeout:g} s") from None
             raise
-        return self._generation(reply, time.perf_counter() - start)
+        return self._generation(reply, time.perf_counter() - start, has_schema)
 
     def _exchange(self, data: bytes, has_schema: bool, stream: bool, budget: Budget,
                   start: float) -> Reply:
@@ -257,7 +259,7 @@ class OpenAIServerBackend(Backend):
     def _where(self) -> str:
         return f"POST {self._endpoint.shown('/chat/completions')}"
 
-    def _generation(self, reply: Reply, seconds: float) -> Generation:
+    def _generation(self, reply: Reply, seconds: float, has_schema: bool = False) -> Generation:
         finish = reply.finish_reason
         if finish == "abort":
             raise Retry("the server aborted the generation (finish_reason 'abort')")
@@ -269,8 +271,10 @@ class OpenAIServerBackend(Backend):
         if tokens is None and reply.content_chunks:
             tokens = reply.content_chunks
         text, masked = mask_exact(reply.text, self._text_secrets)
-        return Generation(text=text, n_tokens=tokens, seconds=seconds,
-                          ttft_seconds=reply.ttft, finish_reason=finish, redacted=masked)
+        asked = logprob_fields(self.settings.dialect, has_schema) and not masked
+        found = interventions(reply.logprobs, reply.text) if asked else None
+        return Generation(text=text, n_tokens=tokens, seconds=seconds, ttft_seconds=reply.ttft,
+                          finish_reason=finish, redacted=masked, interventions=found)
 
     def describe(self) -> dict[str, Any]:
         """Base URL (credentials stripped), served model id, dialect, the sampling fields

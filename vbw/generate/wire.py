@@ -101,6 +101,8 @@ class Reply:
     completion_tokens: int | None = None  # usage.completion_tokens, when valid
     content_chunks: int = 0  # streamed chunks that carried content (0 when not streamed)
     ttft: float | None = None  # seconds from sending to the first content (streams only)
+    # choices[0].logprobs.content entries as sent (checked by vbw.generate.serverlogprobs)
+    logprobs: list[Any] | None = None
 
 
 class Malformed(ValueError):
@@ -179,7 +181,19 @@ def parse_completion(obj: Any) -> Reply:
     message = _object(choice.get("message"), "choices[0].message")
     content = _text_or_null(message.get("content"), "choices[0].message.content")
     finish = _text_or_null(choice.get("finish_reason"), "choices[0].finish_reason")
-    return Reply(text=content or "", finish_reason=finish, completion_tokens=_usage(obj))
+    return Reply(text=content or "", finish_reason=finish, completion_tokens=_usage(obj),
+                 logprobs=_logprobs(choice, None))
+
+
+def _logprobs(choice: dict[str, Any], so_far: list[Any] | None) -> list[Any] | None:
+    """Append a choice's `logprobs.content` entries (unchecked) to those so far."""
+    lp = choice.get("logprobs")
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not isinstance(content, list):
+        return so_far
+    out = so_far if so_far is not None else []
+    out.extend(content)
+    return out
 
 
 def sse_data(lines: Iterable[bytes]) -> Iterator[str]:
@@ -221,6 +235,7 @@ def _chunk_choice(reply: Reply, choice: dict[str, Any], i: int, start: float,
             reply.ttft = time.perf_counter() - start
         parts.append(piece)
         reply.content_chunks += 1
+    reply.logprobs = _logprobs(choice, reply.logprobs)
     finish = _text_or_null(choice.get("finish_reason"), f"choices[{i}].finish_reason")
     reply.finish_reason = finish or reply.finish_reason
 

@@ -191,7 +191,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["task-reference"] = _task_reference
     out["config-reference"] = _config_reference
     out["plugin-groups"] = _plugin_groups
+    out["intervention-example"] = _intervention_example
     return out
+
+
+def _intervention_example() -> str:
+    from tests.docs_interventions import intervention_example
+
+    return intervention_example()
 
 
 def _plugin_groups() -> str:

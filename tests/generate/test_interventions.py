@@ -85,7 +85,9 @@ def replayed_logits(decoder, prompt: list[int], tokens: list[int]) -> list[np.nd
 def test_recorded_interventions_are_the_refused_argmaxes(runtime, backends, engine: str,
                                                          task_name: str) -> None:
     task = load_task(TASK_CONF / f"{task_name}.yaml")
-    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    # prompt_json decodes like unconstrained (no rule): left out to keep the test short
+    arms = task_arms(task.schema_names, task.spec.answer_schema,
+                     [k for k in ARM_KINDS if k != "prompt_json"])
     item = task.items(1)[0]
     runs = Runs(runtime.decoder)
     runtime.decoder.run = runs

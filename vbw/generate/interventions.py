@@ -88,6 +88,8 @@ def to_interventions(events: Sequence[Event], tokens: Sequence[int],
     replay keeps log-probabilities to 4 decimals (rounding keeps lp_wanted >= lp_forced)
     and the allowed mass to 4 significant digits."""
     out: list[Intervention] = []
+    if not events:
+        return out
     offsets = np.cumsum([0] + [len(piece(t)) for t in tokens])
     data = b"".join(piece(t) for t in tokens)
 

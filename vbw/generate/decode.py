@@ -173,7 +173,7 @@ class Decoder:
         if greedy_first and rule.allows(argmax):
             return argmax, False
         token = int(rule.best(logits))
-        if events is not None and token != argmax:
+        if events is not None and token != argmax and 0 <= token < self.n_vocab:
             mask = getattr(rule, "allowed", None)
             events.append(event(pos, logits, argmax, token,
                                 mask() if mask is not None else None))

@@ -151,7 +151,8 @@ class ReplayStream:
             rec: Any = None if full else _light(obj)
             if rec is None:
                 rec = validate_model(ItemRecord, obj, self.path, lineno, "")
-            arm_keys = rec.arms if full else rec.texts
+            # a line the light path declines (an interventions list, say) is an ItemRecord
+            arm_keys = rec.texts if isinstance(rec, ScoredRecord) else rec.arms
             if rec.id in seen:
                 raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")
             unlisted = [k for k in arm_keys if listed is not None and k not in listed]

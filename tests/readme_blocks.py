@@ -158,6 +158,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["task-reference"] = _task_reference
     out["config-reference"] = _config_reference
     out["plugin-groups"] = _plugin_groups
+    out["intervention-example"] = _intervention_example
     return out
 
 
@@ -178,6 +179,12 @@ def _tools() -> str:
             f"`constrained[arguments]` and `tool_call[arguments]` wrote byte-identical "
             f"arguments on {same} of {len(replay.records)} items. Token cap per JSON arm: "
             f"{caps['json'] if caps else 'unrecorded'}.")
+
+
+def _intervention_example() -> str:
+    from tests.docs_interventions import intervention_example
+
+    return intervention_example()
 
 
 def _plugin_groups() -> str:

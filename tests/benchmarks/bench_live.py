@@ -13,7 +13,10 @@ distorts every figure. Everything below comes from ONE run, on the same items:
   refused the argmax and the full vocabulary was searched;
 - compile seconds per schema (p50/p95) over the first 200 BFCL schemas and the GSM8K
   schemas, each on a fresh cache;
-- seconds per item (all four arms) with the KV cache reused and cleared.
+- seconds per item (all four arms) with the KV cache reused and cleared;
+- the cost of recording interventions (issue 19): the enforced arms of the same items
+  decoded with the decoder's internal `record` switch off and on, alternately per
+  generation, as decode tok/s of each and their ratio.
 """
 
 from __future__ import annotations
@@ -142,6 +145,43 @@ def item_seconds(runtime: Any, engine_name: str, tasks: dict, arms_of: dict) -> 
     return out
 
 
+def recording_cost(runtime: Any, engine: Any, tasks: dict, arms_of: dict) -> dict:
+    """Per task: decode tok/s of the enforced arms without and with intervention
+    recording (same prompts, same tokens: recording never changes a choice)."""
+    from vbw.generate.backend import GenerateConfig
+    from vbw.generate.items import FREE
+    from vbw.generate.local import LocalBackend
+
+    backend = LocalBackend(runtime, engine)
+    out: dict = {}
+    for tname, task in tasks.items():
+        tokens = {False: 0, True: 0}
+        seconds = {False: 0.0, True: 0.0}
+        for item in task.items(ITEMS[tname]):
+            free = backend.generate(task.messages(item, FREE),
+                                    GenerateConfig(max_tokens=CAP)).text
+            for arm in arms_of[tname]:
+                if not arm.enforced:
+                    continue
+                try:
+                    engine.compile(item.schemas[arm.schema])
+                except Exception:
+                    continue  # unsupported schema: not decoded
+                config = GenerateConfig(max_tokens=CAP, schema=item.schemas[arm.schema])
+                for record in (False, True):
+                    runtime.decoder.record = record
+                    gen = backend.generate(task.messages(item, arm, free_text=free), config)
+                    if gen.n_tokens and gen.n_tokens > 1:
+                        tokens[record] += gen.n_tokens - 1
+                        seconds[record] += gen.seconds - (gen.ttft_seconds or 0.0)
+        runtime.decoder.record = True
+        off, on = (tokens[r] / seconds[r] if seconds[r] else float("nan")
+                   for r in (False, True))
+        out[tname] = {"tps_off": round(off, 1), "tps_on": round(on, 1),
+                      "tokens": tokens[True]}
+    return out
+
+
 class StepCounter:
     """Counts, through the decoder, how often the argmax was refused (masked steps)."""
 
@@ -150,8 +190,8 @@ class StepCounter:
         self._pick = decoder._pick
         decoder._pick = self
 
-    def __call__(self, rule: Any, greedy_first: bool) -> tuple[int, bool]:
-        token, searched = self._pick(rule, greedy_first)
+    def __call__(self, rule: Any, greedy_first: bool, *rest: Any) -> tuple[int, bool]:
+        token, searched = self._pick(rule, greedy_first, *rest)
         if rule is not None:
             self.steps += 1
             self.masked += searched
@@ -202,6 +242,8 @@ def main() -> None:
         entry["vocabulary_s"] = round(time.perf_counter() - t0, 3)
         entry["compile_s"] = compile_figures(fresh, schemas)
         entry["item_s"] = item_seconds(runtime, name, tasks, arms_of)
+        entry["recording"] = recording_cost(runtime, make_engine(name, runtime), tasks,
+                                            arms_of)
         result["engines"][name] = entry
         print(name, json.dumps(entry), flush=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")

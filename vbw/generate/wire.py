@@ -102,6 +102,8 @@ class Reply:
     content_chunks: int = 0  # streamed chunks that carried content (0 when not streamed)
     ttft: float | None = None  # seconds from sending to the first content (streams only)
     message: dict[str, Any] | None = None  # choices[0].message of a non-streamed reply
+    # choices[0].logprobs.content entries as sent (checked by vbw.generate.serverlogprobs)
+    logprobs: list[Any] | None = None
 
 
 class Malformed(ValueError):
@@ -181,7 +183,18 @@ def parse_completion(obj: Any) -> Reply:
     content = _text_or_null(message.get("content"), "choices[0].message.content")
     finish = _text_or_null(choice.get("finish_reason"), "choices[0].finish_reason")
     return Reply(text=content or "", finish_reason=finish, completion_tokens=_usage(obj),
-                 message=message)
+                 message=message, logprobs=_logprobs(choice, None))
+
+
+def _logprobs(choice: dict[str, Any], so_far: list[Any] | None) -> list[Any] | None:
+    """Append a choice's `logprobs.content` entries (unchecked) to those so far."""
+    lp = choice.get("logprobs")
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not isinstance(content, list):
+        return so_far
+    out = so_far if so_far is not None else []
+    out.extend(content)
+    return out
 
 
 def sse_data(lines: Iterable[bytes]) -> Iterator[str]:
@@ -223,6 +236,7 @@ def _chunk_choice(reply: Reply, choice: dict[str, Any], i: int, start: float,
             reply.ttft = time.perf_counter() - start
         parts.append(piece)
         reply.content_chunks += 1
+    reply.logprobs = _logprobs(choice, reply.logprobs)
     finish = _text_or_null(choice.get("finish_reason"), f"choices[{i}].finish_reason")
     reply.finish_reason = finish or reply.finish_reason
 

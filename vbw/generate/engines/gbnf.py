@@ -89,6 +89,15 @@ class Candidates:
             raise EngineError("the GBNF grammar allows no token at this point")
         return int(view["id"][best])
 
+    def allowed(self) -> np.ndarray:
+        """The tokens the last `best` left finite (the grammar sets the others to -inf),
+        as one boolean per token id."""
+        n = self.all.size
+        kept = self.view[:n]
+        mask = np.zeros(self.n_vocab, dtype=bool)
+        mask[kept["id"][kept["logit"] != -math.inf]] = True
+        return mask
+
 
 class GrammarRule:
     """One generation's llama.cpp grammar sampler (created per generation, as
@@ -111,6 +120,11 @@ class GrammarRule:
 
     def best(self, logits: np.ndarray) -> int:
         return self.candidates.best(self.sampler, logits)
+
+    def allowed(self) -> np.ndarray:
+        """The mask the last `best` chose from (an intervention's allowed mass); the
+        candidates are shared, so it is only valid until the next rule's `best`."""
+        return self.candidates.allowed()
 
     def accept(self, token: int) -> None:
         self._lib.llama_sampler_accept(self.sampler, token)

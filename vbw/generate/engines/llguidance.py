@@ -38,6 +38,7 @@ class LLGuidanceRule:
         self.matcher = _llguidance().LLMatcher(constraint.tokenizer, constraint.grammar,
                                                log_level=0)
         self._words = np.zeros((constraint.n_vocab + 31) // 32, dtype=np.int32)
+        self._allowed: np.ndarray | None = None
 
     def allows(self, token: int) -> bool:
         if token in self.c.eog:
@@ -50,7 +51,12 @@ class LLGuidanceRule:
         self._check()
         allowed = unpack_bitmask(words, self.c.n_vocab)
         allowed[self.c.eog_ids] = bool(self.matcher.is_accepting())
+        self._allowed = allowed
         return best_allowed(allowed, logits, "llguidance")
+
+    def allowed(self) -> np.ndarray | None:
+        """The mask the last `best` chose from (an intervention's allowed mass)."""
+        return self._allowed
 
     def accept(self, token: int) -> None:
         self.matcher.consume_token(token)

@@ -28,6 +28,7 @@ class OutlinesRule:
 
         self.guide = Guide(constraint.index)
         self.c = constraint
+        self._allowed: np.ndarray | None = None
 
     def allows(self, token: int) -> bool:
         if token in self.c.eog:  # generation may end only where the guide is finished
@@ -35,7 +36,12 @@ class OutlinesRule:
         return bool(self.guide.accepts_tokens([token]))
 
     def best(self, logits: np.ndarray) -> int:
-        return best_allowed(self.c.mask(self.guide), logits, "outlines")
+        self._allowed = self.c.mask(self.guide)
+        return best_allowed(self._allowed, logits, "outlines")
+
+    def allowed(self) -> np.ndarray | None:
+        """The mask the last `best` chose from (an intervention's allowed mass)."""
+        return self._allowed
 
     def accept(self, token: int) -> None:
         self.guide.advance(token, False)

@@ -1,0 +1,80 @@
+"""Interventions from a server's per-token log-probabilities, where they can be trusted.
+
+A server can tell where its grammar overrode the model only if the log-probabilities it
+returns are those of the model BEFORE the constraint: then a step whose most probable
+token is not the token generated (greedy decoding) is a refused argmax. What each dialect's
+server does (docs/reference/servers.md has the sources):
+
+- `llama_cpp_python`: its `logprobs`/`top_logprobs` are computed from the raw scores
+  before the grammar sampler (tested against the real server: the same refused argmaxes
+  and log-probabilities as vbw's in-process llamacpp engine).
+- `llama_server`: `logprobs`/`top_logprobs` (`n_probs`) come from the raw logits unless
+  `post_sampling_probs` is set, so before the grammar; not tested here (no llama-server
+  binary in the test environment).
+- `vllm`: the grammar bitmask is applied to the logits before the sampler computes even
+  its `raw_logprobs`, so the constrained choice is always the top token: nothing can be
+  derived. `openai` and `ollama` do not document which distribution they return.
+
+Those record no interventions (the field stays absent: "not recorded for this backend").
+A server never reports the end-of-generation token, so a constraint that forces the end
+is invisible here: a server-derived list covers the output tokens only. Token texts are
+the server's; `char` is the length of the texts of the tokens before, which is exact only
+when the token texts join up to the reply's text, so a reply where they do not (a
+character split across tokens, or any unexpected shape) records nothing rather than a
+guess. No `allowed_mass` or token ids: a server gives neither.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from vbw.replay.format import Intervention
+
+PRE_CONSTRAINT_DIALECTS = frozenset({"llama_cpp_python", "llama_server"})
+TOP = 1  # top_logprobs asked for: the model's own choice
+
+
+def logprob_fields(dialect: str, has_schema: bool) -> dict[str, Any]:
+    """The request fields asking for per-token log-probabilities, where they can show an
+    intervention (a dialect whose server reports them before the constraint)."""
+    if has_schema and dialect in PRE_CONSTRAINT_DIALECTS:
+        return {"logprobs": True, "top_logprobs": TOP}
+    return {}
+
+
+def _entry(obj: Any) -> tuple[str, float] | None:
+    if not isinstance(obj, dict):
+        return None
+    token, lp = obj.get("token"), obj.get("logprob")
+    if not isinstance(token, str) or type(lp) not in (int, float) or not math.isfinite(lp):
+        return None
+    return token, float(lp)
+
+
+def interventions(entries: list[Any] | None, text: str) -> list[Intervention] | None:
+    """The steps where the server's top token is not the one generated, or None when the
+    entries cannot be trusted to say (absent, malformed, or not joining up to `text`)."""
+    if entries is None:
+        return None
+    steps: list[tuple[str, float, str, float]] = []
+    for obj in entries:
+        chosen = _entry(obj)
+        tops = obj.get("top_logprobs") if isinstance(obj, dict) else None
+        if chosen is None or not isinstance(tops, list) or not tops:
+            return None
+        alts = [_entry(t) for t in tops]
+        if any(a is None for a in alts):
+            return None
+        best = max(alts, key=lambda a: a[1])  # type: ignore[index]
+        steps.append((chosen[0], chosen[1], *best))  # type: ignore[misc]
+    if "".join(s[0] for s in steps) != text:
+        return None
+    out: list[Intervention] = []
+    char = 0
+    for pos, (token, lp, top, lp_top) in enumerate(steps):
+        if top != token and lp_top > lp:  # a tie cannot tell which one was refused
+            out.append(Intervention(pos=pos, char=char, wanted=top, forced=token,
+                                    lp_wanted=round(lp_top, 4), lp_forced=round(lp, 4)))
+        char += len(token)
+    return out

@@ -37,7 +37,7 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, and the merged page when issue 20 taught its script the tool_call arm's short name
     "compare bfcl-4": {
         "report.json":
             "eecae3b584307c15d858a82742d936223f8a5da3a5c762ebcf289ff3368f6dda",
@@ -70,7 +70,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "replay.jsonl":
             "1e26839448cdf47c58e97df782aa90be58b206644828a76390334615e6283ab1",
         "report.html":
-            "8008093d3d0b0fba258945affa7ec11ddb77bbb7b424a064a8f1b1f04c6223a4",
+            "9224ee18b31240fc326ebda68061fc56de781b1c9985b6087f9fb71ff93314e0",
         "report.json":
             "8a4bc3d9cc7b32b82973b52fe1ed359320ff9c4b09e41a8bb9e38fba67d02e81",
         "report.md":

@@ -125,29 +125,6 @@ def _cfg(engine: str, cap: int = 32):
                  "max_tokens": {"free": cap, "json": cap, "package": cap}}})
 
 
-def test_kv_reuse_leaves_item_generations_unchanged(runtime, backends) -> None:
-    """Same items, all four arms (reason_then_constrain extends the unconstrained chat,
-    constrained shares prompt_json's prompt), with the KV cache reused and cleared."""
-    from vbw.generate.items import generate_item
-    from vbw.task.arms import ARM_KINDS, task_arms
-    from vbw.task.runner import load_task
-
-    task = load_task(TASK_CONF / "bfcl_simple.yaml")
-    items = task.items(3)
-    arms = task_arms(task.schema_names, "arguments", list(ARM_KINDS))
-    old = runtime.reuse_kv
-    try:
-        texts = {}
-        for reuse in (True, False):
-            runtime.reuse_kv = reuse
-            texts[reuse] = [{k: a.text for k, a in generate_item(
-                task, it, arms, backends[name], _cfg(name).arms.max_tokens).arms.items()}
-                for name in ("outlines", "llamacpp") for it in items]
-    finally:
-        runtime.reuse_kv = old
-    assert texts[True] == texts[False]
-
-
 def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_path) -> None:
     """An item whose schema the GBNF engine cannot compile (an optional property before a
     required one) is recorded with the reason, generated around, and excluded at scoring."""

@@ -63,9 +63,12 @@ def test_three_items_through_the_server_rescore_to_the_same_report(
     assert a["arms"] == b["arms"] and a["ledger"] == b["ledger"] and a["n"] == 3
 
 
+CAPS = ("arms.max_tokens.free=96", "arms.max_tokens.json=96", "arms.max_tokens.package=96")
+
+
 def _texts_at(srv, tmp_path: Path, concurrency: int, n: int) -> dict[str, dict[str, str]]:
     """The texts of an n-item BFCL live run through `srv` at this concurrency."""
-    proc = run_vbw("task=bfcl_simple", "mode=live", f"n={n}",
+    proc = run_vbw("task=bfcl_simple", "mode=live", f"n={n}", *CAPS,
                    *_server(srv, "llama_cpp_python", f"backend.concurrency={concurrency}"),
                    f"hydra.run.dir={tmp_path}/c{concurrency}", cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -73,8 +76,8 @@ def _texts_at(srv, tmp_path: Path, concurrency: int, n: int) -> dict[str, dict[s
 
 
 def test_concurrency_one_and_three_give_identical_texts(llama_server, tmp_path: Path) -> None:
-    one, three = _texts_at(llama_server, tmp_path, 1, 4), _texts_at(llama_server, tmp_path, 3, 4)
-    assert one == three and len(one) == 4
+    one, three = _texts_at(llama_server, tmp_path, 1, 2), _texts_at(llama_server, tmp_path, 3, 2)
+    assert one == three and len(one) == 2
 
 
 def test_concurrency_on_a_server_started_with_its_defaults(smollm2_file, tmp_path: Path) -> None:

@@ -48,9 +48,14 @@ def test_each_option_composes(group: str, option: str) -> None:
 
 
 def test_full_cross_product_composes() -> None:
+    """Every model x engine x arms combination composes and validates. The task group
+    composes only the `task` key, which no other group reads or writes, so each task is
+    composed with every other group's default (the per-option test above) rather than
+    multiplied in: the same coverage at a sixth of the compositions."""
+    groups = {g: o for g, o in GROUPS.items() if g != "task"}
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        for combo in itertools.product(*GROUPS.values()):
-            _validated([f"{g}={o}" for g, o in zip(GROUPS, combo)])
+        for combo in itertools.product(*groups.values()):
+            _validated([f"{g}={o}" for g, o in zip(groups, combo)])
 
 
 def test_hydra_and_plain_yaml_read_a_task_alike() -> None:

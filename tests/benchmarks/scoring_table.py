@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+from tests.benchmarks.startup_table import _get
 
 HERE = Path(__file__).resolve().parent
 NOW, WAS = HERE / "scoring.json", HERE / "scoring.previous.json"
@@ -21,14 +22,6 @@ def _was(new: float | None, old: float | None, fmt: str) -> str:
     if new is None:
         return "n/a"
     return format(new, fmt) + (f" (was {format(old, fmt)})" if old is not None else "")
-
-
-def _get(d: dict | None, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, dict) or key not in d:
-            return None
-        d = d[key]
-    return d
 
 
 def verdict(big: dict | None) -> str:

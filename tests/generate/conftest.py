@@ -171,3 +171,24 @@ def llama_server(smollm2_file, tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+def kill_server_after_first_item(server: LlamaServer, args: list[str], replay: Path,
+                                 run_dir: Path, timeout: float) -> subprocess.CompletedProcess:
+    """Start `vbw *args` live, kill `server` once the first item is in `replay`, and
+    return the finished run (its return code and stderr are the caller's to check)."""
+    proc = subprocess.Popen([sys.executable, "-m", "vbw", *args, f"hydra.run.dir={run_dir}"],
+                            cwd=run_dir.parent, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            if replay.exists() and len(replay.read_text().splitlines()) >= 2:  # one item in
+                break
+            time.sleep(0.05)
+        server.kill()
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import load_json, run_vbw
+from tests.generate.conftest import kill_server_after_first_item
 
 pytestmark = pytest.mark.live
 
@@ -100,20 +98,9 @@ def test_concurrency_on_a_server_started_with_its_defaults(smollm2_file, tmp_pat
 def test_server_killed_mid_run_then_resumed(llama_server, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     args = ["task=gsm8k", "mode=live", "n=4", *_server(llama_server), f"replay={replay}"]
-    proc = subprocess.Popen([sys.executable, "-m", "vbw", *args, f"hydra.run.dir={tmp_path}/a"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            if replay.exists() and len(replay.read_text().splitlines()) >= 2:  # one item in
-                break
-            time.sleep(0.05)
-        llama_server.kill()
-        _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = kill_server_after_first_item(llama_server, args, replay, tmp_path / "a",
+                                        timeout=300)
+    err = proc.stderr
     assert proc.returncode == 2, err
     errors = [ln for ln in err.splitlines() if ln.startswith("vbw: error:")]
     assert len(errors) == 1 and "Traceback" not in err and "resume=true" in errors[0]

@@ -7,15 +7,12 @@ and `resume=true` finishes it, as for the other arms."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import load_json, run_vbw
-from tests.generate.conftest import LlamaServer
+from tests.generate.conftest import LlamaServer, kill_server_after_first_item
 
 pytestmark = pytest.mark.live
 
@@ -78,20 +75,9 @@ def test_all_three_json_arms_score_through_the_server(tool_server, tmp_path: Pat
 def test_server_killed_mid_run_then_resumed(tool_server, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     args = [*_args(tool_server, "gsm8k", 3), f"replay={replay}"]
-    proc = subprocess.Popen([sys.executable, "-m", "vbw", *args, f"hydra.run.dir={tmp_path}/a"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:
-            if replay.exists() and len(replay.read_text().splitlines()) >= 2:  # one item in
-                break
-            time.sleep(0.05)
-        tool_server.kill()
-        _, err = proc.communicate(timeout=600)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = kill_server_after_first_item(tool_server, args, replay, tmp_path / "a",
+                                        timeout=600)
+    err = proc.stderr
     assert proc.returncode == 2, err
     errors = [ln for ln in err.splitlines() if ln.startswith("vbw: error:")]
     assert len(errors) == 1 and "Traceback" not in err and "resume=true" in errors[0]

@@ -43,3 +43,37 @@ def intervention_example(replay: Path = ROOT / REPLAY) -> str:
         rows.append(f"| {iv.pos} | {iv.char} | {_shown(iv.wanted)} ({_p(iv.lp_wanted)}) | "
                     f"{forced} ({_p(iv.lp_forced)}) | {mass} |")
     return "\n".join(rows)
+
+
+def results_lines(r) -> list[str]:
+    """Under a results table (docs/results.md): the report's per-arm intervention summary,
+    by outcome, and the headline flips' split, as report.md gives them (its heading moved
+    under the table's); nothing for a replay that recorded none."""
+    from vbw.report.interventions import markdown_lines, recorded
+
+    if not r.interventions or not recorded(r):
+        return []
+    return [("##### " + line[3:]) if line.startswith("## ") else line
+            for line in markdown_lines(r)]
+
+
+REGENERATED = ROOT / "tests" / "reference" / "regen_bfcl_simple_outlines.json"
+
+
+def regenerated_note(path: Path = REGENERATED) -> str:
+    """What the regeneration changed against the replay it replaced (tests/regen_changes.py
+    made the JSON before the old file was replaced); empty before any regeneration."""
+    if not path.is_file():
+        return ""
+    d = json.loads(path.read_text(encoding="utf-8"))
+    rows = ["", f"Regenerated with interventions recorded; against the replay it replaced "
+            f"(`git show {d['old']['revision']}:{d['path']}`, made before the exact KV-cache "
+            f"reuse), per arm: texts unchanged and changed, and accuracy before → after "
+            f"(items with any changed text: {d['items_with_a_changed_text']} of "
+            f"{next(iter(d['arms'].values()))['items']}):", "",
+            "| arm | texts unchanged | texts changed | accuracy before | accuracy after |",
+            "|---|---|---|---|---|"]
+    for key, a in d["arms"].items():
+        rows.append(f"| `{key}` | {a['same']} | {a['changed']} | "
+                    f"{100 * a['before']['accuracy']:.1f}% | {100 * a['after']['accuracy']:.1f}% |")
+    return "\n".join(rows)

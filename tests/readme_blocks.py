@@ -82,6 +82,9 @@ def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None 
                      f"{interval(d)}, "
                      f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
+    from tests.docs_interventions import results_lines
+
+    lines += results_lines(r)
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
     lines.append("")
     lines.append(f"N={r.n}. Source: `replays/{task_name}/{model}/{engine}.jsonl`, "
@@ -142,7 +145,8 @@ def blocks() -> dict[str, Callable[[], str]]:
                 lambda t=task, e=engine: _if_exists(
                     ROOT / "replays" / t / "smollm2_135m" / f"{e}.jsonl",
                     lambda: f"#### {t}, {_engine_title(e)}\n\n"
-                    + demo_table(t, "smollm2_135m", e) + _against_flexible(t, e)))
+                    + demo_table(t, "smollm2_135m", e) + _against_flexible(t, e)
+                    + _regenerated(t, e)))
     out["smollm2-bfcl_simple-tools"] = lambda: _if_exists(
         ROOT / "replays" / "bfcl_simple" / "smollm2_135m" / "server-llama_cpp_python.jsonl",
         _tools)
@@ -223,6 +227,12 @@ def _html_size() -> str:
         f"\n\nMeasured {d['measured']}. The last row is the cap at work: {w['texts']:,} texts "
         f"of 1 MB each ({w['replay_bytes'] / 1e9:.1f} GB of replay) embed as "
         f"{d['max_text_chars']:,} characters each.")
+
+
+def _regenerated(task_name: str, engine: str) -> str:
+    from tests.docs_interventions import regenerated_note
+
+    return regenerated_note() if (task_name, engine) == ("bfcl_simple", "outlines") else ""
 
 
 def _engine_title(engine: str) -> str:

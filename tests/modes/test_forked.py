@@ -45,14 +45,27 @@ def _writer(root: Path, parent: int, fail: dict[str, Callable[[], None]] | None 
     return run
 
 
+class _Terminal(io.StringIO):
+    """One of two streams that share a terminal: what both print, in the order printed."""
+
+    def __init__(self, shared: list[str], name: str) -> None:
+        super().__init__()
+        self.shared, self.name = shared, name
+
+    def write(self, s: str) -> int:
+        self.shared.append(f"{self.name}:{s}")
+        return super().write(s)
+
+
 def _run(root: Path, fail: dict[str, Callable[[], None]] | None = None,
-         tasks: list[str] = TASKS) -> tuple[list[str], str, str, dict[str, str]]:
-    out, err = io.StringIO(), io.StringIO()
+         tasks: list[str] = TASKS) -> tuple[list[str], str, str, dict[str, str], list[str]]:
+    shared: list[str] = []
+    out, err = _Terminal(shared, "out"), _Terminal(shared, "err")
     values = run_tasks(tasks, _writer(root, os.getpid(), fail), lambda t: root / t, out, err,
                        forkable=True)
     files = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
              for p in sorted(root.rglob("*")) if p.is_file()}
-    return values, out.getvalue(), err.getvalue(), files
+    return values, out.getvalue(), err.getvalue(), files, shared
 
 
 def test_the_fork_is_taken_here() -> None:
@@ -72,6 +85,18 @@ def test_same_values_output_and_files(tmp_path: Path, monkeypatch: pytest.Monkey
     assert got == _run(tmp_path / "one")
     assert got[0] == ["a value", "b value", "c value"]
     assert got[1].splitlines() == ["a: first", "a: md", "b: first", "b: md", "c: first", "c: md"]
+    # the child's task c: stdout and stderr interleaved as printed, after b's
+    assert got[4].index("out:b: md") < got[4].index("out:c: first") \
+        < got[4].index("err:c: warning") < got[4].index("out:c: md")
+
+
+def test_no_process_to_be_had(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """os.fork failing (a process limit) runs the tasks in this process."""
+    def refuse() -> int:
+        raise OSError("fork: resource temporarily unavailable")
+    expected = _run(tmp_path / "forked")
+    monkeypatch.setattr(os, "fork", refuse)
+    assert _run(tmp_path / "refused") == expected
 
 
 def _crash() -> None:

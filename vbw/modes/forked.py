@@ -157,9 +157,9 @@ def _stop(pid: int, made: list[Path]) -> None:
     """Kill the child, reap it, and remove the task folders it made."""
     try:
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):  # already reaped
         pass
-    os.waitpid(pid, 0)
     for folder in made:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -178,7 +178,12 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
     _flush(out, err, sys.stdout, sys.stderr)
     result_r, result_w = os.pipe()
     go_r, go_w = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had (a limit): one process, as without fork
+        for fd in (result_r, result_w, go_r, go_w):
+            os.close(fd)
+        return [run(task, out, err, _nothing) for task in tasks]
     if pid == 0:
         os.close(result_r)
         os.close(go_w)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,11 @@ TASKS = ["a", "b", "c"]  # the parent runs a and b, the child c (and b of two)
 
 @pytest.fixture(autouse=True)
 def _fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fork here even if an earlier test left a thread behind (tqdm's monitor, after a
+    progress bar): these tasks take no lock a thread could hold. The refusal with threads
+    running is tested on its own below."""
     monkeypatch.setenv(forked.ENV, "2")
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
 
 
 def _writer(root: Path, parent: int, fail: dict[str, Callable[[], None]] | None = None):
@@ -77,6 +82,19 @@ def test_the_fork_is_taken_here() -> None:
 def test_sequential_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(forked.ENV, "1")
     assert not forked.wanted(2, forkable=True)
+
+
+def test_sequential_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()
+    monkeypatch.setenv(forked.ENV, "2")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not forked.wanted(2, forkable=True)
+    finally:
+        stop.set()
+        other.join()
 
 
 def test_same_values_output_and_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

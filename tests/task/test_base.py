@@ -13,7 +13,7 @@ from vbw.task.base import _steps, search
 DATA: list[Any] = [{"a": {"b": 1}}, {"a": {"b": None}}, {"a": [1]}, {"a": "x"}, {"a": 0},
                    {"true": 2, "null": 3}, [{"a": 1}], "a", None, 1.5, {"a": {"b": {"c": []}}},
                    {"_x1": {"B": False}}]
-PATHS = ["a", "a.b", "a.b.c", "true", "null", "_x1.B", "b", "a.b.c.d"]
+PATHS = ["a", "a.b", "a.b.c", "true", "null", "_x1.B", "b", "a.b.c.d", "@"]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -23,7 +23,7 @@ def test_plain_paths_answer_as_jmespath(path: str) -> None:
         assert search(path, data) == jmespath.search(path, data), (path, data)
 
 
-@pytest.mark.parametrize("path", ["@", "a[*]", "a.\"b c\"", "a || b", "a.*"])
+@pytest.mark.parametrize("path", ["@.a", " @", "a[*]", "a.\"b c\"", "a || b", "a.*"])
 def test_other_expressions_go_to_jmespath(path: str) -> None:
     assert _steps(path) is None
     for data in DATA:
@@ -51,5 +51,6 @@ def test_plain_paths_are_walked_as_jmespath_evaluates_them() -> None:
         data = {"a": doc(4), "b": doc(3), "true": doc(2)}
         assert _steps(expr) is not None, expr
         assert search(expr, data) == jmespath.search(expr, data), expr
-    for expr in ("a[*]", "a[0:1]", "values(a)[0]", "a.b[?x]", "[0]", "a .b", "a[ 0]", "@"):
+    assert _steps("@") == () and search("@", data) == jmespath.search("@", data)
+    for expr in ("a[*]", "a[0:1]", "values(a)[0]", "a.b[?x]", "[0]", "a .b", "a[ 0]", "@.a"):
         assert _steps(expr) is None, expr

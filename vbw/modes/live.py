@@ -51,5 +51,5 @@ class Live(Mode):
 
     @staticmethod
     def run(job: Job) -> int:
-        return score_tasks(job, lambda task, task_dir: (
+        return score_tasks(job, lambda task, task_dir, out: (
             live_replay(task, job.cfg, task_dir, job.err), "live"))

@@ -18,6 +18,6 @@ class Merge(Mode):
 
     @staticmethod
     def run(job: Job) -> int:
-        return score_tasks(job, lambda task, task_dir: (
+        return score_tasks(job, lambda task, task_dir, out: (
             merged_replay(task, job.cfg.replays, job.cfg.n, job.cwd, task_dir), "replay"),
             whole_run=True)

@@ -6,6 +6,7 @@ and auto generates (vbw.modes.live), saying which it does in one line.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TextIO
 
 from vbw.config import RunConfig
 from vbw.errors import ReplayError
@@ -65,14 +66,14 @@ class Replay(Mode):
     def run(job: Job) -> int:
         cfg, cwd = job.cfg, job.cwd
 
-        def obtain(task: Task, task_dir: Path) -> tuple[Path, str]:
+        def obtain(task: Task, task_dir: Path, out: TextIO) -> tuple[Path, str]:
             found = _given(cfg, cwd) or _recorded(task, cfg, cwd)
             if found is None:
                 raise ReplayError(no_replay_message(_replay_roots(cfg, cwd), task.name,
                                                     *model_and_engine(cfg)))
             return found, "replay"
 
-        return score_tasks(job, obtain)
+        return score_tasks(job, obtain, forkable=True)
 
 
 @MODES.register
@@ -85,15 +86,17 @@ class Auto(Mode):
     def run(job: Job) -> int:
         cfg, cwd = job.cfg, job.cwd
 
-        def obtain(task: Task, task_dir: Path) -> tuple[Path, str]:
+        def obtain(task: Task, task_dir: Path, out: TextIO) -> tuple[Path, str]:
             given = _given(cfg, cwd)
             if given is not None:
                 return given, "replay"
             found = _recorded(task, cfg, cwd)
             if found is not None:
                 print(f"vbw: {task.name}: re-scoring the recorded replay {found} (mode=live "
-                      "generates anew)", file=job.out)
+                      "generates anew)", file=out)
                 return found, "replay"
             return live_replay(task, cfg, task_dir, job.err, recorded_key(cfg, task)), "live"
 
-        return score_tasks(job, obtain)
+        recorded = _given(cfg, cwd) is not None or all(  # nothing to generate
+            _recorded(task, cfg, cwd) is not None for task in job.tasks)
+        return score_tasks(job, obtain, forkable=recorded)

@@ -14,6 +14,7 @@ from typing import TextIO
 from vbw.config import RunConfig
 from vbw.errors import ReplayError
 from vbw.modes import Job
+from vbw.modes.forked import run_tasks
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
 from vbw.report.browser import Browser, build_browser
@@ -26,8 +27,9 @@ from vbw.task.arms import Arm
 from vbw.task.audit import Audit, warn_findings
 from vbw.task.runner import Task
 
-# (task, its report folder) -> (replay path, "replay" or "live": the report's mode)
-Obtain = Callable[[Task, Path], tuple[Path, str]]
+# (task, its report folder, where a note goes) -> (replay path, "replay" or "live": the
+# report's mode)
+Obtain = Callable[[Task, Path, TextIO], tuple[Path, str]]
 
 
 def task_check(result: Audit) -> TaskCheck:
@@ -80,34 +82,46 @@ def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]
     return out
 
 
-def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False) -> int:
+def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
+                forkable: bool = False) -> int:
     """Score (after `obtain` has found or made its replay) every task; return the exit
     code. `whole_run`: the replay is a merged run, scored over its header's selection (n),
     not the command line's. A shard job is not gated: its slice is not the run; the merged
-    run is."""
-    cfg, out, err = job.cfg, job.out, job.err
-    tripped: list[str] = []
-    dirs = []
-    for task in job.tasks:
-        task_dir = job.out_dir / task.name if len(job.tasks) > 1 else job.out_dir
-        replay_path, mode = obtain(task, task_dir)
+    run is. `forkable`: `obtain` only finds replays (generates nothing), so the tasks may
+    be scored in two processes (vbw.modes.forked), with the same output as in one."""
+    cfg = job.cfg
+
+    def folder(task: Task) -> Path:
+        return job.out_dir / task.name if len(job.tasks) > 1 else job.out_dir
+
+    def one(task: Task, out: TextIO, err: TextIO,
+            before_write: Callable[[], None]) -> tuple[Path, list[str]]:
+        """Score and write one task; its folder and its tripped arms."""
+        task_dir = folder(task)
+        replay_path, mode = obtain(task, task_dir, out)
         replay = open_replay(replay_path)
         try:
             check_replay_matches(replay, task, cfg.allow_task_mismatch)
         except ReplayError:
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
-        if whole_run:
-            cfg = cfg.model_copy(update={"n": replay.header.n})
-        report = score(task, replay, cfg, mode, err)
-        md = write_reports(report, task_dir, lambda: browser(report, task, replay_path, cfg),
+        task_cfg = cfg.model_copy(update={"n": replay.header.n}) if whole_run else cfg
+        report = score(task, replay, task_cfg, mode, err)
+        before_write()
+        md = write_reports(report, task_dir,
+                           lambda: browser(report, task, replay_path, task_cfg),
                            cfg.outputs, err=err)
         print(md, file=out)
-        dirs.append(task_dir)
-        if cfg.gate.wrong_valid_above is not None and cfg.shard.count == 1:
-            arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-            tripped += [f"{task.name}: {a}" for a in
-                        tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
+        if cfg.gate.wrong_valid_above is None or cfg.shard.count != 1:
+            return task_dir, []
+        arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+        return task_dir, [f"{task.name}: {a}" for a in
+                          tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
+
+    done = run_tasks(job.tasks, one, folder, job.out, job.err, forkable)
+    dirs = [task_dir for task_dir, _ in done]
+    tripped = [line for _, lines in done for line in lines]
+    out, err = job.out, job.err
     if tripped:
         in_job = f" in {job.name}" if job.name else ""
         print(f"vbw: gate tripped{in_job} (wrong-but-valid above {cfg.gate.wrong_valid_above}): "

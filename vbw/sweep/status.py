@@ -54,7 +54,8 @@ class JobInputs(BaseModel):
 class JobStatus(BaseModel):
     """One job: its label and overrides, what it ran, how it ended."""
 
-    model_config = ConfigDict(extra="forbid")
+    # built on first use: a plain run (no sweep) never uses it, and start-up counts
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     job: str                         # "job 2" or "merged"
     num: int | None = None           # Hydra's job number
     overrides: list[str] = []
@@ -89,7 +90,7 @@ class Launch(BaseModel):
     process or machine runs it) into its status, and at the end to keep only this launch's
     jobs: a reused `hydra.sweep.dir` holds an earlier sweep's folders, which must not count."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # as JobStatus
     run_id: str
     started: float  # time.time() at launch
 

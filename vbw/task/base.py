@@ -54,7 +54,10 @@ _STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(-?[0-9]+)\]")
 @lru_cache(maxsize=256)
 def _steps(expr: str) -> tuple[str | int, ...] | None:
     """The steps of a plain path: a field, then fields (`.b`) and list indexes (`[0]`,
-    `[-1]`), e.g. `question[0][-1].content`; None for any other expression."""
+    `[-1]`), e.g. `question[0][-1].content`; `@` (the data itself) is no step; None for
+    any other expression."""
+    if expr == "@":
+        return ()
     first = _FIELD.match(expr)
     if first is None:
         return None

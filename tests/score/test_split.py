@@ -104,3 +104,96 @@ def test_only_large_replays_are_split_by_default(tmp_path: Path,
     assert split.wanted(large) == ((split.os.cpu_count() or 1) >= 2)
     monkeypatch.setenv(split.ENV, "1")
     assert not split.wanted(large)
+
+
+def _variant(tmp_path: Path, edit: Any) -> Path:
+    """The gsm8k replay with its lines (header first) changed by `edit`."""
+    lines = (ROOT / REPLAYS["gsm8k"]).read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "variant.jsonl"
+    path.write_text("".join(edit(lines)), encoding="utf-8")
+    return path
+
+
+def _errors(task: Task, path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    errors = []
+    for processes in ("1", "2"):
+        with pytest.raises(ReplayError) as e:
+            _score(task, path, processes, monkeypatch)
+        errors.append(str(e.value))
+    return errors
+
+
+def _bad_json(lines: list[str], i: int) -> None:
+    lines[i] = lines[i][:40] + "\n"
+
+
+@pytest.mark.parametrize("first,second", [(8, 60), (9, 60), (60, 9), (61, 8)])
+def test_the_first_bad_line_wins_whichever_process_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: int, second: int) -> None:
+    """Line numbers `first` (bad JSON) and `second` (a bad record): odd and even line
+    numbers are read by different processes, neither of which decodes the other's."""
+    def edit(lines: list[str]) -> list[str]:
+        _bad_json(lines, first - 1)
+        lines[second - 1] = lines[second - 1].replace('"id"', '"idd"', 1)
+        return lines
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    errors = _errors(task, _variant(tmp_path, edit), monkeypatch)
+    assert errors[0] == errors[1] and f":{min(first, second)}:" in errors[0]
+
+
+@pytest.mark.parametrize("where", [5, 6])
+def test_an_id_repeated_across_the_two_halves_is_the_same_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: int) -> None:
+    """Line 2's id again on line 5 (the worker's) or 6 (the parent's)."""
+    def edit(lines: list[str]) -> list[str]:
+        lines[where - 1] = lines[1]
+        return lines
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    errors = _errors(task, _variant(tmp_path, edit), monkeypatch)
+    assert errors[0] == errors[1] and f":{where}: item id" in errors[0]
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_the_end_line_and_a_torn_tail_read_by_the_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, merges: list[int],
+        torn: bool) -> None:
+    """One item line fewer puts the end marker on line 201, an odd line (the worker's);
+    or, in its place, a torn last line."""
+    def edit(lines: list[str]) -> list[str]:
+        del lines[100]
+        return lines[:-1] + ['{"id": "gsm8k_te'] if torn else lines
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    path = _variant(tmp_path, edit)
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    results = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        replay = open_replay(path)
+        results.append((score_stream(task, replay, arms, None, io.StringIO()),
+                        replay.torn_tail))
+    (one, one_torn), (two, two_torn) = results
+    _same(one, two)
+    assert merges == [99]  # lines 3, 5, ..., 199
+    assert one_torn == two_torn == torn and (one.end is None) == torn
+    assert len(one.timings) == 199
+
+
+def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent decodes its own half of the 201 lines after the header, no more (the
+    worker, a forked process, counts its own)."""
+    from vbw.replay import stream as replay_stream
+
+    calls = []
+    real = replay_stream.decode
+
+    def counted(line: bytes) -> Any:
+        calls.append(1)
+        return real(line)
+
+    monkeypatch.setattr(replay_stream, "decode", counted)
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
+    assert len(calls) == 102  # the header, then lines 2, 4, ..., 202 (the end marker)

@@ -23,7 +23,7 @@ line without them costs one dict lookup per arm more); scoring keeps of each onl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -159,13 +159,18 @@ class ReplayStream:
         self.path, self.header, self.meta_as_written = path, header, meta
         self._f, self._lines = f, lines
         self.end: EndV1 | None = None
+        self.end_line = 0
         self.torn_tail = False
 
-    def lines(self) -> Iterator[tuple[int, Any]]:
+    def lines(self, skip: Callable[[int], bool] | None = None) -> Iterator[tuple[int, Any]]:
         """(line number among non-blank lines, decoded JSON) per line after the header;
-        an unreadable last line without its newline is a torn tail, skipped."""
+        an unreadable last line without its newline is a torn tail, skipped. Lines whose
+        number `skip` names are neither decoded nor checked (another process reads them:
+        vbw.score.split)."""
         try:
             for lineno, line in enumerate(self._lines, 2):
+                if skip is not None and skip(lineno):
+                    continue
                 if not line.endswith(b"\n"):  # the file's last line: a torn write?
                     try:
                         obj = decode(line)
@@ -178,14 +183,18 @@ class ReplayStream:
         finally:
             self._f.close()
 
-    def items(self, full: bool = False) -> Iterator[tuple[int, Any]]:
+    def items(self, full: bool = False,
+              skip: Callable[[int], bool] | None = None) -> Iterator[tuple[int, Any]]:
         """(line number, ScoredRecord, or ItemRecord with `full`) per item line, checked;
-        the end marker is kept in `self.end`."""
+        the end marker is kept in `self.end` (its line number in `self.end_line`). With
+        `skip`, only the other lines are read (see `lines`; ids are then unique among
+        them only)."""
         seen: set[str] = set()
         listed = self.header.arms
-        for lineno, obj in self.lines():
+        for lineno, obj in self.lines(skip):
             if isinstance(obj, dict) and set(obj) == {"end"}:
                 self.end = validate_model(EndV1, obj["end"], self.path, lineno, "end.")
+                self.end_line = lineno
                 continue
             rec: Any = None if full else _light(obj)
             if rec is None:

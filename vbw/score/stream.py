@@ -115,15 +115,15 @@ class _Pass:
     def add(self, rec: ScoredRecord, path: str, timed: bool = True) -> None:
         """Score a record; `timed=False`: another pass `note`s it (vbw.score.split)."""
         if timed:
-            self.note(rec)
+            self.note(rec.id, rec.item_seconds)
         for pos in self.position.get(rec.id, ()):  # one, unless the task's data repeats an id
             self._add_at(pos, rec, path)
 
-    def note(self, rec: ScoredRecord) -> None:
+    def note(self, item_id: str, seconds: float | None) -> None:
         """A record's timing, and its id if the task does not select it, in file order."""
-        self.timings.append(Timing(rec.item_seconds))
-        if rec.id not in self.position:
-            self.stray.append(rec.id)
+        self.timings.append(Timing(seconds))
+        if item_id not in self.position:
+            self.stray.append(item_id)
 
     def state(self) -> dict[str, Any]:
         """What scoring gathered, for `merge` into the pass of another process."""
@@ -241,7 +241,8 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     p = _Pass(task, selected, arms, shared, digests)
     path = str(stream.path)
     if shared is None and split.wanted(stream.path):
-        split.score_split(p, stream, path)  # a forked worker scores every other line
+        p = split.score_split(p, stream, path,  # a forked worker scores every other line
+                              lambda: _Pass(task, selected, arms, shared, digests))
     else:
         for rec in stream.records():
             p.add(rec, path)

@@ -119,6 +119,11 @@ class Task:
         return item
 
     @cached_property
+    def _gold_problem(self) -> Any:
+        """The checker's gold test, if any (once: a model's missing attribute raises)."""
+        return getattr(self.spec.check, "gold_problem", None)
+
+    @cached_property
     def _data_label(self) -> str:
         return str(self.root / self.spec.dataset.path)
 
@@ -149,7 +154,7 @@ class Task:
         if gold is None:
             raise DataError(f"{self._data_label}: row {index} ({item_id}): no gold answer "
                             f"from {d.gold.path!r}")
-        gold_problem = getattr(self.spec.check, "gold_problem", None)
+        gold_problem = self._gold_problem
         problem = gold_problem(gold) if gold_problem is not None else None
         if problem is not None:
             raise DataError(f"{self._data_label}: row {index} ({item_id}): check "

@@ -197,3 +197,29 @@ def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatc
     task = load_task(TASK_CONF / "gsm8k.yaml")
     _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
     assert len(calls) == 102  # the header, then lines 2, 4, ..., 202 (the end marker)
+
+
+def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
+                                     merges: list[int]) -> None:
+    """mode=compare's passes (digests, one audit shared by the replays, each item checked
+    once) in two processes: the same states, digests and shared task checks."""
+    from vbw.score.stream import SharedAudit
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    paths = [ROOT / "replays/gsm8k/smollm2_135m/llamacpp.jsonl",
+             ROOT / "replays/gsm8k/smollm2_135m/outlines.jsonl",
+             ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"]
+    runs = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        shared = SharedAudit(task, None)
+        scored = [score_stream(task, open_replay(p), arms, None, io.StringIO(),
+                               shared=shared, digests=True) for p in paths]
+        runs.append((scored, shared.result()))
+    assert merges == [100, 100, 100]
+    (one, one_audit), (two, two_audit) = runs
+    for a, b in zip(one, two):
+        _same(a, b)
+        assert np.array_equal(a.digests, b.digests)
+    assert one_audit == two_audit and one_audit.items == 200

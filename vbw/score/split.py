@@ -12,6 +12,10 @@ arrays and of the checks' counts and first evidence by position, the timings and
 the task does not select are put back in file order, so the report is byte for byte the
 one-process run's (tests/score/test_split.py compares every output file).
 
+mode=compare's passes split the same way: their task checks are shared by the replays
+(each item checked once, vbw.score.stream.SharedAudit), so the worker gathers its own
+checks afresh and the parent adds them and the items they covered to the shared ones.
+
 Errors keep the one-process run's words and order without either process reading the
 other's lines: a line that fails in either process (bad JSON, the item-line model, an
 unlisted arm, a repeated id among its lines, a prompt over its budget), an id that
@@ -84,6 +88,7 @@ def _worker(p: Any, path: Path, out: int) -> None:
     exit. Any error (a bad line too) exits non-zero: the parent then scores alone."""
     status = 1
     try:
+        p.forked()
         stream = open_replay(path)
         lines = _read(p, stream, str(path), _mine)
         found = {"state": p.state(), "lines": lines, "end": (stream.end_line, stream.end),

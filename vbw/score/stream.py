@@ -125,12 +125,20 @@ class _Pass:
         if item_id not in self.position:
             self.stray.append(item_id)
 
+    def forked(self) -> None:
+        """In a forked worker (vbw.score.split): a shared audit gathers this pass's task
+        checks afresh, since the parent's copy already counts the earlier replays'."""
+        if self.shared is not None:
+            self.shared.auditor = Auditor(self.task)
+
     def state(self) -> dict[str, Any]:
         """What scoring gathered, for `merge` into the pass of another process."""
+        shared = None if self.shared is None else (self.shared.seen,
+                                                   self.shared.auditor.state())
         return {"held": self.held, "scored": self.scored, "valid": self.valid,
                 "right": self.right, "digests": self.digests, "events": self.events,
                 "excluded": self.excluded, "bad_row": self.bad_row,
-                "no_arm": self.no_arm, "auditor": self.auditor.state()}
+                "no_arm": self.no_arm, "auditor": self.auditor.state(), "shared": shared}
 
     def merge(self, st: dict[str, Any]) -> None:
         """Add the `state()` of a pass that scored other records of the same replay."""
@@ -147,6 +155,10 @@ class _Pass:
             if theirs is not None and (mine is None or theirs[0] < mine[0]):
                 setattr(self, name, theirs)
         self.auditor.merge(st["auditor"])
+        if self.shared is not None:  # the worker checked only items no process had
+            seen, checks = st["shared"]
+            self.shared.seen |= seen
+            self.shared.auditor.merge(checks)
 
     def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
         self.held[pos] = True
@@ -240,7 +252,7 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     selected = task.ids(n) if take is None else take(task.ids(n))
     p = _Pass(task, selected, arms, shared, digests)
     path = str(stream.path)
-    if shared is None and split.wanted(stream.path):
+    if split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
                               lambda: _Pass(task, selected, arms, shared, digests))
     else:

@@ -223,3 +223,32 @@ def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
         _same(a, b)
         assert np.array_equal(a.digests, b.digests)
     assert one_audit == two_audit and one_audit.items == 200
+
+
+def test_arm_keys_of_a_legacy_replay_in_two_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mode=compare reads a validbutwrong 0.1 replay's arm keys from its lines: the same
+    keys, and the same first error, in one process or two."""
+    legacy = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
+    keys = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        keys.append(split.arm_keys(legacy))
+    assert keys[0] == keys[1] and len(keys[0]) == 6
+    lines = legacy.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[40] = lines[3]  # line 41 (the parent's) repeats line 4's id (the worker's)
+    lines[9] = lines[9][:30] + "\n"  # and line 10 (the parent's) is cut short
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines), encoding="utf-8")
+    errors = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        with pytest.raises(ReplayError) as e:
+            split.arm_keys(bad)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and ":10: not valid JSON" in errors[0]
+    lines[9] = lines[8]
+    bad.write_text("".join(lines[:9] + lines[10:]), encoding="utf-8")  # only the repeat
+    monkeypatch.setenv(split.ENV, "2")
+    with pytest.raises(ReplayError, match=r":40: item id .* appears twice"):
+        split.arm_keys(bad)

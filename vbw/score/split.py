@@ -82,23 +82,17 @@ def _read(p: Any, stream: ReplayStream, path: str, skip: Callable[[int], bool]) 
     return lines
 
 
-def _worker(p: Any, path: Path, out: int) -> None:
-    """In the forked child: score the odd item lines, send what the parent needs of
-    them (the pass's state, each line's id and timing, the end marker, a torn tail),
-    exit. Any error (a bad line too) exits non-zero: the parent then scores alone."""
+def _worker(work: Callable[[], Any], out: int) -> None:
+    """In the forked child: run `work`, send its result pickled, exit. Any error (a bad
+    line too) exits non-zero: the parent then does the work alone."""
     status = 1
     try:
-        p.forked()
-        stream = open_replay(path)
-        lines = _read(p, stream, str(path), _mine)
-        found = {"state": p.state(), "lines": lines, "end": (stream.end_line, stream.end),
-                 "torn": stream.torn_tail}
-        data = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
             view = view[os.write(out, view):]
         status = 0
-    except BaseException:  # noqa: BLE001  (the parent scores these lines itself)
+    except BaseException:  # noqa: BLE001  (the parent does this work itself)
         pass
     finally:
         os._exit(status)  # no atexit handlers, no buffers flushed: the parent owns those
@@ -124,25 +118,21 @@ def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:
     return p
 
 
-def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
-    """Score every record of `stream` into pass `p` (vbw.score.stream._Pass), the odd
-    item lines by a forked worker; returns the pass that holds the result (`p`, or one
-    from `fresh()` when the run fell back to one process). Neither process decodes the
-    other's lines: each checks its own (ids unique among them), and the parent merges
-    the worker's states, line ids and timings in file order, checks that no id is
-    repeated across the two, and takes the end marker of the later line."""
+def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any] | None:
+    """`theirs()` in a forked worker while `mine()` runs here: both results, or None when
+    either raised or the worker failed in any way (it is then stopped)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker
         os.close(read)
-        _worker(p, stream.path, write)
+        _worker(theirs, write)
     os.close(write)
-    done, found, lines = False, None, []
+    done, own, found = False, None, None
     try:
         try:
-            lines = _read(p, stream, path, _theirs)
+            own = mine()
         except Exception:  # noqa: BLE001 - the one-process run says which error is first
-            pass  # (found stays None: the worker is stopped below, then one process)
+            pass  # (found stays None: the worker is stopped below)
         else:
             data = _receive(read)
             _, status = os.waitpid(pid, 0)
@@ -157,8 +147,27 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
             except ProcessLookupError:
                 pass
             os.waitpid(pid, 0)
-    if found is None:  # an error in either process's lines, or the worker failed
+    return None if found is None else (own, found)
+
+
+def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
+    """Score every record of `stream` into pass `p` (vbw.score.stream._Pass), the odd
+    item lines by a forked worker; returns the pass that holds the result (`p`, or one
+    from `fresh()` when the run fell back to one process). Neither process decodes the
+    other's lines: each checks its own (ids unique among them), and the parent merges
+    the worker's states, line ids and timings in file order, checks that no id is
+    repeated across the two, and takes the end marker of the later line."""
+    def theirs() -> dict[str, Any]:  # in the worker, on its copy of `p`
+        p.forked()
+        own = open_replay(stream.path)
+        lines = _read(p, own, path, _mine)
+        return {"state": p.state(), "lines": lines, "end": (own.end_line, own.end),
+                "torn": own.torn_tail}
+
+    both = _both(lambda: _read(p, stream, path, _theirs), theirs)
+    if both is None:  # an error in either process's lines, or the worker failed
         return _alone(fresh, stream, path)
+    lines, found = both
     lines = sorted(lines + found["lines"])
     if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in both halves
         return _alone(fresh, stream, path)
@@ -170,3 +179,27 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
         stream.end, stream.end_line = end, end_line
     stream.torn_tail = stream.torn_tail or found["torn"]
     return p
+
+
+def _keys(path: Path, skip: Callable[[int], bool] | None) -> tuple[set[str], list[str]]:
+    keys: set[str] = set()
+    ids = []
+    for _, rec in open_replay(path).items(skip=skip):
+        keys.update(rec.texts)
+        ids.append(rec.id)
+    return keys, ids
+
+
+def arm_keys(path: Path) -> set[str]:
+    """Every arm key the item lines of `path` hold, each line checked as
+    `ReplayStream.records()` checks it (the first error in file order is raised): what
+    mode=compare reads of a validbutwrong 0.1 replay, whose header lists no arms. Split
+    as scoring is (`wanted`); an error, an id in both halves or a failed worker reads
+    the replay again in one process."""
+    if wanted(path):
+        both = _both(lambda: _keys(path, _theirs), lambda: _keys(path, _mine))
+        if both is not None:
+            (keys, ids), (more, their_ids) = both
+            if set(ids).isdisjoint(their_ids):
+                return keys | more
+    return _keys(path, None)[0]

@@ -30,6 +30,7 @@ from vbw.task.validity import Validators
 
 SHOWN = 10  # problems listed in full; the rest are counted
 OK_KEPT = 1 << 16  # "ok" verdicts remembered (Auditor._judge)
+SHORT_GOLD = 256  # characters of a str gold that is remembered
 _SCALARS = (str, int, float, bool, type(None))
 _OK = Judged("ok")
 
@@ -133,7 +134,7 @@ class Auditor:
         self.validators = Validators()  # validity as scoring decides it
         self.items = 0
         self.checked: set[int] = set()
-        self._ok: set[tuple[bytes, bytes, type, str]] = set()  # see _judge
+        self._ok: set[tuple[bytes, bytes, type, Any]] = set()  # see _judge
 
     def _digest(self, schema: dict[str, Any]) -> bytes:
         """A digest of the schema's key (two schemas differ iff their keys do): a static
@@ -173,9 +174,11 @@ class Auditor:
         OK_KEPT of them."""
         gold = item.gold
         memo = None
-        if type(gold) in _SCALARS:
+        if type(gold) in _SCALARS and (type(gold) is not str or len(gold) <= SHORT_GOLD):
             answer = self._digest(item.schemas[self.task.spec.answer_schema])
-            memo = (key, answer, type(gold), repr(gold))
+            # a float by its repr (-0.0 is not 0.0 here); an int as itself (its repr
+            # may be refused beyond 4,300 digits); a str only if short (memory)
+            memo = (key, answer, type(gold), repr(gold) if type(gold) is float else gold)
             if memo in self._ok:
                 return _OK
         judged = judge(self.task, item, schema, self.parts or [], self.validators)

@@ -77,3 +77,21 @@ def test_a_line_with_interventions_streams_as_a_scored_record(tmp_path: Path) ->
     full = [rec for _, rec in open_replay(path).items(full=True)]
     assert full[0].arms["constrained[a]"].interventions[0].forced == "{"
     assert full[1].arms["constrained[a]"].interventions == []
+
+
+@pytest.mark.parametrize("arm", [{"seconds": 1}, {"seconds": 1.5, "compile_seconds": 0},
+                                 {"n_tokens": None, "ttft_seconds": 2},
+                                 {"finish_reason": "length", "reuses": "unconstrained"},
+                                 {"redacted": True, "unsupported_schema": None, "text": None}])
+def test_plain_arm_fields_take_the_fast_path(arm: dict) -> None:
+    fast = _light(_line(**arm))
+    assert fast is not None and fast == as_scored(ItemRecord.model_validate(_line(**arm)))
+
+
+@pytest.mark.parametrize("arm", [{"seconds": None}, {"compile_seconds": "1"},
+                                 {"n_tokens": True}, {"n_tokens": 3.0},
+                                 {"ttft_seconds": "1"}, {"finish_reason": "eos"},
+                                 {"finish_reason": 1}, {"reuses": 1}, {"redacted": 1},
+                                 {"text": 5}, {"interventions": {}}, {"extra": 1}])
+def test_other_arm_fields_go_to_the_model(arm: dict) -> None:
+    assert _light(_line(**arm)) is None

@@ -207,9 +207,11 @@ def test_items_beyond_the_listing_cap_are_counted_not_listed() -> None:
                           meta={}, source=str(path), provenance="", seed=1, resamples=100,
                           n_task=len(states.ids) + len(states.excluded), missing=[])
     stream = open_replay(path)
-    b = build_browser(report, task, stream.header, (o for _, o in stream.lines()), arms,
-                      max_detailed=3, max_listed=10)
+    read = []  # the lines the pass took: it stops once the 10 listed items are found
+    lines = (read.append(o) or o for _, o in stream.lines())
+    b = build_browser(report, task, stream.header, lines, arms, max_detailed=3, max_listed=10)
     assert len(b.items) == 3 and len(b.rows) == 7 and b.unlisted == report.n - 10
+    assert len(read) == 11 and report.n > 20  # the replay is in task order
 
 
 def _lt_browser(items: int, arms: list[str], chars: int) -> Browser:

@@ -104,3 +104,151 @@ def test_only_large_replays_are_split_by_default(tmp_path: Path,
     assert split.wanted(large) == ((split.os.cpu_count() or 1) >= 2)
     monkeypatch.setenv(split.ENV, "1")
     assert not split.wanted(large)
+
+
+def _variant(tmp_path: Path, edit: Any) -> Path:
+    """The gsm8k replay with its lines (header first) changed by `edit`."""
+    lines = (ROOT / REPLAYS["gsm8k"]).read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "variant.jsonl"
+    path.write_text("".join(edit(lines)), encoding="utf-8")
+    return path
+
+
+def _errors(task: Task, path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    errors = []
+    for processes in ("1", "2"):
+        with pytest.raises(ReplayError) as e:
+            _score(task, path, processes, monkeypatch)
+        errors.append(str(e.value))
+    return errors
+
+
+def _bad_json(lines: list[str], i: int) -> None:
+    lines[i] = lines[i][:40] + "\n"
+
+
+@pytest.mark.parametrize("first,second", [(8, 60), (9, 60), (60, 9), (61, 8)])
+def test_the_first_bad_line_wins_whichever_process_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: int, second: int) -> None:
+    """Line numbers `first` (bad JSON) and `second` (a bad record): odd and even line
+    numbers are read by different processes, neither of which decodes the other's."""
+    def edit(lines: list[str]) -> list[str]:
+        _bad_json(lines, first - 1)
+        lines[second - 1] = lines[second - 1].replace('"id"', '"idd"', 1)
+        return lines
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    errors = _errors(task, _variant(tmp_path, edit), monkeypatch)
+    assert errors[0] == errors[1] and f":{min(first, second)}:" in errors[0]
+
+
+@pytest.mark.parametrize("where", [5, 6])
+def test_an_id_repeated_across_the_two_halves_is_the_same_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: int) -> None:
+    """Line 2's id again on line 5 (the worker's) or 6 (the parent's)."""
+    def edit(lines: list[str]) -> list[str]:
+        lines[where - 1] = lines[1]
+        return lines
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    errors = _errors(task, _variant(tmp_path, edit), monkeypatch)
+    assert errors[0] == errors[1] and f":{where}: item id" in errors[0]
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_the_end_line_and_a_torn_tail_read_by_the_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, merges: list[int],
+        torn: bool) -> None:
+    """One item line fewer puts the end marker on line 201, an odd line (the worker's);
+    or, in its place, a torn last line."""
+    def edit(lines: list[str]) -> list[str]:
+        del lines[100]
+        return lines[:-1] + ['{"id": "gsm8k_te'] if torn else lines
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    path = _variant(tmp_path, edit)
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    results = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        replay = open_replay(path)
+        results.append((score_stream(task, replay, arms, None, io.StringIO()),
+                        replay.torn_tail))
+    (one, one_torn), (two, two_torn) = results
+    _same(one, two)
+    assert merges == [99]  # lines 3, 5, ..., 199
+    assert one_torn == two_torn == torn and (one.end is None) == torn
+    assert len(one.timings) == 199
+
+
+def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent decodes its own half of the 201 lines after the header, no more (the
+    worker, a forked process, counts its own)."""
+    from vbw.replay import stream as replay_stream
+
+    calls = []
+    real = replay_stream.decode
+
+    def counted(line: bytes) -> Any:
+        calls.append(1)
+        return real(line)
+
+    monkeypatch.setattr(replay_stream, "decode", counted)
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
+    assert len(calls) == 102  # the header, then lines 2, 4, ..., 202 (the end marker)
+
+
+def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
+                                     merges: list[int]) -> None:
+    """mode=compare's passes (digests, one audit shared by the replays, each item checked
+    once) in two processes: the same states, digests and shared task checks."""
+    from vbw.score.stream import SharedAudit
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    paths = [ROOT / "replays/gsm8k/smollm2_135m/llamacpp.jsonl",
+             ROOT / "replays/gsm8k/smollm2_135m/outlines.jsonl",
+             ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"]
+    runs = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        shared = SharedAudit(task, None)
+        scored = [score_stream(task, open_replay(p), arms, None, io.StringIO(),
+                               shared=shared, digests=True) for p in paths]
+        runs.append((scored, shared.result()))
+    assert merges == [100, 100, 100]
+    (one, one_audit), (two, two_audit) = runs
+    for a, b in zip(one, two):
+        _same(a, b)
+        assert np.array_equal(a.digests, b.digests)
+    assert one_audit == two_audit and one_audit.items == 200
+
+
+def test_arm_keys_of_a_legacy_replay_in_two_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mode=compare reads a validbutwrong 0.1 replay's arm keys from its lines: the same
+    keys, and the same first error, in one process or two."""
+    legacy = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
+    keys = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        keys.append(split.arm_keys(legacy))
+    assert keys[0] == keys[1] and len(keys[0]) == 6
+    lines = legacy.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[40] = lines[3]  # line 41 (the parent's) repeats line 4's id (the worker's)
+    lines[9] = lines[9][:30] + "\n"  # and line 10 (the parent's) is cut short
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines), encoding="utf-8")
+    errors = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(split.ENV, processes)
+        with pytest.raises(ReplayError) as e:
+            split.arm_keys(bad)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and ":10: not valid JSON" in errors[0]
+    lines[9] = lines[8]
+    bad.write_text("".join(lines[:9] + lines[10:]), encoding="utf-8")  # only the repeat
+    monkeypatch.setenv(split.ENV, "2")
+    with pytest.raises(ReplayError, match=r":40: item id .* appears twice"):
+        split.arm_keys(bad)

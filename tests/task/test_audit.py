@@ -124,3 +124,26 @@ def test_check_schema() -> None:
     assert "integerr" in (check_schema({"type": "integerr"}) or "")
     assert "required" in (check_schema({"type": "object", "required": 5}) or "")
     assert "must be an object" in (check_schema([1]) or "")
+
+
+def test_an_ok_verdict_is_judged_once_per_gold_and_schema(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """GSM8K's 200 items have fewer distinct golds: each (schema, gold) is judged once,
+    and the audit is the one judging every item gives."""
+    from vbw.task import audit as audit_module
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    items = task.items()
+    calls = []
+    real = audit_module.judge
+
+    def counted(*args: object) -> object:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(audit_module, "judge", counted)
+    remembered = audit(task, items)
+    golds = {(type(i.gold), i.gold) for i in items}
+    assert len(calls) == 2 * len(golds) < 2 * len(items)
+    monkeypatch.setattr(audit_module, "_SCALARS", ())  # nothing remembered
+    assert audit(task, items) == remembered and remembered.gold_checked == len(items)

@@ -24,6 +24,7 @@ from vbw.report.compare import write_compare
 from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.model import METRICS
+from vbw.score.split import arm_keys
 from vbw.score.stream import Scored, SharedAudit, check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.audit import warn_findings
@@ -94,7 +95,7 @@ def _held_arms(r: ReplayStream) -> set[str]:
     none) every arm key of its lines, read in one streamed pass."""
     if r.header.arms is not None:
         return set(r.header.arms)
-    return {k for rec in open_replay(Path(r.path)).records() for k in rec.texts}
+    return arm_keys(Path(r.path))  # on two cores for a large replay
 
 
 def _arms(task: Task, kinds: list[str], schemas: list[str] | None,

@@ -61,9 +61,9 @@ def as_dumped(obj: Any) -> dict[str, Any]:
     return ItemRecord.model_validate(obj).model_dump(mode="json", exclude_none=True)
 
 
-def _item_lines(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(id, line) per item line of a checked replay: the header, the end line and a torn
-    last line (which the checked read ignored) are skipped."""
+def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
+    """(id, line, decoded line) per item line of a checked replay: the header, the end
+    line and a torn last line (which the checked read ignored) are skipped."""
     with open(path, "rb") as f:
         lines = (line for line in f if line.strip())
         next(lines, None)  # the header
@@ -73,7 +73,7 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes]]:
             except ValueError:  # only a torn last line: every other line decoded before
                 return
             if isinstance(obj, dict) and set(obj) != {"end"}:
-                yield obj["id"], line
+                yield obj["id"], line, obj
 
 
 def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -84,17 +84,20 @@ def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, A
     try:
         for k, item_id in enumerate(ids):
             i = k % len(paths)
+            obj = None
             line = waiting.pop(item_id, None)
-            if line is None:
-                for got, raw in readers[i]:
+            if line is not None:
+                obj = decode(line)
+            else:
+                for got, raw, decoded in readers[i]:
                     if got == item_id:
-                        line = raw
+                        obj = decoded  # in its turn: decoded once
                         break
-                    waiting[got] = raw
-            if line is None:
+                    waiting[got] = raw  # early: waits as its bytes, decoded again
+            if obj is None:
                 raise ReplayError(f"{paths[i]}: item {item_id} is gone since it "
                                         "was checked")
-            yield i, as_dumped(decode(line))
+            yield i, as_dumped(obj)
     finally:
         for r in readers:
             r.close()

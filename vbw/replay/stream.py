@@ -23,7 +23,7 @@ line without them costs one dict lookup per arm more); scoring keeps of each onl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -69,19 +69,29 @@ def _number_or_none(v: Any) -> bool:
     return v is None or type(v) in _NUM
 
 
+# Per ArmRecord field, the types it keeps unchanged (None: any value, as the fast path
+# has always taken `tool` and `message`, which scoring never reads).
+_ARM_TYPES: dict[str, tuple[type, ...] | None] = {
+    "text": (type(None), str), "seconds": _NUM, "compile_seconds": _NUM,
+    "n_tokens": (type(None), int), "ttft_seconds": (type(None), *_NUM),
+    "finish_reason": (type(None), str), "reuses": (type(None), str),
+    "unsupported_schema": (type(None), str), "redacted": (type(None), bool),
+    "interventions": (type(None), list), "tool": None, "message": None}
+if _ARM_TYPES.keys() != _ARM_KEYS:  # a new ArmRecord field needs its types here
+    raise RuntimeError(f"_ARM_TYPES lacks {sorted(_ARM_KEYS ^ _ARM_TYPES.keys())}")
+
+
 def _light_arm(a: Any) -> bool:
-    """An arm record in exactly the types ArmRecord keeps unchanged."""
-    return (type(a) is dict and a.keys() <= _ARM_KEYS
-            and (a.get("text") is None or type(a.get("text")) is str)
-            and type(a.get("seconds", 0.0)) in _NUM
-            and type(a.get("compile_seconds", 0.0)) in _NUM
-            and (a.get("n_tokens") is None or type(a.get("n_tokens")) is int)
-            and _number_or_none(a.get("ttft_seconds"))
-            and a.get("finish_reason") in _FINISH
-            and all(a.get(k) is None or type(a.get(k)) is str
-                    for k in ("reuses", "unsupported_schema"))
-            and type(a.get("redacted")) in (type(None), bool)
-            and ((events := a.get("interventions")) is None or _light_events(events)))
+    """An arm record in exactly the types ArmRecord keeps unchanged: one look-up per
+    key it holds (an absent field keeps its default)."""
+    if type(a) is not dict:
+        return False
+    for k, v in a.items():
+        allowed = _ARM_TYPES.get(k, False)
+        if allowed is False or (allowed is not None and type(v) not in allowed):
+            return False
+    return a.get("finish_reason") in _FINISH and (
+        (events := a.get("interventions")) is None or _light_events(events))
 
 
 def _light_event(e: Any) -> bool:
@@ -159,13 +169,18 @@ class ReplayStream:
         self.path, self.header, self.meta_as_written = path, header, meta
         self._f, self._lines = f, lines
         self.end: EndV1 | None = None
+        self.end_line = 0
         self.torn_tail = False
 
-    def lines(self) -> Iterator[tuple[int, Any]]:
+    def lines(self, skip: Callable[[int], bool] | None = None) -> Iterator[tuple[int, Any]]:
         """(line number among non-blank lines, decoded JSON) per line after the header;
-        an unreadable last line without its newline is a torn tail, skipped."""
+        an unreadable last line without its newline is a torn tail, skipped. Lines whose
+        number `skip` names are neither decoded nor checked (another process reads them:
+        vbw.score.split)."""
         try:
             for lineno, line in enumerate(self._lines, 2):
+                if skip is not None and skip(lineno):
+                    continue
                 if not line.endswith(b"\n"):  # the file's last line: a torn write?
                     try:
                         obj = decode(line)
@@ -178,14 +193,18 @@ class ReplayStream:
         finally:
             self._f.close()
 
-    def items(self, full: bool = False) -> Iterator[tuple[int, Any]]:
+    def items(self, full: bool = False,
+              skip: Callable[[int], bool] | None = None) -> Iterator[tuple[int, Any]]:
         """(line number, ScoredRecord, or ItemRecord with `full`) per item line, checked;
-        the end marker is kept in `self.end`."""
+        the end marker is kept in `self.end` (its line number in `self.end_line`). With
+        `skip`, only the other lines are read (see `lines`; ids are then unique among
+        them only)."""
         seen: set[str] = set()
         listed = self.header.arms
-        for lineno, obj in self.lines():
+        for lineno, obj in self.lines(skip):
             if isinstance(obj, dict) and set(obj) == {"end"}:
                 self.end = validate_model(EndV1, obj["end"], self.path, lineno, "end.")
+                self.end_line = lineno
                 continue
             rec: Any = None if full else _light(obj)
             if rec is None:

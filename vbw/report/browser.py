@@ -239,7 +239,9 @@ def build_browser(report: Report, task: Task, header: ReplayHeader,
     `lines` are the replay's decoded lines after the header, a second streamed pass
     (vbw.replay.stream): only the cut texts of the first `max_detailed` items are kept,
     and only the first `max_listed` items are listed (a bounded page, and bounded memory
-    at 100,000 items; the tables and ledger.csv still count every item)."""
+    at 100,000 items; the tables and ledger.csv still count every item). The pass stops
+    once every listed item is found (the scoring pass has checked every line already):
+    a replay in task order is read only as far as its `max_listed`-th item."""
     ledger = {row["id"]: row for row in report.ledger}
     excluded = set(report.excluded.ids)
     row_of = {item_id: i for i, item_id in enumerate(task.ids(None))}
@@ -249,6 +251,8 @@ def build_browser(report: Report, task: Task, header: ReplayHeader,
     views: dict[int, ItemView] = {}
     rows: dict[int, dict[str, Any]] = {}
     for obj in lines:
+        if len(views) + len(rows) == len(listed):  # every listed item found: the rest
+            break                                   # of the replay adds nothing
         item_id = obj.get("id") if isinstance(obj, dict) else None
         if item_id not in ledger and item_id not in excluded:
             continue

@@ -11,7 +11,7 @@ from vbw.score.interventions import summarise
 from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
 from vbw.score.paired import ALPHA, mcnemar_p, min_detectable_effect
-from vbw.score.states import ItemStates
+from vbw.score.states import STATE_NAMES, ItemStates
 from vbw.task.arms import Arm
 
 HEADLINE_ROLE = "headline: grammar off -> on, same contract"
@@ -96,10 +96,7 @@ def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Genera
     a_cols, b_cols = metric_columns(st, i), metric_columns(st, j)
     deltas = {m: paired_delta(a_cols[m], b_cols[m], rng, resamples)
               for m in a_cols if m in b_cols}
-    transitions: dict[str, int] = {}
-    for row in range(len(st.ids)):
-        t = f"{st.state(row, i)} -> {st.state(row, j)}"
-        transitions[t] = transitions.get(t, 0) + 1
+    transitions = _transitions(st.codes(), i, j)
     ra, rb = st.right[:, i], st.right[:, j]
     flips = Flips(right_to_wrong=int((ra & ~rb).sum()), wrong_to_right=int((~ra & rb).sum()))
     role = (SECONDARY_ROLE if kind != "headline" else
@@ -107,6 +104,23 @@ def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Genera
     return Comparison(from_=src.key, to=dst.key, n=len(st.ids), role=role, kind=kind,
                       deltas=deltas,
                       transitions=transitions, flips=flips)
+
+
+def _transitions(codes: np.ndarray, i: int, j: int) -> dict[str, int]:
+    """Items per (state in arm i -> state in arm j), in the order each first occurs."""
+    pair = codes[:, i] * len(STATE_NAMES) + codes[:, j]
+    kinds, first = np.unique(pair, return_index=True)
+    counts = np.bincount(pair, minlength=len(STATE_NAMES) ** 2)
+    return {f"{STATE_NAMES[k // len(STATE_NAMES)]} -> {STATE_NAMES[k % len(STATE_NAMES)]}":
+            int(counts[k]) for k in kinds[np.argsort(first)].tolist()}
+
+
+def ledger_rows(st: ItemStates) -> list[dict[str, str]]:
+    """report.json's ledger: per item its id and each arm's state (shared strings)."""
+    keys = ["id", *(a.key for a in st.arms)]
+    name = STATE_NAMES.__getitem__
+    return [dict(zip(keys, (item_id, *map(name, row))))
+            for item_id, row in zip(st.ids, st.codes().tolist())]
 
 
 def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict[str, Any],
@@ -122,8 +136,7 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
     arms = {a.key: arm_metrics(st, a, key_rng(seed, a.key), resamples) for a in st.arms}
     comparisons = [compare(st, a, b, k, key_rng(seed, comparison_key(a.key, b.key)), resamples)
                    for a, b, k in comparison_pairs(st.arms)]
-    ledger = [{"id": item_id, **{arm.key: st.state(i, j) for j, arm in enumerate(st.arms)}}
-              for i, item_id in enumerate(st.ids)]
+    ledger = ledger_rows(st)
     excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
                         reasons=st.excluded_reasons)
     # Constructed, not validated: every part is built above from validated models, and

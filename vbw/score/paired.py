@@ -23,6 +23,7 @@ items all one way give p = 2 / 2^D >= 0.0625).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from fractions import Fraction
 from functools import lru_cache
 
@@ -64,16 +65,14 @@ def mcnemar_p(n10: int, n01: int) -> float:
     return 1.0 if d == 0 else _tail_p(d)[min(n10, n01)]
 
 
+@lru_cache(maxsize=1024)
 def critical_count(d: int, alpha: float = ALPHA) -> int:
     """The largest k with p(k vs d - k) < alpha: the test rejects when min(n10, n01) <= k.
-    -1 when no split of d discordant items is significant."""
+    -1 when no split of d discordant items is significant. The p-values grow with k (a
+    cumulative sum of probabilities, rounded monotonically), so this bisects them, once
+    per d (the MDE's search asks for the same d dozens of times)."""
     tails = _tail_p(d) if d else (1.0,)
-    c = -1
-    for k, p in enumerate(tails):
-        if p >= alpha:
-            break
-        c = k
-    return c
+    return bisect_left(tails, alpha) - 1
 
 
 def rejection_power(d: int, q: float, alpha: float = ALPHA) -> float:

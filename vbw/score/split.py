@@ -2,19 +2,31 @@
 
 Scoring is pure-Python work per item (building it from its task row, the task checks,
 each arm's answer, validity and correctness), independent across items, so a second
-process halves it. The parent reads and checks every line as before (so every error, and
-its order of precedence, is the one-process run's), and scores the item lines at even
-indexes; a worker forked after the replay was opened reads the same file on its own and
-scores the odd ones. The worker sends back what its pass gathered (the per-item arrays,
-exclusions, the first unbuildable row or lacking arm, the task checks' state), which the
-parent merges: every figure is a function of the (item, arm) arrays and of the checks'
-counts and first evidence by position, so the report is byte for byte the one-process
-run's (tests/score/test_split.py compares every output file).
+process halves it. A worker forked after the replay was opened reads the same file on
+its own; each process decodes, checks and scores only its own item lines (the parent the
+even indexes, the worker the odd ones: reading a line to skip it is all the other costs).
+The worker sends back what its pass gathered (the per-item arrays, exclusions, the first
+unbuildable row or lacking arm, the task checks' state) and each of its lines' number, id
+and timing, which the parent merges: every figure is a function of the (item, arm)
+arrays and of the checks' counts and first evidence by position, the timings and the ids
+the task does not select are put back in file order, so the report is byte for byte the
+one-process run's (tests/score/test_split.py compares every output file).
+
+mode=compare's passes split the same way: their task checks are shared by the replays
+(each item checked once, vbw.score.stream.SharedAudit), so the worker gathers its own
+checks afresh and the parent adds them and the items they covered to the shared ones.
+
+Errors keep the one-process run's words and order without either process reading the
+other's lines: a line that fails in either process (bad JSON, the item-line model, an
+unlisted arm, a repeated id among its lines, a prompt over its budget), an id that
+appears in both halves, or a worker that fails in any other way makes the parent score
+the replay again in one process from its first line, which raises the first error in
+file order (or, for a failed worker, scores its lines). A valid replay never pays that
+second pass; a broken one pays it at most once, so scoring stays linear.
 
 Used when the replay holds at least SPLIT_BYTES, the machine has two cores and `os.fork`
 exists; VBW_SCORING_PROCESSES=1 in the environment keeps scoring in one process, =2 splits
-any replay (the tests' way to run it on small ones). If the worker fails in any way the
-parent scores its lines itself.
+any replay (the tests' way to run it on small ones).
 """
 
 from __future__ import annotations
@@ -23,6 +35,7 @@ import os
 import pickle
 import signal
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from vbw.replay.stream import ReplayStream, open_replay
@@ -53,19 +66,33 @@ def _mine(lineno: int) -> bool:
     return (lineno - 2) % 2 == 0
 
 
-def _worker(p: Any, path: Path, out: int) -> None:
-    """In the forked child: score the odd item lines, send the pass's state, exit."""
+def _theirs(lineno: int) -> bool:
+    return not _mine(lineno)
+
+
+Line = tuple[int, str, "float | None"]  # an item line: (line number, id, item seconds)
+
+
+def _read(p: Any, stream: ReplayStream, path: str, skip: Callable[[int], bool]) -> list[Line]:
+    """Score the item lines `skip` leaves into pass `p`; each one's number, id, timing."""
+    lines = []
+    for lineno, rec in stream.items(skip=skip):
+        p.add(rec, path, timed=False)
+        lines.append((lineno, rec.id, rec.item_seconds))
+    return lines
+
+
+def _worker(work: Callable[[], Any], out: int) -> None:
+    """In the forked child: run `work`, send its result pickled, exit. Any error (a bad
+    line too) exits non-zero: the parent then does the work alone."""
     status = 1
     try:
-        for lineno, rec in open_replay(path).items():
-            if not _mine(lineno):
-                p.add(rec, str(path), timed=False)
-        data = pickle.dumps(p.state(), protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
             view = view[os.write(out, view):]
         status = 0
-    except BaseException:  # noqa: BLE001  (the parent scores these lines itself)
+    except BaseException:  # noqa: BLE001  (the parent does this work itself)
         pass
     finally:
         os._exit(status)  # no atexit handlers, no buffers flushed: the parent owns those
@@ -80,31 +107,38 @@ def _receive(fd: int) -> bytes:
         chunks.append(chunk)
 
 
-def score_split(p: Any, stream: ReplayStream, path: str) -> None:
-    """Feed every record of `stream` to pass `p` (vbw.score.stream._Pass), the odd item
-    lines scored by a forked worker into a copy of `p` and merged back."""
+def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:
+    """The one-process pass from the first line, into a new pass: what a replay that
+    holds an error (any line's, in either process) or a failed worker costs. Its errors,
+    and their order, are then the one-process run's by construction."""
+    p, again = fresh(), open_replay(stream.path)
+    for rec in again.records():
+        p.add(rec, path)
+    stream.end, stream.end_line, stream.torn_tail = again.end, again.end_line, again.torn_tail
+    return p
+
+
+def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any] | None:
+    """`theirs()` in a forked worker while `mine()` runs here: both results, or None when
+    either raised or the worker failed in any way (it is then stopped)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker
         os.close(read)
-        _worker(p, stream.path, write)
+        _worker(theirs, write)
     os.close(write)
-    done = False
+    done, own, found = False, None, None
     try:
-        for lineno, rec in stream.items():
-            if _mine(lineno):
-                p.add(rec, path)
-            else:
-                p.note(rec)  # its timing and whether its id is the task's; scored there
-        data = _receive(read)
-        _, status = os.waitpid(pid, 0)
-        done = True
-        if os.waitstatus_to_exitcode(status) == 0 and data:
-            p.merge(pickle.loads(data))
-        else:  # the worker failed: score its lines here
-            for lineno, rec in open_replay(stream.path).items():
-                if not _mine(lineno):
-                    p.add(rec, path, timed=False)
+        try:
+            own = mine()
+        except Exception:  # noqa: BLE001 - the one-process run says which error is first
+            pass  # (found stays None: the worker is stopped below)
+        else:
+            data = _receive(read)
+            _, status = os.waitpid(pid, 0)
+            done = True
+            if os.waitstatus_to_exitcode(status) == 0 and data:
+                found = pickle.loads(data)
     finally:
         os.close(read)
         if not done:
@@ -113,3 +147,59 @@ def score_split(p: Any, stream: ReplayStream, path: str) -> None:
             except ProcessLookupError:
                 pass
             os.waitpid(pid, 0)
+    return None if found is None else (own, found)
+
+
+def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
+    """Score every record of `stream` into pass `p` (vbw.score.stream._Pass), the odd
+    item lines by a forked worker; returns the pass that holds the result (`p`, or one
+    from `fresh()` when the run fell back to one process). Neither process decodes the
+    other's lines: each checks its own (ids unique among them), and the parent merges
+    the worker's states, line ids and timings in file order, checks that no id is
+    repeated across the two, and takes the end marker of the later line."""
+    def theirs() -> dict[str, Any]:  # in the worker, on its copy of `p`
+        p.forked()
+        own = open_replay(stream.path)
+        lines = _read(p, own, path, _mine)
+        return {"state": p.state(), "lines": lines, "end": (own.end_line, own.end),
+                "torn": own.torn_tail}
+
+    both = _both(lambda: _read(p, stream, path, _theirs), theirs)
+    if both is None:  # an error in either process's lines, or the worker failed
+        return _alone(fresh, stream, path)
+    lines, found = both
+    lines = sorted(lines + found["lines"])
+    if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in both halves
+        return _alone(fresh, stream, path)
+    p.merge(found["state"])
+    for _, item_id, seconds in lines:
+        p.note(item_id, seconds)
+    end_line, end = found["end"]
+    if end_line > stream.end_line:
+        stream.end, stream.end_line = end, end_line
+    stream.torn_tail = stream.torn_tail or found["torn"]
+    return p
+
+
+def _keys(path: Path, skip: Callable[[int], bool] | None) -> tuple[set[str], list[str]]:
+    keys: set[str] = set()
+    ids = []
+    for _, rec in open_replay(path).items(skip=skip):
+        keys.update(rec.texts)
+        ids.append(rec.id)
+    return keys, ids
+
+
+def arm_keys(path: Path) -> set[str]:
+    """Every arm key the item lines of `path` hold, each line checked as
+    `ReplayStream.records()` checks it (the first error in file order is raised): what
+    mode=compare reads of a validbutwrong 0.1 replay, whose header lists no arms. Split
+    as scoring is (`wanted`); an error, an id in both halves or a failed worker reads
+    the replay again in one process."""
+    if wanted(path):
+        both = _both(lambda: _keys(path, _theirs), lambda: _keys(path, _mine))
+        if both is not None:
+            (keys, ids), (more, their_ids) = both
+            if set(ids).isdisjoint(their_ids):
+                return keys | more
+    return _keys(path, None)[0]

@@ -115,22 +115,30 @@ class _Pass:
     def add(self, rec: ScoredRecord, path: str, timed: bool = True) -> None:
         """Score a record; `timed=False`: another pass `note`s it (vbw.score.split)."""
         if timed:
-            self.note(rec)
+            self.note(rec.id, rec.item_seconds)
         for pos in self.position.get(rec.id, ()):  # one, unless the task's data repeats an id
             self._add_at(pos, rec, path)
 
-    def note(self, rec: ScoredRecord) -> None:
+    def note(self, item_id: str, seconds: float | None) -> None:
         """A record's timing, and its id if the task does not select it, in file order."""
-        self.timings.append(Timing(rec.item_seconds))
-        if rec.id not in self.position:
-            self.stray.append(rec.id)
+        self.timings.append(Timing(seconds))
+        if item_id not in self.position:
+            self.stray.append(item_id)
+
+    def forked(self) -> None:
+        """In a forked worker (vbw.score.split): a shared audit gathers this pass's task
+        checks afresh, since the parent's copy already counts the earlier replays'."""
+        if self.shared is not None:
+            self.shared.auditor = Auditor(self.task)
 
     def state(self) -> dict[str, Any]:
         """What scoring gathered, for `merge` into the pass of another process."""
+        shared = None if self.shared is None else (self.shared.seen,
+                                                   self.shared.auditor.state())
         return {"held": self.held, "scored": self.scored, "valid": self.valid,
                 "right": self.right, "digests": self.digests, "events": self.events,
                 "excluded": self.excluded, "bad_row": self.bad_row,
-                "no_arm": self.no_arm, "auditor": self.auditor.state()}
+                "no_arm": self.no_arm, "auditor": self.auditor.state(), "shared": shared}
 
     def merge(self, st: dict[str, Any]) -> None:
         """Add the `state()` of a pass that scored other records of the same replay."""
@@ -147,6 +155,10 @@ class _Pass:
             if theirs is not None and (mine is None or theirs[0] < mine[0]):
                 setattr(self, name, theirs)
         self.auditor.merge(st["auditor"])
+        if self.shared is not None:  # the worker checked only items no process had
+            seen, checks = st["shared"]
+            self.shared.seen |= seen
+            self.shared.auditor.merge(checks)
 
     def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
         self.held[pos] = True
@@ -240,8 +252,9 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     selected = task.ids(n) if take is None else take(task.ids(n))
     p = _Pass(task, selected, arms, shared, digests)
     path = str(stream.path)
-    if shared is None and split.wanted(stream.path):
-        split.score_split(p, stream, path)  # a forked worker scores every other line
+    if split.wanted(stream.path):
+        p = split.score_split(p, stream, path,  # a forked worker scores every other line
+                              lambda: _Pass(task, selected, arms, shared, digests))
     else:
         for rec in stream.records():
             p.add(rec, path)

@@ -29,6 +29,10 @@ from vbw.task.schemas import check_schema, schema_key
 from vbw.task.validity import Validators
 
 SHOWN = 10  # problems listed in full; the rest are counted
+OK_KEPT = 1 << 16  # "ok" verdicts remembered (Auditor._judge)
+SHORT_GOLD = 256  # characters of a str gold that is remembered
+_SCALARS = (str, int, float, bool, type(None))
+_OK = Judged("ok")
 
 
 class Finding(BaseModel):
@@ -130,6 +134,7 @@ class Auditor:
         self.validators = Validators()  # validity as scoring decides it
         self.items = 0
         self.checked: set[int] = set()
+        self._ok: set[tuple[bytes, bytes, type, Any]] = set()  # see _judge
 
     def _digest(self, schema: dict[str, Any]) -> bytes:
         """A digest of the schema's key (two schemas differ iff their keys do): a static
@@ -155,10 +160,33 @@ class Auditor:
                     self.problems.append(f"{task.path}: schemas.{name}: item {item.id}: "
                                          f"{seen[key]}")
             if seen[key] is None and self.parts is not None:
-                judged = judge(task, item, schema, self.parts, self.validators)
+                judged = self._judge(item, name, schema, key)
                 self.tallies[name].add(position, item.id, judged)
                 if judged.outcome != "unbuilt":
                     self.checked.add(position)
+
+    def _judge(self, item: Item, name: str, schema: dict[str, Any], key: bytes) -> Judged:
+        """`judge`, remembering an "ok" by what decides it: the gold-shaped answer is
+        built from the schema and the gold alone, and scored against the gold and the
+        answer schema (Task.is_correct), so items with an equal scalar gold (GSM8K's
+        numbers, a classification's labels) under equal schemas share the verdict.
+        Only "ok" is kept (a finding's evidence names its own item), and at most
+        OK_KEPT of them."""
+        gold = item.gold
+        memo = None
+        if type(gold) in _SCALARS and (type(gold) is not str or len(gold) <= SHORT_GOLD):
+            answer = self._digest(item.schemas[self.task.spec.answer_schema])
+            # a float by its repr (-0.0 is not 0.0 here); an int as itself (its repr
+            # may be refused beyond 4,300 digits); a str only if short (memory)
+            memo = (key, answer, type(gold), repr(gold) if type(gold) is float else gold)
+            if memo in self._ok:
+                return _OK
+        judged = judge(self.task, item, schema, self.parts or [], self.validators)
+        if memo is not None and judged.outcome == "ok":
+            if len(self._ok) >= OK_KEPT:
+                self._ok.clear()
+            self._ok.add(memo)
+        return judged
 
     def state(self) -> dict[str, Any]:
         """What the checks gathered, for `merge` into another Auditor of the same task (a

@@ -119,6 +119,11 @@ class Task:
         return item
 
     @cached_property
+    def _gold_problem(self) -> Any:
+        """The checker's gold test, if any (once: a model's missing attribute raises)."""
+        return getattr(self.spec.check, "gold_problem", None)
+
+    @cached_property
     def _data_label(self) -> str:
         return str(self.root / self.spec.dataset.path)
 
@@ -149,7 +154,7 @@ class Task:
         if gold is None:
             raise DataError(f"{self._data_label}: row {index} ({item_id}): no gold answer "
                             f"from {d.gold.path!r}")
-        gold_problem = getattr(self.spec.check, "gold_problem", None)
+        gold_problem = self._gold_problem
         problem = gold_problem(gold) if gold_problem is not None else None
         if problem is not None:
             raise DataError(f"{self._data_label}: row {index} ({item_id}): check "
@@ -165,15 +170,24 @@ class Task:
         return Item.model_construct(id=item_id, fields=fields, gold=gold, schemas=schemas)
 
     # -- prompts ---------------------------------------------------------------------
-    def messages(self, item: Item, arm: Arm, free_text: str | None = None) -> list[dict]:
-        """The chat for one arm. reason_then_constrain needs the unconstrained text."""
+    def messages(self, item: Item, arm: Arm, free_text: str | None = None,
+                 rendered: dict[tuple[str, str | None], str] | None = None) -> list[dict]:
+        """The chat for one arm. reason_then_constrain needs the unconstrained text.
+        `rendered`: this item's prompts by (which, schema), filled in and reused."""
+        memo = {} if rendered is None else rendered
+
+        def prompt(which: str, schema: str | None = None) -> str:
+            if (which, schema) not in memo:
+                memo[which, schema] = self._prompt(which, item, schema)
+            return memo[which, schema]
+
         if arm.kind == "unconstrained":
-            return [{"role": "user", "content": self._prompt("free", item)}]
+            return [{"role": "user", "content": prompt("free")}]
         if arm.kind in ("prompt_json", "constrained", "tool_call"):
             # tool_call: the same prompt, so only the way the schema travels differs
-            return [{"role": "user", "content": self._prompt("json", item, arm.schema)}]
-        free = self._prompt("free", item)
-        package = self._prompt("package", item, arm.schema)
+            return [{"role": "user", "content": prompt("json", arm.schema)}]
+        free = prompt("free")
+        package = prompt("package", arm.schema)
         if free_text is None:
             raise ValueError("reason_then_constrain needs the unconstrained arm's text")
         return [{"role": "user", "content": free},
@@ -281,7 +295,8 @@ class Task:
     def prompt_hash(self, item: Item, arms: list[Arm]) -> str:
         """sha256 of every first-turn prompt of the item (the package turn follows from
         them): recorded per item by live generation, checked on resume and on merge."""
-        msgs: dict[str, Any] = {a.key: self.messages(item, a, free_text="") for a in arms}
+        rendered: dict[tuple[str, str | None], str] = {}
+        msgs: dict[str, Any] = {a.key: self.messages(item, a, "", rendered) for a in arms}
         for a in arms:  # the offered function is part of a tool_call arm's prompt
             if a.tool:
                 msgs[a.key] = {"messages": msgs[a.key], "tool": self.tool(item, a.schema or "")}

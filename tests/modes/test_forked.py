@@ -209,3 +209,23 @@ def test_an_error_in_the_second_task(tmp_path: Path) -> None:
     assert code == 2 and len(err.splitlines()) == 1 and "outlines.jsonl" in err, err
     assert sorted(files) == sorted(f"bfcl_simple/{n}" for n in (
         "ledger.csv", "quadrants.svg", "report.html", "report.json", "report.md"))
+
+
+def test_each_side_scores_its_replays_in_one_process(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the tasks on two processes, neither splits a large replay again (two tasks
+    must not make four processes on two cores); alone again, a process may."""
+    from vbw.score import split
+
+    monkeypatch.delenv(forked.ENV)
+    monkeypatch.setattr(forked.os, "cpu_count", lambda: 2)
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"x" * split.SPLIT_BYTES)
+    assert split.wanted(big) and forked.wanted(2, forkable=True)
+
+    def run(task: str, out: TextIO, err: TextIO, before_write: Callable[[], None]) -> bool:
+        return split.wanted(big)
+
+    assert run_tasks(["a", "b"], run, lambda t: tmp_path / t, io.StringIO(), io.StringIO(),
+                     forkable=True) == [False, False]
+    assert split.wanted(big)

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from vbw.score import split
 from vbw.score.split import ENV
 
 K = TypeVar("K")  # a task (vbw.task.runner.Task)
@@ -184,6 +185,7 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
         for fd in (result_r, result_w, go_r, go_w):
             os.close(fd)
         return [run(task, out, err, _nothing) for task in tasks]
+    split.cores_taken = True  # each side scores its replays in one process
     if pid == 0:
         os.close(result_r)
         os.close(go_w)
@@ -204,6 +206,7 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
             _stop(pid, [f for f in fresh if f.exists()])
             raise
     finally:
+        split.cores_taken = False
         os.close(result_r)
         os.close(go_w)
     done: list[tuple[list[Event], T]] = []

@@ -42,18 +42,22 @@ from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
 ENV = "VBW_SCORING_PROCESSES"
+# Set while a caller already runs this process beside another one on the same cores
+# (vbw.modes.forked scores a run's tasks in two processes): a replay is then scored in one
+# process, so two tasks never make four processes on two cores.
+cores_taken = False
 
 
 def wanted(path: Path) -> bool:
     """Whether to score this replay in two processes: VBW_SCORING_PROCESSES=1 never, =2
     always (where os.fork exists), unset when the replay is large and there are two
-    cores."""
+    cores no other process of this run is using."""
     setting = os.environ.get(ENV, "").strip()
     if setting == "1" or not hasattr(os, "fork"):
         return False
     if setting == "2":
         return True
-    if (os.cpu_count() or 1) < 2:
+    if cores_taken or (os.cpu_count() or 1) < 2:
         return False
     try:
         return path.stat().st_size >= SPLIT_BYTES

@@ -66,7 +66,7 @@ def regenerated_note(path: Path = REGENERATED) -> str:
     if not path.is_file():
         return ""
     d = json.loads(path.read_text(encoding="utf-8"))
-    rows = ["", f"Regenerated with interventions recorded; against the replay it replaced "
+    rows = ["", "", f"Regenerated with interventions recorded; against the replay it replaced "
             f"(`git show {d['old']['revision']}:{d['path']}`, made before the exact KV-cache "
             f"reuse), per arm: texts unchanged and changed, and accuracy before → after "
             f"(items with any changed text: {d['items_with_a_changed_text']} of "

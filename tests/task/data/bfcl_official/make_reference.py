@@ -18,7 +18,7 @@ from bfcl_eval.constants.enums import Language
 from bfcl_eval.eval_checker.ast_eval.ast_checker import simple_function_checker
 
 from vbw.replay import read_replay
-from vbw.task.arms import ARM_KINDS, task_arms
+from vbw.task.arms import ALL_ARM_KINDS, ARM_KINDS, task_arms
 from vbw.task.runner import load_task
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -28,8 +28,11 @@ MODEL_NAME = "vbw_replay"  # BFCL reads "vbw/replay" in MODEL_CONFIG_MAPPING (RE
 def verdicts(path: Path) -> dict[str, dict[str, str]]:
     """Per arm, item id -> "right" or BFCL's error_type ("no_arguments": vbw extracted none)."""
     task = load_task(ROOT / "conf" / "task" / "bfcl_simple.yaml")
-    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
     replay = read_replay(path)
+    held = replay.header.arms  # the arms the replay holds (a server's tool_call run: 3)
+    kinds = ALL_ARM_KINDS if held else ARM_KINDS  # a legacy header lists none: the standard
+    arms = [a for a in task_arms(task.schema_names, task.spec.answer_schema, list(kinds))
+            if not held or a.key in held]
     items = {it.id: it for it in task.items(None, only={r.id for r in replay.records})}
     out: dict[str, dict[str, str]] = {a.key: {} for a in arms}
     for rec in replay.records:

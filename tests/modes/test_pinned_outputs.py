@@ -37,12 +37,12 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, and the merged page when issue 20 taught its script the tool_call arm's short name
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before)
     "compare bfcl-4": {
         "report.json":
-            "eecae3b584307c15d858a82742d936223f8a5da3a5c762ebcf289ff3368f6dda",
+            "e94030c36bce7a353e6cfa276876b635f201088778697102d4807a3d535cd9cb",
         "report.md":
-            "144cd95bb1b26b15944886d277be385d9eeb68a226dd6fed0ec1bf0fa00bcc4c",
+            "3f7fa86a6bcb38801545a0a18e20357b633c251136c836028db1c4a5a8b0d31a",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },

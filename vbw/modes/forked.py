@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from vbw.score import split
-from vbw.score.split import ENV
+from vbw.score.split import ENV, receive_all, send_all
 
 K = TypeVar("K")  # a task (vbw.task.runner.Task)
 T = TypeVar("T")
@@ -99,19 +99,6 @@ def _replay(events: list[Event], out: TextIO, err: TextIO) -> None:
             stream.write(text)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _receive(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _child(tasks: list[Any], run: TaskRun[Any, Any], result: int, go: int | None) -> None:
     """In the forked child: run the tasks in order, recording what they print, until one
     fails; send [(events, value)] of those done; exit without returning."""
@@ -137,7 +124,7 @@ def _child(tasks: list[Any], run: TaskRun[Any, Any], result: int, go: int | None
             except BaseException:  # noqa: BLE001  the parent runs it again, to fail there
                 break
             done.append((events[start:], value))
-        _write_all(result, pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL))
+        send_all(result, pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL))
         code = 0
     except BaseException:  # noqa: BLE001  the parent runs every task it lacks
         pass
@@ -200,7 +187,7 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
                 os.write(go_w, GO)
             except BrokenPipeError:  # the child is gone: its tasks are run below
                 pass
-            data = _receive(result_r)
+            data = receive_all(result_r)
             _, status = os.waitpid(pid, 0)
         except BaseException:
             _stop(pid, [f for f in fresh if f.exists()])

@@ -91,10 +91,7 @@ def _worker(work: Callable[[], Any], out: int) -> None:
     line too) exits non-zero: the parent then does the work alone."""
     status = 1
     try:
-        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(out, view):]
+        send_all(out, pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL))
         status = 0
     except BaseException:  # noqa: BLE001  (the parent does this work itself)
         pass
@@ -102,13 +99,19 @@ def _worker(work: Callable[[], Any], out: int) -> None:
         os._exit(status)  # no atexit handlers, no buffers flushed: the parent owns those
 
 
-def _receive(fd: int) -> bytes:
+def send_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to a pipe (os.write may take part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def receive_all(fd: int) -> bytes:
+    """Read a pipe until its writer closes it (however the writer exits)."""
     chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
+    while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:
@@ -138,7 +141,7 @@ def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any]
         except Exception:  # noqa: BLE001 - the one-process run says which error is first
             pass  # (found stays None: the worker is stopped below)
         else:
-            data = _receive(read)
+            data = receive_all(read)
             _, status = os.waitpid(pid, 0)
             done = True
             if os.waitstatus_to_exitcode(status) == 0 and data:

@@ -25,7 +25,7 @@ FORBIDDEN = {"vbw.generate", "llama_cpp", "outlines", "outlines_core", "numba",
 # only). Within a layer any import is allowed as long as it closes no cycle.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("vbw", "vbw.errors", "vbw.validation", "vbw.resources", "vbw.redact",
-              "vbw.registry")),
+              "vbw.registry", "vbw.lazy", "vbw.pipes")),
     ("task", ("vbw.task",)),
     ("config", ("vbw.config",)),
     ("replay", ("vbw.replay",)),
@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sweep", ("vbw.sweep",)),
     ("generate", ("vbw.generate",)),
     ("app", ("vbw.app", "vbw.modes", "vbw.compose", "vbw.launch", "vbw.rundir",
-             "vbw.hydrafiles", "vbw.hydra_adapter")),
+             "vbw.hydrafiles", "vbw.hydra_adapter", "vbw.warm")),
     # what a user or Hydra calls: the console script, and the multirun-end callback that
     # conf/config.yaml names (it merges shards through vbw.app.run, as cli runs jobs)
     ("entry", ("vbw.cli", "vbw.__main__", "vbw.sweep.callback")),

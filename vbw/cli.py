@@ -9,13 +9,14 @@ from the summary.json the multirun's end writes (vbw.sweep.outcome)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -26,11 +27,13 @@ from vbw.hydrafiles import redact_job_files
 from vbw.launch import job_name, run_composed
 from vbw.redact import redact_text
 from vbw.report.escape import one_line as escape_line
+from vbw import warm
 from vbw.rundir import claimed
 from vbw.sweep.outcome import read_exit_code, sweep_dir_told
-from vbw.sweep.status import (STARTED, JobInputs, JobStatus, read_launch, reports_in,
-                              write_status)
 from vbw.task.locate import is_task_path
+
+if TYPE_CHECKING:  # the scoring stack is imported where a job runs (see vbw.warm)
+    from vbw.sweep.status import JobInputs, JobStatus
 
 INTERNAL_ERROR = 3
 _LAUNCHER_PID: int | None = None  # set by main(): the process a sweep's jobs report to
@@ -71,15 +74,22 @@ def _task_overrides(overrides: Any) -> list[str]:
     return [o for o in overrides if o.lstrip("+~").startswith("task.")]
 
 
-def job_inputs(cfg: DictConfig, hc: Any) -> JobInputs:
-    """What the job runs: the composed config (the task apart: a task is pure YAML, read
-    as written, never interpolated) and how its tasks are selected."""
+def job_fields(cfg: DictConfig, hc: Any) -> dict[str, Any]:
+    """What the job runs, as plain data (vbw.sweep.status.JobInputs' fields): the composed
+    config (the task apart: a task is pure YAML, read as written, never interpolated) and
+    how its tasks are selected."""
     rest = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "task"])
     data: Any = OmegaConf.to_container(rest, resolve=True)
     node = OmegaConf.to_container(cfg.task, resolve=False) if "task" in cfg else None
-    return JobInputs(config=data, task_node=node, task_choice=hc.runtime.choices.get("task"),
-                     roots=[str(r) for r in config_roots(hc.runtime.config_sources)],
-                     cwd=os.getcwd(), task_overrides=_task_overrides(hc.overrides.task))
+    return {"config": data, "task_node": node, "task_choice": hc.runtime.choices.get("task"),
+            "roots": [str(r) for r in config_roots(hc.runtime.config_sources)],
+            "cwd": os.getcwd(), "task_overrides": _task_overrides(hc.overrides.task)}
+
+
+def job_inputs(cfg: DictConfig, hc: Any) -> JobInputs:
+    from vbw.sweep.status import JobInputs
+
+    return JobInputs(**job_fields(cfg, hc))
 
 
 def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
@@ -100,6 +110,17 @@ def _run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
             else status.job
     with claimed(out_dir):
         return run(run_cfg, tasks, out_dir, Path(inputs.cwd), out or sys.stdout, job=named)
+
+
+def _plain_job(fields: dict[str, Any], out_dir: Path) -> int:
+    """A plain run: by the warm worker when one waits (vbw.warm; the same output and exit
+    code), else here."""
+    outcome = warm.hand_over(fields, out_dir)
+    if outcome is not None:
+        return outcome.show(sys.stdout, sys.stderr)
+    from vbw.sweep.status import JobInputs
+
+    return _run_job(JobInputs(**fields), out_dir)
 
 
 def job_label(num: int, overrides: list[str]) -> str:
@@ -130,6 +151,8 @@ def _sweep_job(cfg: DictConfig, hc: Any) -> None:
     header. Elsewhere (joblib's workers, submitit, Ray) jobs run at once and their output
     would interleave, so a job prints one line saying it started and keeps the rest in
     status.json; the end of the sweep prints it under the job's header (vbw.sweep.callback)."""
+    from vbw.sweep.status import STARTED, JobStatus, read_launch, reports_in, write_status
+
     out_dir = Path(hc.runtime.output_dir)
     overrides = [redact_text(o) for o in hc.overrides.task]  # printed and recorded
     label = job_label(hc.job.num, overrides)
@@ -183,7 +206,7 @@ def _hydra_main(cfg: DictConfig) -> None:
         if hc.mode == RunMode.MULTIRUN:
             _sweep_job(cfg, hc)
             return
-        code = _run_job(job_inputs(cfg, hc), Path(hc.runtime.output_dir))
+        code = _plain_job(job_fields(cfg, hc), Path(hc.runtime.output_dir))
     except VbwError as e:
         _fail(e)
     except KeyboardInterrupt:
@@ -231,10 +254,13 @@ def main() -> None:
         _fail(e)
     except Exception:  # noqa: BLE001
         _internal_error()
+    finally:
+        gc.enable()  # vbw.__main__ turns it off while the command line is composed
     sys.argv[1:] = argv
     if composed is not None:  # a plain run, already composed: not composed again
         run_composed(composed, _hydra_main)
         return
+    warm.stop()  # a sweep, --cfg, --help: no plain job to hand over
     with sweep_dir_told() as told:  # a multirun's end says where its summary.json is
         if parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
             _print_redacted(_hydra_main)

@@ -24,7 +24,6 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from vbw.redact import redact_text
-from vbw.report.files import write_atomic
 
 HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
 MULTIRUN = "multirun.yaml"
@@ -43,6 +42,8 @@ def redact_file(path: Path) -> bool:
         return False
     if not _parses(clean):  # `key: ***` reads as a YAML alias: quote the mask
         clean = _BARE_MASK.sub(r"\1'***'", clean)
+    from vbw.report.files import write_atomic  # rarely needed: kept off start-up
+
     write_atomic(path, clean)
     return True
 

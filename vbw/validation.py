@@ -8,14 +8,16 @@ import re
 import reprlib
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
 from vbw.errors import ConfigError
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic is imported where a model is validated, not by load_yaml's
+    from pydantic import BaseModel, ValidationError  # callers (vbw.hydra_adapter)
+
+M = TypeVar("M", bound="BaseModel")
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
@@ -136,6 +138,8 @@ def check_duplicate_keys(path: Path) -> None:
 
 def validate(model: type[M], data: Any, source: str) -> M:
     """Validate `data` as `model`; on failure raise ConfigError naming source, field, value."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -191,6 +195,8 @@ def _short(value: Any) -> str:
 
 def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
     """Walk `loc` through the model's annotations (following `kind` tags) to its keys."""
+    from pydantic import BaseModel
+
     tp: Any = model
     for part in loc:
         if isinstance(data, dict) and data.get("kind") == part:
@@ -225,6 +231,8 @@ def _has(container: Any, key: Any) -> bool:
 
 def _resolve(tp: Any, data: Any) -> Any:
     """Unwrap Annotated/Optional/Union; pick a union member by the data's `kind` tag."""
+    from pydantic import BaseModel
+
     while True:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:

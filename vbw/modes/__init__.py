@@ -54,5 +54,12 @@ class Mode(ABC):
     def run(job: Job) -> int:
         """Run the job; return the exit code (0 ok, 1 a gate tripped)."""
 
+    @classmethod
+    def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
+        """Whether running these tasks only reads (no model is loaded, nothing is
+        generated): such a run may be handed to another process (vbw.warm, vbw.modes.forked)
+        and show the same output."""
+        return not cls.generates
+
 
 MODES: Registry[Mode] = Registry("mode", tag="name", group="vbw.modes", package="vbw.modes")

@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from vbw.score import split
-from vbw.score.split import ENV, receive_all, send_all
+from vbw.pipes import receive_all, send_all
+from vbw.score.split import ENV
 
 K = TypeVar("K")  # a task (vbw.task.runner.Task)
 T = TypeVar("T")
@@ -72,7 +73,7 @@ def _nothing() -> None:
     pass
 
 
-class _Recorder(io.TextIOBase):
+class Recorder(io.TextIOBase):
     """A text stream that keeps what is written to it, in order with its sibling's."""
 
     def __init__(self, events: list[Event], name: str) -> None:
@@ -105,7 +106,7 @@ def _child(tasks: list[Any], run: TaskRun[Any, Any], result: int, go: int | None
     code = 1
     try:
         events: list[Event] = []
-        out, err = _Recorder(events, "out"), _Recorder(events, "err")
+        out, err = Recorder(events, "out"), Recorder(events, "err")
         sys.stdout, sys.stderr = out, err  # anything printed without a stream is kept too
         released = go is None
 

@@ -97,6 +97,10 @@ class Auto(Mode):
                 return found, "replay"
             return live_replay(task, cfg, task_dir, job.err, recorded_key(cfg, task)), "live"
 
-        recorded = _given(cfg, cwd) is not None or all(  # nothing to generate
-            _recorded(task, cfg, cwd) is not None for task in job.tasks)
-        return score_tasks(job, obtain, forkable=recorded)
+        return score_tasks(job, obtain, forkable=Auto.only_reads(cfg, job.tasks, cwd))
+
+    @classmethod
+    def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
+        """Nothing to generate: a replay is given, or every task has a recorded one."""
+        return _given(cfg, cwd) is not None or all(
+            _recorded(task, cfg, cwd) is not None for task in tasks)

@@ -1,8 +1,15 @@
 """Scoring: item states from a replay and a task, then rates, paired CIs and flips.
-Reads only replays and tasks; never imports an engine."""
+Reads only replays and tasks; never imports an engine. The names below load on first use
+(vbw.lazy), so a light module of the package imports alone."""
 
-from vbw.score.metrics import build_report, comparison_pairs
-from vbw.score.model import Report
-from vbw.score.states import ItemStates, score_items
+from __future__ import annotations
+
+from vbw.lazy import lazy_exports
+
+_WHERE = {"build_report": "vbw.score.metrics", "comparison_pairs": "vbw.score.metrics",
+          "Report": "vbw.score.model", "ItemStates": "vbw.score.states",
+          "score_items": "vbw.score.states"}
 
 __all__ = ["ItemStates", "Report", "build_report", "comparison_pairs", "score_items"]
+
+__getattr__ = lazy_exports(__name__, _WHERE)

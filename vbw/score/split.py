@@ -38,6 +38,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from vbw.pipes import receive_all, send_all
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -97,21 +98,6 @@ def _worker(work: Callable[[], Any], out: int) -> None:
         pass
     finally:
         os._exit(status)  # no atexit handlers, no buffers flushed: the parent owns those
-
-
-def send_all(fd: int, data: bytes) -> None:
-    """Write all of `data` to a pipe (os.write may take part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def receive_all(fd: int) -> bytes:
-    """Read a pipe until its writer closes it (however the writer exits)."""
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:

@@ -15,26 +15,31 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
+from typing import TYPE_CHECKING
+
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from vbw.errors import VbwError
-from vbw.report.escape import one_line
-from vbw.report.writers import OUTPUT_NAMES
 from vbw.hydrafiles import MULTIRUN, redact_file
 from vbw.redact import redact_text
+from vbw.report.escape import one_line
 from vbw.rundir import claimed
 from vbw.sweep.outcome import tell_launcher
-from vbw.sweep.shards import MERGED_PREFIX
-from vbw.sweep.status import (JobStatus, belongs, job_dirs, read_launch, read_status,
-                              reports_in, sweep_exit, write_launch, write_status)
-from vbw.sweep.summary import job_rows, write_summary
+
+if TYPE_CHECKING:
+    from vbw.sweep.status import JobStatus
+
+# Hydra makes this callback for every run, sweep or not: what only a sweep's end needs
+# (status files, summaries, the writers) is imported there, off a plain run's start-up.
 
 
 class SweepEnd(Callback):
     """Hydra callback: see the module docstring."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from vbw.sweep.status import write_launch
+
         write_launch(Path(str(config.hydra.sweep.dir)))  # before any job starts
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
@@ -61,6 +66,7 @@ def _merge(group: list[tuple[Path, JobStatus]], out_dir: Path, out: TextIO,
            err: TextIO) -> JobStatus:
     """Merge one run's shards into out_dir and score it, as mode=merge would."""
     from vbw.app import run
+    from vbw.sweep.status import JobStatus, reports_in, write_status
 
     first = group[0][1]
     overrides = list(_group_key(first))
@@ -111,6 +117,11 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     """Print the output of jobs that ran elsewhere, merge shard groups, write and print the
     summary (`outputs`: the sweep's `outputs` setting; a name a job refused is ignored
     here); return the sweep's exit code."""
+    from vbw.report.writers import OUTPUT_NAMES
+    from vbw.sweep.shards import MERGED_PREFIX
+    from vbw.sweep.status import belongs, job_dirs, read_launch, read_status, sweep_exit
+    from vbw.sweep.summary import job_rows, write_summary
+
     out, err = out or sys.stdout, err or sys.stderr
     launch = read_launch(sweep_dir)
     jobs, stale = [], []

@@ -12,12 +12,12 @@ passed in, so this module needs no Hydra.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vbw.errors import ConfigError
-from vbw.task.runner import Task, load_task
-from vbw.task.spec import TaskSpec
-from vbw.validation import validate
+
+if TYPE_CHECKING:
+    from vbw.task.runner import Task
 
 TASK_GROUP = "task"
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -81,6 +81,10 @@ def select_tasks(node: Any, choice: str | None, roots: list[Path], cwd: Path,
 
     `choice` is the task option Hydra chose (it names the file an inline task came from);
     `overrides` are the command line's task.* overrides, named in errors."""
+    from vbw.task.runner import Task, load_task  # the task stack: not for is_task_path
+    from vbw.task.spec import TaskSpec
+    from vbw.validation import validate
+
     if not isinstance(node, dict):
         raise ConfigError(f"task: expected a task config or task.files=[...] (got {node!r})")
     if "files" in node:

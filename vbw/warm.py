@@ -204,7 +204,7 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
     caller's."""
     from vbw.app import run
     from vbw.errors import VbwError
-    from vbw.modes import MODES
+    from vbw.modes import only_reads
     from vbw.modes.forked import Recorder
     from vbw.rundir import claimed
     from vbw.sweep.status import JobInputs
@@ -218,8 +218,7 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
         inputs = JobInputs(**fields)
         os.chdir(inputs.cwd)
         cfg, tasks = inputs.resolve()
-        mode = MODES.get(cfg.mode) if cfg.mode in MODES else None
-        if mode is None or not mode.only_reads(cfg, tasks, Path(inputs.cwd)):
+        if not only_reads(cfg, tasks, Path(inputs.cwd)):
             return REFUSED  # an unknown mode's error, too, is the caller's to raise
         with claimed(out_dir):
             return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err), None)

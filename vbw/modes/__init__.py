@@ -63,3 +63,9 @@ class Mode(ABC):
 
 
 MODES: Registry[Mode] = Registry("mode", tag="name", group="vbw.modes", package="vbw.modes")
+
+
+def only_reads(cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
+    """Whether the run `cfg.mode` names only reads (Mode.only_reads); False for a name no
+    mode has (the run refuses it with the list of those that are)."""
+    return cfg.mode in MODES and MODES.get(cfg.mode).only_reads(cfg, tasks, cwd)

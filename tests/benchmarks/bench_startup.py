@@ -19,13 +19,18 @@ way. Measured:
    distinct schema's metaschema check, vbw.task.schemacache) is measured too;
 2. a bare interpreter (`python -c pass`, site and .pth files included) and
    `import vbw.cli, vbw.app`;
-3. the import budget per dependency: `python -X importtime -m vbw` on the demo, each
-   module's own import time charged to the nearest importing module that belongs to a
-   dependency (hydra, omegaconf, pydantic, ...) or to vbw, medians over the runs; and each
-   dependency imported alone in a fresh process (minus the bare interpreter);
-4. the phases of one run (in-process wall time around the pipeline's steps, median over
-   the runs): composing the config, Hydra's job set-up, checking the task, scoring,
-   bootstrap and report, writing the files.
+3. the moments of a run with the warm worker (vbw.warm), as the console script runs it:
+   when the composed job is handed over, when the worker's imports are done, when the
+   outcome is back, when the process ends (TIMELINE; medians);
+4. the import budget per dependency: `python -X importtime -m vbw` on the demo in one
+   process (VBW_WARM=0: one import tree), each module's own import time charged to the
+   nearest importing module that belongs to a dependency (hydra, omegaconf, pydantic, ...)
+   or to vbw, medians over the runs; and each dependency imported alone in a fresh
+   process (minus the bare interpreter);
+5. the phases of one run in one process (VBW_WARM=0: every step seen in one place;
+   in-process wall time around the pipeline's steps, median over the runs): composing the
+   config, Hydra's job set-up, checking the task, scoring, bootstrap and report, writing
+   the files.
 """
 
 from __future__ import annotations
@@ -107,6 +112,38 @@ STEPS = [
     ("vbw.modes.scoring", "browser", "report.html's item data (a second pass)"),
     ("vbw.modes.scoring", "write_reports", "write the reports (report.html's data included)"),
 ]
+
+
+# Run inside the child: `vbw` as the console script runs it (vbw.__main__), with the warm
+# worker's three moments told on stderr: this process hands the composed job over, the
+# worker's imports are done (it is forked, so it tells them itself), the outcome is back.
+TIMELINE = r"""
+import os, sys, time
+t0 = time.perf_counter()
+from vbw import warm
+def tell(what):
+    os.write(2, f"WARM {what} {time.perf_counter() - t0:.6f}\n".encode())
+prepare, hand_over = warm._prepare, warm.hand_over
+def timed_prepare():
+    prepare()
+    tell("ready")
+def timed_hand_over(*a):
+    tell("handed")
+    try:
+        return hand_over(*a)
+    finally:
+        tell("back")
+warm._prepare, warm.hand_over = timed_prepare, timed_hand_over
+import atexit
+atexit.register(tell, "end")
+sys.argv = ["vbw"] + sys.argv[1:]
+from vbw.__main__ import main
+main()
+"""
+MOMENTS = {"handed": "the command line composed, Hydra's job set up, the job handed over",
+           "ready": "the warm worker's imports done",
+           "back": "the job done, its output back in this process",
+           "end": "the exit handlers run (the process ends right after)"}
 
 
 def child_env(tree: Path, cache: Path) -> dict[str, str]:
@@ -252,6 +289,20 @@ def bench_phases(work: Path, env: dict[str, str], runs: int) -> dict:
             for k in labels if any(k in f for f in found)}
 
 
+def bench_timeline(work: Path, env: dict[str, str], runs: int) -> dict | None:
+    """When the moments of a plain run happen (ms from the interpreter's first line of
+    vbw.__main__), medians; None for a tree without the warm worker."""
+    if not (Path(env["PYTHONPATH"]) / "vbw" / "warm.py").is_file():
+        return None
+    found: list[dict[str, float]] = []
+    for i in range(runs):
+        r = timed([sys.executable, "-c", TIMELINE, f"hydra.run.dir={work}/warm{i}"], work, env)
+        found.append({w: float(t) for _, w, t in (x.split() for x in r["stderr"].splitlines()
+                                                  if x.startswith("WARM "))})
+    return {label: round(1000 * statistics.median(f[k] for f in found), 1)
+            for k, label in MOMENTS.items() if all(k in f for f in found)}
+
+
 def measure(tree: Path, runs: int) -> dict:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -259,14 +310,16 @@ def measure(tree: Path, runs: int) -> dict:
         env = child_env(tree, work / "cache")
         demo = bench_demo(work, env, runs)
         print(f"  demo: {demo}", file=sys.stderr)
-        imports = bench_imports(work, env, runs)
-        phases = bench_phases(work, env, runs)
+        timeline = bench_timeline(work, env, runs)
+        alone = {**env, "VBW_WARM": "0"}  # one process: one import tree, every step seen
+        imports = bench_imports(work, alone, runs)
+        phases = bench_phases(work, alone, runs)
     return {"machine": {"cpu": platform.processor() or platform.machine(),
                         "cores": os.cpu_count(), "python": platform.python_version()},
             "measured": time.strftime("%Y-%m-%d"),
             "load_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
             "target_ratio": TARGET_RATIO, "floor_imports": FLOOR_IMPORTS, "demo": demo,
-            "imports": imports, "phases_ms": phases}
+            "imports": imports, "phases_ms": phases, "timeline_ms": timeline}
 
 
 def export(rev: str, into: Path) -> Path:

@@ -62,6 +62,16 @@ def verdict(d: dict) -> str:
     head = (f"Target (issue 22): both demos as a fresh process in at most {target:g}x the "
             f"floor: **{'met' if ratio <= target else 'missed'}** ({ratio:.2f}x: "
             f"{demo['median_wall_s']:.2f} s against {floor:.2f} s)")
+    timeline = d.get("timeline_ms")
+    if timeline:  # what bounds the run: the later of the two sides, then the job
+        handed, ready, back = list(timeline.values())[:3]
+        later = "the warm worker's imports" if ready >= handed else \
+            "composing the command line and setting up Hydra's job"
+        return (f"{head}. What bounds it (the moments below): {later}, done "
+                f"{max(handed, ready):.0f} ms after the start (the other side at "
+                f"{min(handed, ready):.0f} ms), then the job itself, "
+                f"{back - max(handed, ready):.0f} ms with the two tasks on two cores (its "
+                "steps are in the one-process table below).")
     phases = d.get("phases_ms", {})
     steps = sorted(((ms, k) for k, ms in phases.items()
                     if k not in ("total in process", "Hydra's job (run_job, vbw inside it)",
@@ -107,7 +117,16 @@ def startup_table() -> str:
         lines += ["", f"The floor is `python -c \"{d['floor_imports']}\"`"
                   + _not_in_floor(d) + "."]
     lines += ["", verdict(d), ""]
-    lines += ["Import budget of one `vbw` run, from `python -X importtime -m vbw`: each "
+    if d.get("timeline_ms"):
+        lines += ["A plain run with the warm worker (vbw/warm.py), as the console script "
+                  "runs it: when each moment comes, ms after the start of `vbw.__main__` "
+                  "(the worker is forked there; the two sides then import at once):", "",
+                  "| moment | ms |", "|---|---|"]
+        for moment, now in d["timeline_ms"].items():
+            lines.append(f"| {moment} | {_cell(now, _get(p, 'timeline_ms', moment), _ms)} |")
+        lines.append("")
+    lines += ["Import budget of one `vbw` run in one process (`VBW_WARM=0`), from "
+              "`python -X importtime -m vbw`: each "
               "module's own import time is charged to the nearest module that imported it "
               "and belongs to a dependency (or to vbw); \"alone\" imports the dependency "
               "by itself in a fresh process, minus the bare interpreter (so shared standard "
@@ -123,7 +142,8 @@ def startup_table() -> str:
     total = _cell(_get(d, "imports", "median_total_ms"), _get(p, "imports", "median_total_ms"),
                   _ms)
     lines.append(f"| total | {total} | |")
-    lines += ["", "Where one run's time goes (wall ms around each step inside the process; "
+    lines += ["", "Where one run's time goes in one process (`VBW_WARM=0`; wall ms around "
+              "each step inside the process; "
               "the steps under Hydra's job run inside it, and a composition counts in "
               "every step that asks for one):", "", "| step | ms |", "|---|---|"]
     for step, now in d["phases_ms"].items():

@@ -25,7 +25,8 @@ PROBE = ("import atexit, sys\n"
 
 
 def _run(args: list[str], cwd: Path, warm_on: bool) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT),  # an empty verdict cache of its own
+           "XDG_CACHE_HOME": str(cwd / ("cache-warm" if warm_on else "cache-alone"))}
     env.pop("VBW_WARM", None)
     env.pop("VBW_SCORING_PROCESSES", None)
     if not warm_on:
@@ -57,6 +58,8 @@ def _same(tmp_path: Path, args: list[str], handed: bool) -> subprocess.Completed
     assert got.stderr.removesuffix(probe) == want.stderr.removesuffix(
         "PROBE app imported here: True\n")
     assert _files(got_dir) == _files(want_dir)
+    # what the run learned is kept for the next (vbw.task.schemacache), whoever ran it
+    assert _files(tmp_path / "cache-warm") == _files(tmp_path / "cache-alone")
     return got
 
 
@@ -65,6 +68,8 @@ def _same(tmp_path: Path, args: list[str], handed: bool) -> subprocess.Completed
 def test_demo_is_handed_to_the_worker_and_shows_the_same(tmp_path: Path) -> None:
     done = _same(tmp_path, [], handed=True)
     assert done.returncode == 0 and "# vbw report: gsm8k" in done.stdout
+    learned = _files(tmp_path / "cache-warm")  # BFCL's per-item schemas, found valid
+    assert len(learned) == 1 and len(next(iter(learned.values())).split()) > 100
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or not hasattr(os, "fork"),

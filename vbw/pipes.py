@@ -1,14 +1,38 @@
-"""Whole messages over a pipe between a process and the one it forked.
+"""Whole messages over a pipe between a process and the one it forked, and how the forked
+one leaves.
 
 vbw forks for speed in three places (vbw.warm's worker, vbw.modes.forked's second half of
 the tasks, vbw.score.split's second half of the items), and each sends one pickled result
 back and reads it until the writer closes its end, which happens however the writer
-exits: so a crashed child cannot leave its parent waiting. Kept free of imports, since
-vbw.warm's caller uses it before the scoring stack is loaded."""
+exits: so a crashed child cannot leave its parent waiting. A child leaves with os._exit
+(`leave`): the atexit handlers it inherited are its parent's, and its parent runs them.
+What the child itself must do on its way out (the schema verdicts it learned,
+vbw.task.schemacache) is registered with `at_leave`, and runs then. Kept free of imports,
+since vbw.warm's caller uses it before the scoring stack is loaded."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import NoReturn
+
+_AT_LEAVE: list[Callable[[], None]] = []
+
+
+def at_leave(fn: Callable[[], None]) -> None:
+    """Run `fn` when a forked child leaves (see `leave`); a normal exit is atexit's."""
+    _AT_LEAVE.append(fn)
+
+
+def leave(code: int) -> NoReturn:
+    """End a forked child: its own exit work (`at_leave`), then os._exit, so no handler or
+    buffer of its parent's runs twice. A failing piece of exit work is skipped."""
+    for fn in _AT_LEAVE:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001  exit work is best effort, as atexit's is
+            pass
+    os._exit(code)
 
 
 def send_all(fd: int, data: bytes) -> None:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from vbw.pipes import receive_all, send_all
+from vbw.pipes import leave, receive_all, send_all
 
 ENV = "VBW_WARM"  # "0": never fork a warm worker
 _SCORING_ENV = "VBW_SCORING_PROCESSES"  # vbw.score.split.ENV ("1": one process)
@@ -170,7 +170,7 @@ def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | None:
 
 def _serve(job_r: int, result_w: int) -> None:
     """In the worker: import the scoring stack, wait for the job, run it, send back the
-    outcome; leave with os._exit (no atexit handlers, nothing flushed twice)."""
+    outcome; leave as a forked child does (vbw.pipes.leave: its own exit work only)."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # ^C ends it; the caller decides
@@ -186,7 +186,7 @@ def _serve(job_r: int, result_w: int) -> None:
     except BaseException:  # noqa: BLE001  nothing sent: the caller runs the job itself
         pass
     finally:
-        os._exit(code)
+        leave(code)
 
 
 def _prepare() -> None:

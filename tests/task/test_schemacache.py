@@ -131,3 +131,26 @@ def test_the_suite_never_writes_to_the_users_cache() -> None:
     home_cache = Path.home() / ".cache"
     assert not schemacache.cache_file().is_relative_to(home_cache)
     assert schemacache.cache_file().is_relative_to(os.environ["XDG_CACHE_HOME"])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_writes_what_it_learned_on_its_way_out_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vbw's forked workers leave with os._exit (vbw.pipes.leave): the verdicts a child
+    learned are appended then, and the parent's pending ones are left to the parent."""
+    from vbw.pipes import leave
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = VerdictCache()
+    monkeypatch.setattr("vbw.pipes._AT_LEAVE", [cache.flush])
+    parents, childs = "a" * 32, "b" * 32
+    cache.remember(parents)  # pending in the parent when it forks
+    pid = os.fork()
+    if pid == 0:
+        cache.remember(childs)
+        leave(0)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    path = schemacache.cache_file()
+    assert path.read_text().split() == [childs]
+    cache.flush()
+    assert path.read_text().split() == [childs, parents]

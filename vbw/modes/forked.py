@@ -20,7 +20,7 @@ stdout, stderr, exit codes and every file against VBW_SCORING_PROCESSES=1):
   way (an error, a bug, a crash), its record is dropped and this process runs that task
   and the ones after it itself, so the error line, the traceback and the exit code are the
   sequential run's. The child stops at its first failing task, as the sequential run does.
-- The child never returns into its caller: it leaves with os._exit (no atexit handlers, no
+- The child never returns into its caller: it leaves with vbw.pipes.leave (no atexit handlers, no
   Hydra clean-up, no buffered output flushed twice). This process reads the child's
   result until the pipe closes, which happens when the child exits, however it exits, so
   a crashed child cannot leave it waiting.
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from vbw.score import split
-from vbw.pipes import receive_all, send_all
+from vbw.pipes import leave, receive_all, send_all
 from vbw.score.split import ENV
 
 K = TypeVar("K")  # a task (vbw.task.runner.Task)
@@ -130,7 +130,7 @@ def _child(tasks: list[Any], run: TaskRun[Any, Any], result: int, go: int | None
     except BaseException:  # noqa: BLE001  the parent runs every task it lacks
         pass
     finally:
-        os._exit(code)
+        leave(code)
 
 
 def _flush(*streams: TextIO) -> None:

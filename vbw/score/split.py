@@ -38,7 +38,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from vbw.pipes import receive_all, send_all
+from vbw.pipes import leave, receive_all, send_all
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -97,7 +97,7 @@ def _worker(work: Callable[[], Any], out: int) -> None:
     except BaseException:  # noqa: BLE001  (the parent does this work itself)
         pass
     finally:
-        os._exit(status)  # no atexit handlers, no buffers flushed: the parent owns those
+        leave(status)  # no atexit handlers, no buffers flushed: the parent owns those
 
 
 def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:

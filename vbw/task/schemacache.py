@@ -14,7 +14,8 @@ serialisation decodes back to an equal value: string keys, no tuples, no NaN), s
 schemas with one digest are the same JSON text. The cache is an optimisation and never a
 source of errors: an absent, unreadable, read-only or corrupt file (any line that is not a
 digest is ignored) only means the check runs; new digests are appended in one write at
-exit, which keeps concurrent runs' lines whole. It stops growing at MAX_BYTES.
+exit, which keeps concurrent runs' lines whole (a forked child appends its own on its
+way out, vbw.pipes.leave). It stops growing at MAX_BYTES.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from vbw.pipes import at_leave
 
 MAX_BYTES = 8 << 20  # ~250,000 schemas; past it nothing is appended
 _DIGEST_HEX = 32
@@ -48,6 +51,10 @@ class VerdictCache:
         self._path: Path | None = None
         self._known: set[str] | None = None
         self._new: list[str] = []
+        # a forked child (vbw.pipes) writes what it learns itself, on its way out; what its
+        # parent learned before the fork is the parent's to write
+        os.register_at_fork(after_in_child=self._forget_new)
+        at_leave(self.flush)
 
     def _load(self) -> set[str]:
         if self._known is None:
@@ -64,6 +71,9 @@ class VerdictCache:
             self._known = {line for line in data.decode("ascii", "replace").split("\n")
                            if len(line) == _DIGEST_HEX and set(line) <= _HEX}
         return self._known
+
+    def _forget_new(self) -> None:
+        self._new = []
 
     def digest(self, schema: Any) -> str | None:
         """The schema's digest, or None when it is not plain JSON (not cached)."""

@@ -333,3 +333,35 @@ def test_plain_rows_in_batches_are_the_rows_one_by_one() -> None:
         rows = "".join(("," if i else "") + embed_json(r) for i, r in enumerate(browser.rows))
         assert got.endswith(f',"rows":[{rows}]}}')
         assert json.loads(got)["rows"] == browser.rows
+
+
+@pytest.mark.parametrize("cache", ["absent", "warm", "corrupt", "unwritable"])
+def test_the_compiled_page_cache_never_changes_the_page(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
+    """report.html's compiled template is kept in the user's cache folder (vbw.report.html
+    _CompiledPage); whatever that folder holds, the page is the one a fresh compile gives."""
+    from vbw.report import html
+
+    report, browser = scored(Path("gsm8k/smollm2_135m/outlines.jsonl"), max_detailed=3,
+                             max_listed=5)
+    svg = render_svg(report)
+
+    def page() -> str:
+        html._template.cache_clear()
+        return "".join(render_html(report, svg, browser))
+
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    if cache == "unwritable":
+        folder.write_text("a file where the folder would be")
+    first = page()  # compiled, and stored where it can be
+    stored = sorted((folder / "vbw").glob("report-page-*.jinja")) if folder.is_dir() else []
+    assert len(stored) == (0 if cache == "unwritable" else 1)
+    if cache == "corrupt":
+        stored[0].write_bytes(stored[0].read_bytes()[:40] + b"\x00garbage")
+    if cache == "absent":
+        stored[0].unlink()
+    assert page() == first  # read back (warm), or compiled again
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another"))
+    assert page() == first  # a fresh compile
+    html._template.cache_clear()

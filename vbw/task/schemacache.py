@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from vbw.pipes import at_leave
+from vbw.resources import cache_dir
 
 MAX_BYTES = 8 << 20  # ~250,000 schemas; past it nothing is appended
 _DIGEST_HEX = 32
@@ -39,9 +40,7 @@ def cache_file() -> Path:
     """Where the valid verdicts for the installed jsonschema are kept."""
     from importlib.metadata import version
 
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-    return root / "vbw" / f"valid-schemas-jsonschema-{version('jsonschema')}.txt"
+    return cache_dir() / f"valid-schemas-jsonschema-{version('jsonschema')}.txt"
 
 
 class VerdictCache:

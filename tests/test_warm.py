@@ -58,8 +58,15 @@ def _same(tmp_path: Path, args: list[str], handed: bool) -> subprocess.Completed
     assert got.stderr.removesuffix(probe) == want.stderr.removesuffix(
         "PROBE app imported here: True\n")
     assert _files(got_dir) == _files(want_dir)
-    # what the run learned is kept for the next (vbw.task.schemacache), whoever ran it
-    assert _files(tmp_path / "cache-warm") == _files(tmp_path / "cache-alone")
+    # what the run learned is kept for the next, whoever ran it: the schema verdicts
+    # (vbw.task.schemacache) and report.html's compiled template (vbw.report.html)
+    for kept in ("valid-schemas-*.txt", "report-page-*.jinja"):
+        warm_kept, alone_kept = (sorted((tmp_path / f"cache-{w}").glob(f"vbw/{kept}"))
+                                 for w in ("warm", "alone"))
+        assert [p.name for p in warm_kept] == [p.name for p in alone_kept]
+        if kept.endswith(".txt"):
+            assert [sorted(p.read_text().split()) for p in warm_kept] == \
+                [sorted(p.read_text().split()) for p in alone_kept]
     return got
 
 
@@ -68,8 +75,9 @@ def _same(tmp_path: Path, args: list[str], handed: bool) -> subprocess.Completed
 def test_demo_is_handed_to_the_worker_and_shows_the_same(tmp_path: Path) -> None:
     done = _same(tmp_path, [], handed=True)
     assert done.returncode == 0 and "# vbw report: gsm8k" in done.stdout
-    learned = _files(tmp_path / "cache-warm")  # BFCL's per-item schemas, found valid
-    assert len(learned) == 1 and len(next(iter(learned.values())).split()) > 100
+    learned = list((tmp_path / "cache-warm").glob("vbw/valid-schemas-*.txt"))
+    assert len(learned) == 1 and len(learned[0].read_text().split()) > 100  # BFCL's schemas
+    assert list((tmp_path / "cache-warm").glob("vbw/report-page-*.jinja"))
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or not hasattr(os, "fork"),

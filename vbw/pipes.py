@@ -7,12 +7,15 @@ back and reads it until the writer closes its end, which happens however the wri
 exits: so a crashed child cannot leave its parent waiting. A child leaves with os._exit
 (`leave`): the atexit handlers it inherited are its parent's, and its parent runs them.
 What the child itself must do on its way out (the schema verdicts it learned,
-vbw.task.schemacache) is registered with `at_leave`, and runs then. Kept free of imports,
-since vbw.warm's caller uses it before the scoring stack is loaded."""
+vbw.task.schemacache) is registered with `at_leave`, and runs then. A child dies with its
+parent (`die_with_parent`): killing `vbw` stops its work, as it does in one process. Kept
+free of imports, since vbw.warm's caller uses it before the scoring stack is loaded."""
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -48,3 +51,17 @@ def receive_all(fd: int) -> bytes:
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked child: be killed when `parent` dies (Linux's PR_SET_PDEATHSIG; elsewhere
+    the child finishes its work, its result unread), and leave now if it already has."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from vbw.pipes import leave, receive_all, send_all
+from vbw.pipes import die_with_parent, leave, receive_all, send_all
 
 ENV = "VBW_WARM"  # "0": never fork a warm worker
 _SCORING_ENV = "VBW_SCORING_PROCESSES"  # vbw.score.split.ENV ("1": one process)
@@ -82,6 +82,7 @@ def start(argv: list[str]) -> None:
         stream.flush()
     job_r, job_w = os.pipe()
     result_r, result_w = os.pipe()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:  # no process to be had: one process, as without fork
@@ -91,7 +92,7 @@ def start(argv: list[str]) -> None:
     if pid == 0:
         os.close(job_w)
         os.close(result_r)
-        _serve(job_r, result_w)
+        _serve(job_r, result_w, parent)
     os.close(job_r)
     os.close(result_w)
     _worker = Worker(pid, job_w, result_r)
@@ -168,11 +169,12 @@ def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | None:
     return None if got == REFUSED else got
 
 
-def _serve(job_r: int, result_w: int) -> None:
+def _serve(job_r: int, result_w: int, parent: int) -> None:
     """In the worker: import the scoring stack, wait for the job, run it, send back the
     outcome; leave as a forked child does (vbw.pipes.leave: its own exit work only)."""
     code = 1
     try:
+        die_with_parent(parent)  # `kill` of vbw stops the run, as in one process
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # ^C ends it; the caller decides
         _prepare()
         gc.freeze()  # what the imports built lives as long as the worker: never collected

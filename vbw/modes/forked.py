@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from vbw.score import split
-from vbw.pipes import leave, receive_all, send_all
+from vbw.pipes import die_with_parent, leave, receive_all, send_all
 from vbw.score.split import ENV
 
 K = TypeVar("K")  # a task (vbw.task.runner.Task)
@@ -167,6 +167,7 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
     _flush(out, err, sys.stdout, sys.stderr)
     result_r, result_w = os.pipe()
     go_r, go_w = os.pipe()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:  # no process to be had (a limit): one process, as without fork
@@ -175,6 +176,7 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
         return [run(task, out, err, _nothing) for task in tasks]
     split.cores_taken = True  # each side scores its replays in one process
     if pid == 0:
+        die_with_parent(parent)
         os.close(result_r)
         os.close(go_w)
         _child(theirs, run, result_w, go_r if wait else None)

@@ -38,7 +38,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from vbw.pipes import leave, receive_all, send_all
+from vbw.pipes import die_with_parent, leave, receive_all, send_all
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -115,8 +115,10 @@ def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any]
     """`theirs()` in a forked worker while `mine()` runs here: both results, or None when
     either raised or the worker failed in any way (it is then stopped)."""
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the worker
+        die_with_parent(parent)
         os.close(read)
         _worker(theirs, write)
     os.close(write)

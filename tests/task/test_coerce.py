@@ -43,7 +43,7 @@ def test_last_number_is_the_last_match_of_a_whole_scan() -> None:
         return last[0].group(0) if last else None
 
     rng = random.Random(7)
-    for _ in range(20_000):
-        text = "".join(rng.choice("0123456789,.-$ a\n") for _ in range(rng.randint(0, 14)))
+    for _ in range(5_000):
+        text = "".join(rng.choice("0123456789,.-$ a\n") for _ in range(rng.randint(0, 140)))
         assert last_number(text) == whole(text), text
     assert last_number("pay $1,200.50 - then 3-4,5.") == "-4,5"

@@ -33,10 +33,12 @@ def last_number(text: str) -> str | None:
     the start. The scan starts at the run of _RUN characters that holds the last digit
     (found by C-speed rfind and rstrip: linear), whose matches include the last one."""
     text = text.replace("$", "")
-    end = max(map(text.rfind, "0123456789"))
-    if end < 0:
-        return None
-    start = len(text[:end].rstrip(_RUN))
+    start = 0
+    if len(text) > 64:  # (a short candidate is scanned whole: fewer steps)
+        end = max(map(text.rfind, "0123456789"))
+        if end < 0:
+            return None
+        start = len(text[:end].rstrip(_RUN))
     last = deque(_NUMBER.finditer(text, start), maxlen=1)
     return last[0].group(0) if last else None
 

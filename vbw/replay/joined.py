@@ -76,14 +76,18 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
                 yield obj["id"], line, obj
 
 
-def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def joined(paths: list[Path], ids: list[str],
+           shards: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(shard index, dumped record) for every id in `ids` order; `ids[k]` is read from
-    `paths[k % len(paths)]`."""
+    `paths[k % len(paths)]`. With `shards`, only the ids of those shards (whose files
+    alone are read: another process joins the others, vbw.sweep.shards)."""
     readers = [_item_lines(p) for p in paths]
     waiting: dict[str, bytes] = {}
     try:
         for k, item_id in enumerate(ids):
             i = k % len(paths)
+            if shards is not None and i not in shards:
+                continue
             obj = None
             line = waiting.pop(item_id, None)
             if line is not None:

@@ -230,7 +230,8 @@ def test_two_processes_write_the_one_process_replay(tmp_path: Path,
     """vbw.sweep.shards writes the merged replay in two processes (the odd shards' lines
     made by a forked worker): the same bytes as in one; an error in either process, or a
     failed worker, writes it again in one process, so the refusal is the first item's in
-    task order, and nothing is left written."""
+    task order, and nothing is left written. The shards' checked first read splits the
+    same way (every other shard in the worker)."""
     from vbw.sweep import shards as merging
 
     dirs = shards(tmp_path / "sweep", 4)
@@ -270,3 +271,12 @@ def test_two_processes_write_the_one_process_replay(tmp_path: Path,
                                   tmp_path / broken)
         assert not list((tmp_path / broken).glob("*replay*"))
         _edit(dirs[1] / "replay.jsonl", record=0, prompt_hash="0" * 64)
+    # the checked first read: every other shard in the worker; a bad line in either
+    # process is reported as reading them in order reports it
+    for i in (2, 1):
+        path = dirs[i] / "replay.jsonl"
+        head, rest = path.read_text(encoding="utf-8").split("\n", 1)
+        path.write_text(f"{head}\nnot json\n{rest}", encoding="utf-8")
+        with pytest.raises(ReplayError, match=f"{path}:2: not valid JSON"):
+            merging.merged_replay(GSM8K, [str(tmp_path / "sweep")], None, tmp_path,
+                                  tmp_path / f"bad{i}")

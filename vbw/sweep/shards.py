@@ -5,14 +5,17 @@ or a sweep folder whose job folders hold one each (folders named `merged*`, wher
 writes its merges, are skipped). The merged replay is written to the run folder as
 `replay.jsonl`; its report is the one the run done in one job would have.
 
-Writing the merged replay is per-item work (each line decoded, its prompt hash checked
-against the task's, dumped again): a forked worker does it for the odd shards while this
-process does the even ones, and this process writes every line in task order, reading
-the worker's from a pipe as they come (neither holds more than a pipe's worth). Any
-error, in either process, or a failed worker, writes the replay again in one process,
-which refuses with the first error in task order, as before (a valid merge never pays
-that pass). Two processes where vbw.score.split would score a replay the size of the
-first shard in two (VBW_SCORING_PROCESSES=1 never, =2 always).
+Merging is per-item work, done on two cores. The shards' checked first read
+(vbw.replay.merge.read_shard) reads every other shard in a forked worker
+(vbw.score.split.in_two); an error in either process reads them again in one, for the
+first error in the order given. Writing the merged replay (each line decoded, its prompt
+hash checked against the task's, dumped again): a forked worker makes the odd shards'
+lines while this process makes the even ones', and this process writes every line in
+task order, reading the worker's from a pipe as they come (neither holds more than a
+pipe's worth). Any error, in either process, or a failed worker, writes the replay
+again in one process, which refuses with the first error in task order, as before (a
+valid merge never pays that pass). Two processes where vbw.score.split would score a
+replay the size of the first shard in two (VBW_SCORING_PROCESSES=1 never, =2 always).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 from vbw.errors import ReplayError
 from vbw.replay.header import CompleteHeader
 from vbw.replay.joined import joined
-from vbw.replay.merge import item_line, merge_shards, read_shard, write_merged_lines
+from vbw.replay.merge import (Shard, item_line, merge_shards, read_shard,
+                              write_merged_lines)
 from vbw.score import split
 from vbw.task.arms import parse_arm
 from vbw.task.runner import Task
@@ -148,12 +152,26 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
             os.waitpid(pid, 0)
 
 
+def _read_shards(paths: list[Path]) -> list[Shard]:
+    """read_shard of each path, every other one in a forked worker (vbw.score.split's
+    fork and pipe, where it would split); an error in either process or a failed worker
+    reads them again in one, for the first error in the order given."""
+    if len(paths) > 1 and split.wanted(paths[0]):
+        both = split.in_two(lambda: [read_shard(p) for p in paths[0::2]],
+                            lambda: [read_shard(p) for p in paths[1::2]])
+        if both is not None:
+            out: list[Shard] = [*paths]  # type: ignore[list-item]  (each replaced)
+            out[0::2], out[1::2] = both
+            return out
+    return [read_shard(p) for p in paths]
+
+
 def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
                   out_dir: Path) -> Path:
     """Merge the shards into out_dir/replay.jsonl; return its path. `n`, if given, must
     be the run's (the shards record how many items the whole run selected). Each shard is
     read through twice, never held (vbw.replay.merge)."""
-    replays = [read_shard(p) for p in shard_paths(entries, cwd)]
+    replays = _read_shards(shard_paths(entries, cwd))
     merge = merge_shards(replays, lambda of: task.ids(of))
     header = merge.header
     if n is not None and n != header.n:

@@ -65,7 +65,7 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
     """(id, line, decoded line) per item line of a checked replay: the header, the end
     line and a torn last line (which the checked read ignored) are skipped."""
     with open(path, "rb") as f:
-        lines = (line for line in f if line.strip())
+        lines = (line for line in f if line and not line.isspace())
         next(lines, None)  # the header
         for line in lines:
             try:

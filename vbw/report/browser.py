@@ -152,10 +152,11 @@ def free_span(task: Task, text: str, item: Item) -> tuple[int, int] | None:
     return None
 
 
-def _turns(task: Task, item: Item, arm: Arm, arms: list[Arm],
-           prompts: dict[str, int]) -> list[Turn]:
+def _turns(task: Task, item: Item, arm: Arm, arms: list[Arm], prompts: dict[str, int],
+           rendered: dict[tuple[str, str | None], str]) -> list[Turn]:
+    """The arm's turns; `rendered`: the item's prompts rendered so far (each once)."""
     out = []
-    for msg in task.messages(item, arm, free_text=""):
+    for msg in task.messages(item, arm, free_text="", rendered=rendered):
         if msg["role"] == "assistant":  # reason_then_constrain's first answer
             out.append(Turn(role="assistant", arm=FREE.key if FREE in arms else None))
         else:
@@ -190,11 +191,12 @@ def item_view(task: Task, item: Item, arms: list[Arm], record: ItemRecord,
               states: dict[str, str] | None, excluded: str | None) -> ItemView:
     """One item: `states` is its ledger row (None when excluded)."""
     prompts: dict[str, int] = {}  # each distinct prompt once: its index
+    rendered: dict[tuple[str, str | None], str] = {}
     views = {}
     for arm in arms:
         state = "excluded" if states is None else states[arm.key]
         views[arm.key] = _arm(task, item, arm, record.arms.get(arm.key), state,
-                              _turns(task, item, arm, arms, prompts))
+                              _turns(task, item, arm, arms, prompts, rendered))
     return ItemView(id=item.id, excluded=excluded, gold=spell(item.gold),
                     prompts=[cut(p) for p in prompts], arms=views)
 

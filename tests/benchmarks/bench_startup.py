@@ -105,8 +105,6 @@ STEPS = [
     ("vbw.modes.scoring", "score_stream", "read, check and score the items (streamed)"),
     ("vbw.modes.scoring", "build_report", "rates, bootstrap CIs, flips"),
     ("vbw.modes.scoring", "browser", "report.html's item data (a second pass)"),
-    # (where scoring splits, that pass runs in a worker: the time the page waits for it)
-    ("vbw.score.split", "Ahead.result", "report.html's item data (waited for)"),
     ("vbw.modes.scoring", "write_reports", "write the reports (report.html's data included)"),
 ]
 

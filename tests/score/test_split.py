@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -253,29 +252,3 @@ def test_arm_keys_of_a_legacy_replay_in_two_processes(
     monkeypatch.setenv(split.ENV, "2")
     with pytest.raises(ReplayError, match=r":40: item id .* appears twice"):
         split.arm_keys(bad)
-
-
-def test_work_ahead_in_a_worker() -> None:
-    """split.Ahead: the worker's result; a failed worker (the work raised there) leaves
-    the work to this process, which gives its own value or error; no fork: the work
-    here; close() stops a worker whose result is never taken."""
-    import os
-
-    parent = os.getpid()
-    assert split.Ahead(lambda: (os.getpid() != parent, [1, "a"]), fork=True).result() \
-        == (True, [1, "a"])
-    assert split.Ahead(lambda: os.getpid(), fork=False).result() == parent
-
-    def only_here() -> str:
-        if os.getpid() != parent:
-            raise RuntimeError("in the worker")
-        return "here"
-
-    assert split.Ahead(only_here, fork=True).result() == "here"
-    with pytest.raises(ZeroDivisionError):
-        split.Ahead(lambda: 1 / 0, fork=True).result()
-    never = split.Ahead(lambda: time.sleep(30), fork=True)
-    pid = never.pid
-    never.close()
-    with pytest.raises(ChildProcessError):
-        os.waitpid(pid, 0)  # reaped

@@ -20,8 +20,6 @@ from vbw.report import write_reports
 from vbw.report.browser import Browser, build_browser
 from vbw.report.numbers import pct
 from vbw.report.provenance import provenance
-from vbw.report.writers import chosen
-from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
 from vbw.score.stream import check_replay_matches, score_stream
@@ -110,14 +108,9 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         task_cfg = cfg.model_copy(update={"n": replay.header.n}) if whole_run else cfg
         report = score(task, replay, task_cfg, mode, err)
         before_write()
-        # report.html's item data, built in a forked worker while the other files are
-        # rendered and written (vbw.score.split.Ahead), where scoring would split
-        data = split.Ahead(lambda: browser(report, task, replay_path, task_cfg),
-                           fork=split.wanted(replay_path) and "html" in chosen(cfg.outputs))
-        try:
-            md = write_reports(report, task_dir, data.result, cfg.outputs, err=err)
-        finally:
-            data.close()
+        md = write_reports(report, task_dir,
+                           lambda: browser(report, task, replay_path, task_cfg),
+                           cfg.outputs, err=err)
         print(md, file=out)
         if cfg.gate.wrong_valid_above is None or cfg.shard.count != 1:
             return task_dir, []

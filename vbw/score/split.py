@@ -164,49 +164,6 @@ def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any
     return _both(mine, theirs)
 
 
-class Ahead:
-    """`work()` started now in a forked worker, its result taken later (`result()`),
-    while this process does other work: report.html's item data (a second pass over the
-    replay) is built while the other report files are rendered and written. A worker that
-    fails in any way (`work` raised too) leaves `result()` to call `work()` here, for the
-    same value or error as without a worker. Without a fork (`wanted` is false), `result()`
-    is just `work()`. `close()` stops a worker whose result was never taken."""
-
-    def __init__(self, work: Callable[[], Any], fork: bool) -> None:
-        self.work, self.pid, self.fd = work, 0, -1
-        if fork:
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker
-                os.close(read)
-                _worker(work, write)
-            os.close(write)
-            self.pid, self.fd = pid, read
-
-    def result(self) -> Any:
-        if not self.pid:
-            return self.work()
-        try:
-            data = receive_all(self.fd)
-            _, status = os.waitpid(self.pid, 0)
-        finally:
-            os.close(self.fd)
-            self.pid = 0
-        if os.waitstatus_to_exitcode(status) == 0 and data:
-            return pickle.loads(data)
-        return self.work()
-
-    def close(self) -> None:
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
-            os.close(self.fd)
-            self.pid = 0
-
-
 def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
     """Score every record of `stream` into pass `p` (vbw.score.stream._Pass), the odd
     item lines by a forked worker; returns the pass that holds the result (`p`, or one

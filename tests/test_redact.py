@@ -83,6 +83,9 @@ def test_lone_surrogates_escape_losslessly() -> None:
     out.encode("utf-8")
     assert json.loads(out) == {"t": text}
     assert escape_surrogates("plain é") == "plain é"
+    assert escape_surrogates("ascii") == "ascii"
+    # a surrogate pair held as two code points is two surrogates to UTF-8: both escaped
+    assert escape_surrogates("é\ud83d\ude00") == "é\\ud83d\\ude00"
 
 
 @pytest.mark.parametrize("text", [

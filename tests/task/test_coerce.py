@@ -28,3 +28,22 @@ def test_string_boolean_identity() -> None:
     b = BooleanCoercion(kind="boolean")
     assert b.apply("Yes") is True and b.apply(False) is False and b.apply("maybe") is None
     assert IdentityCoercion(kind="identity").apply({"a": [1]}) == {"a": [1]}
+
+
+def test_last_number_is_the_last_match_of_a_whole_scan() -> None:
+    """last_number scans only from the run holding the last digit: on random texts of the
+    characters that matter it finds what a scan of the whole text finds."""
+    import random
+    from collections import deque
+
+    from vbw.task.coerce import _NUMBER, last_number
+
+    def whole(text: str) -> str | None:
+        last = deque(_NUMBER.finditer(text.replace("$", "")), maxlen=1)
+        return last[0].group(0) if last else None
+
+    rng = random.Random(7)
+    for _ in range(5_000):
+        text = "".join(rng.choice("0123456789,.-$ a\n") for _ in range(rng.randint(0, 140)))
+        assert last_number(text) == whole(text), text
+    assert last_number("pay $1,200.50 - then 3-4,5.") == "-4,5"

@@ -34,3 +34,19 @@ def test_a_bad_line_is_named_by_its_number_across_chunks(
         dataset.read_rows(path)
     path.write_text('{"a": 1}\r\n\n{"a": 2}\u2028{"a": 3}\n' * 5, encoding="utf-8")
     assert [r["a"] for r in dataset.read_rows(path)] == [1, 2, 3] * 5
+
+
+def test_rows_are_what_json_decodes(tmp_path: Path) -> None:
+    """Rows are decoded by orjson where it accepts the line, by json elsewhere: the values
+    are json.loads' either way (NaN, an integer beyond 64 bits, a lone surrogate escape,
+    a repeated key), and a bad line keeps json's message."""
+    import json
+    lines = ['{"a": 1, "b": 2.5, "c": "x\\u00e9"}', '{"a": NaN}', '{"a": 123456789012345678901234}',
+             '{"a": "\\ud800"}', '{"a": 1, "a": 2}', '{"a": [1e400, -0.0]}']
+    path = tmp_path / "d.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    rows = dataset.read_rows(path)
+    assert repr(rows) == repr([json.loads(x) for x in lines])
+    path.write_text('{"a": 1}\n{"a": tru}\n')
+    with pytest.raises(DataError, match=r"d.jsonl:2: not valid JSON \(Expecting value\)"):
+        dataset.read_rows(path)

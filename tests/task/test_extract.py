@@ -84,6 +84,14 @@ def test_first_json_object_rules() -> None:
     assert first_json_object("none") is None
     assert first_json_object(' {"a": 1}') == {"a": 1}
     assert first_json_object('{"answer": 16 * 16 * 2}') is None
+    # integers beyond 64 bits stay exact ints (orjson would make them floats), as do
+    # those within; a float literal that large stays a float
+    big = 2 ** 64 * 10 + 7
+    for text in (f'{{"a": {big}}}', f'{{"a": [-{big}]}}', f'{{"a": {{"b": {big}}}}}'):
+        assert first_json_object(text) == json.loads(text)
+        assert repr(first_json_object(text)) == repr(json.loads(text))
+    assert first_json_object('{"a": 9223372036854775807, "b": 1e19}') == \
+        {"a": 2 ** 63 - 1, "b": 1e19}
 
 
 def test_python_call_positional_and_keywords(bfcl) -> None:

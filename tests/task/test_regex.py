@@ -251,3 +251,24 @@ def test_every_committed_output_extracts_as_python_re_did(pattern: str,
 def test_every_gold_extracts_as_python_re_did(pattern: str, flags: tuple[str, ...]) -> None:
     golds = committed_golds()
     assert _same_extractions(pattern, flags, golds) == 2 * len(golds)
+
+
+@pytest.mark.parametrize("pattern", [r"a*", r"(a)|(b)", r"x?", r"\d+(?:\.\d+)?", r"(b*)$",
+                                     r"^a", r"(?m)^\w*$", r"(a)(z)?", r"####(.*)$", r""])
+def test_native_match_calls_agree_with_the_re2_module(pattern: str) -> None:
+    """On ASCII text, search, fullmatch and last call RE2's match directly (no match
+    object per match): the same spans as through the re2 module's finditer, empty
+    matches and Python's `$` included."""
+    import random
+
+    from vbw.task.regex import Regex
+
+    fast = compile_task_regex(pattern, ("DOTALL",) if "#" in pattern else ())
+    assert fast._match is not None  # the native path is the one under test
+    slow = Regex(fast._rx)
+    slow._match = None
+    rng = random.Random(pattern)
+    for _ in range(2000):
+        text = "".join(rng.choice("ab1.2z\n ") for _ in range(rng.randint(0, 12)))
+        for how in ("search", "fullmatch", "last"):
+            assert getattr(fast, how)(text) == getattr(slow, how)(text), (how, text)

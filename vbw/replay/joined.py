@@ -65,7 +65,7 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
     """(id, line, decoded line) per item line of a checked replay: the header, the end
     line and a torn last line (which the checked read ignored) are skipped."""
     with open(path, "rb") as f:
-        lines = (line for line in f if line.strip())
+        lines = (line for line in f if line and not line.isspace())
         next(lines, None)  # the header
         for line in lines:
             try:
@@ -76,14 +76,18 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
                 yield obj["id"], line, obj
 
 
-def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def joined(paths: list[Path], ids: list[str],
+           shards: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(shard index, dumped record) for every id in `ids` order; `ids[k]` is read from
-    `paths[k % len(paths)]`."""
+    `paths[k % len(paths)]`. With `shards`, only the ids of those shards (whose files
+    alone are read: another process joins the others, vbw.sweep.shards)."""
     readers = [_item_lines(p) for p in paths]
     waiting: dict[str, bytes] = {}
     try:
         for k, item_id in enumerate(ids):
             i = k % len(paths)
+            if shards is not None and i not in shards:
+                continue
             obj = None
             line = waiting.pop(item_id, None)
             if line is not None:

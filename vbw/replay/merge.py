@@ -206,20 +206,31 @@ def _line(obj: dict[str, Any]) -> str:
     return escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n"
 
 
+def item_line(r: ItemRecord | dict[str, Any]) -> bytes:
+    """A merged replay's item line, as bytes: an ItemRecord or its dump
+    (`model_dump(mode="json", exclude_none=True)`)."""
+    return _line(r if isinstance(r, dict)
+                 else r.model_dump(mode="json", exclude_none=True)).encode("utf-8")
+
+
 def write_merged(path: Path, header: CompleteHeader,
                  records: Iterable[ItemRecord | dict[str, Any]], end: EndV1) -> None:
+    """The merged replay (see write_merged_lines), from its records (`item_line`)."""
+    write_merged_lines(path, header, map(item_line, records), end)
+
+
+def write_merged_lines(path: Path, header: CompleteHeader, lines: Iterable[bytes],
+                       end: EndV1) -> None:
     """The merged replay, written line by line to a temporary name and renamed into
-    place (removed if `records` raises: a refused merge leaves nothing). A record is an
-    ItemRecord or its dump (`model_dump(mode="json", exclude_none=True)`)."""
+    place (removed if `lines` raises: a refused merge leaves nothing)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(_line({"meta": header.as_written()}))
-            for r in records:
-                f.write(_line(r if isinstance(r, dict)
-                              else r.model_dump(mode="json", exclude_none=True)))
-            f.write(_line({"end": end.model_dump(mode="json")}))
+        with open(tmp, "wb") as f:
+            f.write(_line({"meta": header.as_written()}).encode("utf-8"))
+            for line in lines:
+                f.write(line)
+            f.write(_line({"end": end.model_dump(mode="json")}).encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
     except BaseException:

@@ -234,8 +234,9 @@ class ReplayStream:
 
 
 def _nonblank(f: BinaryIO) -> Iterator[bytes]:
+    """The lines that are not blank (`line.strip()` would copy each line to say so)."""
     for line in f:
-        if line.strip():
+        if line and not line.isspace():
             yield line
 
 

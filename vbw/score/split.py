@@ -145,6 +145,13 @@ def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any]
     return None if found is None else (own, found)
 
 
+def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any] | None:
+    """`theirs()` in a forked worker while `mine()` runs here (their results must pickle):
+    both results, or None when either raised or the worker failed (the caller then does
+    the work in one process, for the first error in its own order)."""
+    return _both(mine, theirs)
+
+
 def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
     """Score every record of `stream` into pass `p` (vbw.score.stream._Pass), the odd
     item lines by a forked worker; returns the pass that holds the result (`p`, or one

@@ -57,16 +57,28 @@ def no_arm_message(path: str, item_id: str, arm: str, has: Iterable[str]) -> str
     return f"{path}: item {item_id} has no arm {arm!r} (it has: {', '.join(has)})"
 
 
+_plan: list[Any] = [None, []]  # the last arms seen (a copy), and their (arm, key, schema)
+
+
+def _arm_plan(arms: list[Arm]) -> list[tuple[Arm, str, str | None]]:
+    """Each arm with its key and contract schema (None: no contract), worked out once per
+    list of arms rather than per item (a key is built anew on each look-up)."""
+    if _plan[0] != arms:
+        _plan[:] = [list(arms), [(a, a.key, a.schema if a.has_contract else None)
+                                 for a in arms]]
+    return _plan[1]
+
+
 def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: list[Arm],
                validators: Validators) -> tuple[list[int], list[bool]]:
     """(validity row, correctness row) of one item over `arms`, from each arm's text."""
     vrow: list[int] = []
     rrow: list[bool] = []
-    for arm in arms:
-        obj, answer = task.answer(texts[arm.key], item, arm)
-        if arm.has_contract:
-            vrow.append(int(obj is not None and
-                            validators.is_valid(item.schemas[arm.schema], obj)))
+    schemas = item.schemas
+    for arm, key, schema in _arm_plan(arms):
+        obj, answer = task.answer(texts[key], item, arm)
+        if schema is not None:
+            vrow.append(int(obj is not None and validators.is_valid(schemas[schema], obj)))
         else:
             vrow.append(-1)
         rrow.append(task.is_correct(answer, item))

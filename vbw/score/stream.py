@@ -93,6 +93,7 @@ class _Pass:
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
                  shared: SharedAudit | None = None, digests: bool = False) -> None:
         self.task, self.arms, self.shared = task, arms, shared
+        self.keys = [a.key for a in arms]
         self.position: dict[str, list[int]] = {}
         for i, item_id in enumerate(selected):
             self.position.setdefault(item_id, []).append(i)
@@ -175,7 +176,7 @@ class _Pass:
         (self.shared or self.auditor).add(item, pos)
         if rec.unsupported:
             return
-        lacking = next((a.key for a in self.arms if a.key not in rec.texts), None)
+        lacking = next((k for k in self.keys if k not in rec.texts), None)
         if lacking is not None:
             if self.no_arm is None or pos < self.no_arm[0]:
                 self.no_arm = (pos, no_arm_message(path, rec.id, lacking, rec.texts))

@@ -4,18 +4,34 @@ An entry of `replays` is a replay file, or a folder: a run folder holding `repla
 or a sweep folder whose job folders hold one each (folders named `merged*`, where a sweep
 writes its merges, are skipped). The merged replay is written to the run folder as
 `replay.jsonl`; its report is the one the run done in one job would have.
+
+Merging is per-item work, done on two cores. The shards' checked first read
+(vbw.replay.merge.read_shard) reads every other shard in a forked worker
+(vbw.score.split.in_two); an error in either process reads them again in one, for the
+first error in the order given. Writing the merged replay (each line decoded, its prompt
+hash checked against the task's, dumped again): a forked worker makes the odd shards'
+lines while this process makes the even ones', and this process writes every line in
+task order, reading the worker's from a pipe as they come (neither holds more than a
+pipe's worth). Any error, in either process, or a failed worker, writes the replay
+again in one process, which refuses with the first error in task order, as before (a
+valid merge never pays that pass). Two processes where vbw.score.split would score a
+replay the size of the first shard in two (VBW_SCORING_PROCESSES=1 never, =2 always).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import signal
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
 from vbw.replay.header import CompleteHeader
 from vbw.replay.joined import joined
-from vbw.replay.merge import merge_shards, read_shard, write_merged
+from vbw.replay.merge import (Shard, item_line, merge_shards, read_shard,
+                              write_merged_lines)
+from vbw.score import split
 from vbw.task.arms import parse_arm
 from vbw.task.runner import Task
 
@@ -53,15 +69,16 @@ def shard_paths(entries: list[str] | None, cwd: Path) -> list[Path]:
 
 def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
                   records: Iterator[tuple[int, dict[str, Any]]],
-                  paths: list[str]) -> Iterator[dict[str, Any]]:
+                  paths: list[str], check: bool,
+                  positions: Iterable[int] | None = None) -> Iterator[dict[str, Any]]:
     """The records, each checked as it passes: its recorded prompt_hash is the one the
-    task gives it now, so no shard was generated from other prompts. Checked when the
-    shards' task hash is the task's (a changed task is the task-hash check's to refuse, or
-    allow, when the merge is scored). `records` come in `ids` order (task order), so the
-    item named is the first in task order, as when every item was built at once."""
-    check = header.task_hash == task.generation_hash()
+    task gives it now, so no shard was generated from other prompts. Checked (`check`)
+    when the shards' task hash is the task's (a changed task is the task-hash check's to
+    refuse, or allow, when the merge is scored). `records` come in `ids` order (task
+    order), so the item named is the first in task order, as when every item was built
+    at once; `positions` are their indexes in `ids` (every one, if not given)."""
     arms = [parse_arm(k) for k in header.arms or []]
-    for k, (shard, rec) in enumerate(records):
+    for k, (shard, rec) in zip(range(len(ids)) if positions is None else positions, records):
         if check and rec.get("prompt_hash") is not None:
             want = task.prompt_hash(task.item(k, ids[k]), arms)
             if rec["prompt_hash"] != want:
@@ -72,25 +89,108 @@ def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
         yield rec
 
 
+def _lines(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
+           check: bool, shards: set[int] | None = None) -> Iterator[bytes]:
+    """The merged replay's item lines in task order (of `shards` only, if given)."""
+    count = len(paths)
+    positions = None if shards is None else (k for k in range(len(ids)) if k % count in shards)
+    records = joined([Path(p) for p in paths], ids, shards)
+    return map(item_line, _same_prompts(task, header, ids, records, paths, check, positions))
+
+
+class _Fallback(Exception):
+    """The two-process write failed (an error in either process): write in one."""
+
+
+def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
+                   check: bool) -> Iterator[bytes]:
+    """_lines of every shard, the odd ones made by a forked worker (module docstring);
+    _Fallback on any error or a failed worker (which is then stopped)."""
+    count = len(paths)
+    even = set(range(0, count, 2))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: its lines down the pipe, then exit without cleanup
+        status = 1
+        try:
+            os.close(read)
+            with open(write, "wb", buffering=1 << 16) as out:
+                for line in _lines(task, header, ids, paths, check,
+                                   set(range(1, count, 2))):
+                    out.write(line)
+            status = 0
+        except BaseException:  # noqa: BLE001 (the parent writes in one process)
+            pass
+        finally:
+            os._exit(status)
+    os.close(write)
+    done = False
+    try:
+        with open(read, "rb", buffering=1 << 16) as theirs:
+            mine = _lines(task, header, ids, paths, check, even)
+            for k in range(len(ids)):
+                line = next(mine) if k % count in even else theirs.readline()
+                if not line.endswith(b"\n"):
+                    raise _Fallback
+                yield line
+            if theirs.read(1):
+                raise _Fallback
+        _, status = os.waitpid(pid, 0)
+        done = True
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise _Fallback
+    except (_Fallback, StopIteration):
+        raise _Fallback from None
+    except Exception as e:  # noqa: BLE001 - the one-process write says which error is first
+        raise _Fallback from e
+    finally:
+        if not done:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+
+
+def _read_shards(paths: list[Path]) -> list[Shard]:
+    """read_shard of each path, every other one in a forked worker (vbw.score.split's
+    fork and pipe, where it would split); an error in either process or a failed worker
+    reads them again in one, for the first error in the order given."""
+    if len(paths) > 1 and split.wanted(paths[0]):
+        both = split.in_two(lambda: [read_shard(p) for p in paths[0::2]],
+                            lambda: [read_shard(p) for p in paths[1::2]])
+        if both is not None:
+            out: list[Shard] = [*paths]  # type: ignore[list-item]  (each replaced)
+            out[0::2], out[1::2] = both
+            return out
+    return [read_shard(p) for p in paths]
+
+
 def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
                   out_dir: Path) -> Path:
     """Merge the shards into out_dir/replay.jsonl; return its path. `n`, if given, must
     be the run's (the shards record how many items the whole run selected). Each shard is
     read through twice, never held (vbw.replay.merge)."""
-    replays = [read_shard(p) for p in shard_paths(entries, cwd)]
+    replays = _read_shards(shard_paths(entries, cwd))
     merge = merge_shards(replays, lambda of: task.ids(of))
     header = merge.header
     if n is not None and n != header.n:
         raise ReplayError(f"n={n}, but the shards are of a run of {header.n} item(s); "
                           f"pass n={header.n} or leave n out")
     paths = [merge.shards[i].path for i in sorted(merge.shards)]
-    records = _same_prompts(task, header, merge.ids,
-                            joined([Path(p) for p in paths], merge.ids), paths)
+    check = header.task_hash == task.generation_hash()
     path = out_dir / "replay.jsonl"
     if path.resolve() in {Path(r.path).resolve() for r in replays}:
-        for _ in records:  # a shard of other prompts is the first refusal, as it was
-            pass
+        for _ in _lines(task, header, merge.ids, paths, check):
+            pass  # a shard of other prompts is the first refusal, as it was
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
                           "merge its own hydra.run.dir")
-    write_merged(path, header, records, merge.end)
+    if len(paths) > 1 and split.wanted(Path(paths[0])):
+        try:
+            write_merged_lines(path, header, _two_processes(task, header, merge.ids, paths,
+                                                            check), merge.end)
+            return path
+        except _Fallback:
+            pass
+    write_merged_lines(path, header, _lines(task, header, merge.ids, paths, check), merge.end)
     return path

@@ -20,9 +20,26 @@ COERCIONS: Registry[StrictModel] = Registry("coercion", group="vbw.coercions")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")  # no backtracking beyond one match: linear
 
 
+_RUN = "-0123456789,."  # every character a number-looking match can hold
+
+
 def last_number(text: str) -> str | None:
-    """The LAST number-looking run in `text` once `$` signs are deleted, as written."""
-    last = deque(_NUMBER.finditer(text.replace("$", "")), maxlen=1)
+    """The LAST number-looking run in `text` once `$` signs are deleted, as written.
+
+    Found without scanning the whole text (a reasoning text holds many numbers, and a
+    free-text chain reads its last one): every match holds a digit and only characters
+    of _RUN, so no match crosses a character outside _RUN, and a left-to-right scan
+    started just after such a character finds the same matches after it as a scan from
+    the start. The scan starts at the run of _RUN characters that holds the last digit
+    (found by C-speed rfind and rstrip: linear), whose matches include the last one."""
+    text = text.replace("$", "")
+    start = 0
+    if len(text) > 64:  # (a short candidate is scanned whole: fewer steps)
+        end = max(map(text.rfind, "0123456789"))
+        if end < 0:
+            return None
+        start = len(text[:end].rstrip(_RUN))
+    last = deque(_NUMBER.finditer(text, start), maxlen=1)
     return last[0].group(0) if last else None
 
 

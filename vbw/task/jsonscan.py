@@ -32,12 +32,11 @@ from typing import Any
 import orjson
 
 from vbw.task import jsongrammar as g
-from vbw.task.jsonvalues import decode_at, decode_span_at
+from vbw.task.jsonvalues import decode_at, decode_span_at, orjson_agrees
 
 MAX_DEPTH = 512
 TRIES, BUDGET = 32, 4  # `{`s decoded literally before the search, text lengths read
 NOTHING: tuple[int, int, Any] = (-1, -1, None)  # _tries: no `{` opens an object
-_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
@@ -64,17 +63,15 @@ def _whole_object(text: str, first: int) -> dict[str, Any] | None:
     on (what a constrained arm writes): that `{` is the first candidate, so the object it
     opens is the answer when it decodes and is within MAX_DEPTH. orjson decodes it when
     the rest of the text is exactly that object; where orjson refuses (trailing text, NaN,
-    lone surrogates), where a run of 19 digits could be an integer beyond 64 bits (which
-    orjson would make a float), or where the object is too deep, None: the search decides,
-    as it always did."""
-    if _LONG_DIGITS.search(text, first):
-        return None  # orjson turns integers beyond 64 bits into floats; json does not
+    lone surrogates), where the object holds a float that may be an integer beyond 64
+    bits to json (vbw.task.jsonvalues.orjson_agrees), or where the object is too deep,
+    None: the search decides, as it always did."""
     try:
         value = orjson.loads(text[first:] if first else text)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict):
-        return None
+    if not isinstance(value, dict) or not orjson_agrees(value):
+        return None  # (orjson turns integers beyond 64 bits into floats; json does not)
     if len(text) - first > 2 * MAX_DEPTH and _depth(value) > MAX_DEPTH:
         return None  # (a shorter text cannot nest deeper than MAX_DEPTH)
     return value

@@ -49,6 +49,30 @@ def decode_span_at(text: str, start: int) -> tuple[Any, int]:
     return _DECODER.raw_decode(text, start)
 
 
+_I64 = float(2 ** 63)
+
+
+def orjson_agrees(value: Any) -> bool:
+    """Whether `value`, as orjson decoded a text, is what Python's json decodes from it:
+    orjson makes an integer literal beyond 64 bits a float (json keeps the int), always
+    one of magnitude 2**63 or more, so a value holding no such float is json's (where
+    orjson refuses a text, json decides anyway). A float literal that large is refused
+    too, which only costs json's decode. Faster than searching the text for a run of 19
+    digits (a regex scan of every character), and without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is float:
+            if not -_I64 < v < _I64:
+                return False
+        elif t is dict:
+            stack.extend(v.values())
+        elif t is list:
+            stack.extend(v)
+    return True
+
+
 def is_number(value: Any) -> bool:
     """A JSON number as decoded: int, float or JsonBigInt, never a boolean."""
     return isinstance(value, (int, float, JsonBigInt)) and not isinstance(value, bool)

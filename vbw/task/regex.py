@@ -25,9 +25,19 @@ import re
 import unicodedata
 from collections import deque
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any, Iterable
 
 import re2
+
+# RE2's match call under the re2 module's Python layer (which builds a match object per
+# match): used on ASCII text where the module exposes it, else the module decides.
+try:
+    _ANCHORS: tuple[Any, Any] | None = (re2._re2.RE2.Anchor.UNANCHORED,
+                                         re2._re2.RE2.Anchor.ANCHOR_BOTH)
+except AttributeError:
+    _ANCHORS = None
+_NO_SPAN = (-1, -1)
 
 FLAGS = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
 _OPTIONS = re2.Options()
@@ -206,7 +216,7 @@ class Regex:
     and everything from that newline on matched empty, so every span boundary at the end
     moves back onto the newline: the spans Python gives, and a fullmatch is no match."""
 
-    __slots__ = ("_rx", "groups", "_user", "_eol")
+    __slots__ = ("_rx", "groups", "_user", "_eol", "_match")
 
     def __init__(self, rx: Any) -> None:
         self._rx = rx
@@ -214,28 +224,56 @@ class Regex:
         self._eol = [i for i, name in names.items() if name.startswith(_EOL)]
         self._user = [0] + [i for i in range(1, rx.groups + 1) if i not in self._eol]
         self.groups: int = len(self._user) - 1
+        native = getattr(rx, "_regexp", None) if _ANCHORS is not None else None
+        self._match = getattr(native, "Match", None)
 
     def search(self, text: str) -> list[tuple[int, int]] | None:
-        return self._spans(self._rx.search(_encodable(text)))
+        data = _encodable(text)
+        if self._match is not None and type(data) is bytes:
+            found = self._match(_ANCHORS[0], data, 0, len(data))
+            return None if found[0] == _NO_SPAN else self._spans(found.__getitem__)
+        m = self._rx.search(data)
+        return None if m is None else self._spans(m.span)
 
     def fullmatch(self, text: str) -> bool:
-        m = self._rx.fullmatch(_encodable(text))
-        return m is not None and not self._took_newline(m)
+        data = _encodable(text)
+        if self._match is not None and type(data) is bytes:
+            found = self._match(_ANCHORS[1], data, 0, len(data))
+            return found[0] != _NO_SPAN and not self._took_newline(found.__getitem__)
+        m = self._rx.fullmatch(data)
+        return m is not None and not self._took_newline(m.span)
 
     def last(self, text: str) -> list[tuple[int, int]] | None:
         """The last match of a left-to-right scan of non-overlapping matches."""
-        return self._spans(next(iter(deque(self._rx.finditer(_encodable(text)), maxlen=1)),
-                                None))
+        data = _encodable(text)
+        if self._match is not None and type(data) is bytes:
+            found = self._last_bytes(data)
+            return None if found is None else self._spans(found.__getitem__)
+        m = next(iter(deque(self._rx.finditer(data), maxlen=1)), None)
+        return None if m is None else self._spans(m.span)
 
-    def _took_newline(self, m: Any) -> bool:
-        return any(m.start(g) >= 0 for g in self._eol)
+    def _last_bytes(self, data: bytes) -> Any:
+        """`last` on ASCII text, by RE2's own match call: the scan the re2 module's
+        finditer makes on bytes (after an empty match, one byte on), without building a
+        match object per match (a free-text chain scans every text of an arm)."""
+        match, unanchored, pos, end, found = self._match, _ANCHORS[0], 0, len(data), None
+        while True:
+            spans = match(unanchored, data, pos, end)
+            if spans[0] == _NO_SPAN:
+                return found
+            found = spans
+            if pos == end:
+                return found
+            pos = pos + 1 if pos == spans[0][1] else spans[0][1]
 
-    def _spans(self, m: Any) -> list[tuple[int, int]] | None:
-        if m is None:
-            return None
-        spans = [m.span(g) for g in self._user]
-        if self._took_newline(m):
-            end = m.end()
+    def _took_newline(self, span: Callable[[int], tuple[int, int]]) -> bool:
+        return any(span(g)[0] >= 0 for g in self._eol)
+
+    def _spans(self, span: Callable[[int], tuple[int, int]]) -> list[tuple[int, int]]:
+        """The user groups' spans of a match whose group spans `span` gives."""
+        spans = [span(g) for g in self._user]
+        if self._took_newline(span):
+            end = span(0)[1]
             spans = [(min(a, end - 1), min(b, end - 1)) if a >= 0 else (a, b)
                      for a, b in spans]
         return spans

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
+from vbw.pipes import die_with_parent, leave
 from vbw.replay.header import CompleteHeader
 from vbw.replay.joined import joined
 from vbw.replay.merge import (Shard, item_line, merge_shards, read_shard,
@@ -109,10 +110,12 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
     count = len(paths)
     even = set(range(0, count, 2))
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
-    if pid == 0:  # the worker: its lines down the pipe, then exit without cleanup
+    if pid == 0:  # the worker: its lines down the pipe, then leave (vbw.pipes.leave)
         status = 1
         try:
+            die_with_parent(parent)
             os.close(read)
             with open(write, "wb", buffering=1 << 16) as out:
                 for line in _lines(task, header, ids, paths, check,
@@ -122,7 +125,7 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
         except BaseException:  # noqa: BLE001 (the parent writes in one process)
             pass
         finally:
-            os._exit(status)
+            leave(status)
     os.close(write)
     done = False
     try:

@@ -12,11 +12,12 @@ with `git archive`, as bench_startup does).
 
 Scoring synthetic replays of 10k, 30k and 100k items with 6 arms (GSM8K's shape; texts
 cycled from the bundled GSM8K replay over a synthetic dataset), end to end through `vbw`
-(a fresh process): wall seconds and peak RSS per size, to show both are linear in items
-and to check the targets of 100k items x 6 arms in <= 10 s and <= 400 MiB, and within 5x
-the floor: a fresh process that decodes every line of the same replay with Python's
-`json` module, measured in the same run right after (issue 22). Each vbw run also times
-its steps in process (bench_startup's PHASES), which say what bounds a missed target.
+(a fresh `python -m vbw`, as a user runs it): wall seconds and peak RSS per size, to show
+both are linear in items and to check the targets of 100k items x 6 arms in <= 10 s and
+<= 400 MiB, and within 5x the floor: a fresh process that decodes every line of the same
+replay with Python's `json` module, measured in the same run right after (issue 22). A
+third run times the steps in process, in one process (bench_startup's PHASES,
+VBW_WARM=0), which say what bounds a missed target.
 (The demo's start-up figures are tests/benchmarks/bench_startup.py's.)
 
 In the same run, at the largest size (VBW_BENCH_AT, default 100,000 items), the two other
@@ -170,16 +171,20 @@ def bench_modes(tree: Path, work: Path, n: int) -> list[dict]:
 
 
 def bench_synthetic(tree: Path, work: Path, sizes: list[int]) -> list[dict]:
-    """Each size: `vbw` on the synthetic replay (its steps timed in process), then the
-    json-decode floor on the same file."""
+    """Each size: `vbw` on the synthetic replay as a user runs it (`python -m vbw`: the
+    console script, its warm worker included), then the json-decode floor on the same
+    file, then the same run with its steps timed in process (bench_startup's PHASES, in
+    one process: VBW_WARM=0), which say what bounds it."""
     env = _env(tree, work)
     out = []
     for n in sizes:
         task, replay = make_synthetic(work, n)
-        wall, rss, cpu, err = _run([sys.executable, "-c", PHASES, json.dumps(STEPS),
-                                    f"task.files=[{task}]", f"replay={replay}",
-                                    f"hydra.run.dir={work}/syn{n}/out"], work, env)
+        args = [f"task.files=[{task}]", f"replay={replay}"]
+        wall, rss, cpu, _ = _run([sys.executable, "-m", "vbw", *args,
+                                  f"hydra.run.dir={work}/syn{n}/out"], work, env)
         fwall, frss, fcpu, _ = _run([sys.executable, "-c", FLOOR, str(replay)], work, env)
+        *_, err = _run([sys.executable, "-c", PHASES, json.dumps(STEPS), *args,
+                        f"hydra.run.dir={work}/syn{n}/steps"], work, {**env, "VBW_WARM": "0"})
         out.append({"items": n, "arms": 6, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                     "peak_rss_mib": round(rss, 1),
                     "us_per_item_arm": round(wall / (n * 6) * 1e6, 1),

@@ -34,7 +34,7 @@ def verdict(big: dict | None) -> str:
     bounds = "; ".join(f"{k} {v:.1f} s" for v, k in steps) or "not measured"
     lines = [f"- {TARGET_ITEMS:,} items x 6 arms in <= {TARGET_S:.0f} s: {wall:.1f} s, "
              + ("**met**." if wall <= TARGET_S else
-                f"**missed**; the largest steps (wall, in process): {bounds}."),
+                f"**missed**; the largest steps (wall, in one process): {bounds}."),
              f"- peak RSS <= {TARGET_MIB:.0f} MiB: {rss:.0f} MiB, "
              + ("**met**." if rss <= TARGET_MIB else
                 "**missed**; what stays in memory is the task's dataset rows (read whole), "

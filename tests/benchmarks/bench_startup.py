@@ -238,7 +238,9 @@ def attribute(rows: list[tuple[int, int, str]]) -> Counter:
 def unlisted(rows: list[tuple[int, int, str]]) -> list[str]:
     """Third-party packages that vbw itself imports but DEPS (so the floor) leaves out:
     a module whose nearest importer among DEPS and vbw is vbw, outside the standard
-    library. The floor is only the floor if this is empty."""
+    library, and not tried by a standard library module (pickle probes for Jython's
+    `org.python.core`; importtime lists the failed attempt). The floor is only the floor
+    if this is empty."""
     out: set[str] = set()
     chain: list[tuple[int, str]] = []
     for _, depth, name in reversed(rows):
@@ -248,9 +250,12 @@ def unlisted(rows: list[tuple[int, int, str]]) -> list[str]:
         top = name.split(".")[0]
         owner = next((n.split(".")[0] for _, n in reversed(chain[:-1])
                       if n.split(".")[0] in (*DEPS, "vbw")), None)
+        importer = next((n.split(".")[0] for _, n in reversed(chain[:-1])
+                         if n.split(".")[0] != top), None)
         if owner == "vbw" and top not in (*DEPS, "vbw", "annotated_types") \
                 and not top.startswith("_") \
-                and top not in sys.stdlib_module_names:
+                and top not in sys.stdlib_module_names \
+                and importer not in sys.stdlib_module_names:
             out.add(top)
     return sorted(out)
 

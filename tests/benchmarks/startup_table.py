@@ -120,7 +120,9 @@ def startup_table() -> str:
     if d.get("timeline_ms"):
         lines += ["A plain run with the warm worker (vbw/warm.py), as the console script "
                   "runs it: when each moment comes, ms after the start of `vbw.__main__` "
-                  "(the worker is forked there; the two sides then import at once):", "",
+                  "(the worker is forked there; the two sides then import at once), "
+                  f"medians of {demo['runs']} further runs of their own (measured after the "
+                  "demo's, so their end need not match its median):", "",
                   "| moment | ms |", "|---|---|"]
         for moment, now in d["timeline_ms"].items():
             lines.append(f"| {moment} | {_cell(now, _get(p, 'timeline_ms', moment), _ms)} |")

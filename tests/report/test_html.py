@@ -335,7 +335,7 @@ def test_plain_rows_in_batches_are_the_rows_one_by_one() -> None:
         assert json.loads(got)["rows"] == browser.rows
 
 
-@pytest.mark.parametrize("cache", ["absent", "warm", "corrupt", "unwritable"])
+@pytest.mark.parametrize("cache", ["absent", "warm", "corrupt", "unwritable", "no home"])
 def test_the_compiled_page_cache_never_changes_the_page(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
     """report.html's compiled template is kept in the user's cache folder (vbw.report.html
@@ -354,9 +354,12 @@ def test_the_compiled_page_cache_never_changes_the_page(
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
     if cache == "unwritable":
         folder.write_text("a file where the folder would be")
+    if cache == "no home":  # Path.home() raises: nowhere to keep it
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        monkeypatch.setattr(Path, "home", lambda: (_ for _ in ()).throw(RuntimeError("no home")))
     first = page()  # compiled, and stored where it can be
     stored = sorted((folder / "vbw").glob("report-page-*.jinja")) if folder.is_dir() else []
-    assert len(stored) == (0 if cache == "unwritable" else 1)
+    assert len(stored) == (0 if cache in ("unwritable", "no home") else 1)
     if cache == "corrupt":
         stored[0].write_bytes(stored[0].read_bytes()[:40] + b"\x00garbage")
     if cache == "absent":

@@ -97,18 +97,20 @@ class _CompiledPage(BytecodeCache):
             bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        path = cache_dir() / f"report-page-{bucket.key}.jinja"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        try:
+        tmp = None
+        try:  # no home folder (RuntimeError), an unwritable cache (OSError): not kept
+            path = cache_dir() / f"report-page-{bucket.key}.jinja"
+            tmp = path.with_name(f".{path.name}.{os.getpid()}")
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:
                 bucket.write_bytecode(f)
             os.replace(tmp, path)
-        except OSError:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
+        except (OSError, RuntimeError):
+            if tmp is not None:
+                try:
+                    tmp.unlink(missing_ok=True)
+                except OSError:
+                    pass
 
 
 @lru_cache(maxsize=1)

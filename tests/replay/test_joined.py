@@ -61,3 +61,16 @@ def test_lines_come_in_task_order_whatever_a_shard_holds(tmp_path: Path) -> None
                              encoding="utf-8")  # and ends in a torn line
     got = [(i, rec["id"], rec["arms"]["x"]["text"]) for i, rec in joined(paths, ids)]
     assert got == [(k % 2, ids[k], ids[k]) for k in range(7)]
+
+
+def test_a_merged_line_keeps_an_integer_beyond_64_bits(tmp_path: Path) -> None:
+    """Joining shards re-dumps their lines: values are json's, never orjson's float for an
+    integer literal beyond 64 bits (a tool call's argument, say)."""
+    big = 123456789012345678901234567890
+    message = {"tool_calls": [{"arguments": {"n": big}}]}
+    path = tmp_path / "s0.jsonl"
+    lines = [{"meta": {}}, {"id": "i0", "arms": {"x": {"text": "t", "message": message}}}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    ((_, rec),) = list(joined([path], ["i0"]))
+    assert rec["arms"]["x"]["message"] == message
+    assert type(rec["arms"]["x"]["message"]["tool_calls"][0]["arguments"]["n"]) is int

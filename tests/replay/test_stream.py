@@ -95,3 +95,39 @@ def test_plain_arm_fields_take_the_fast_path(arm: dict) -> None:
                                  {"text": 5}, {"interventions": {}}, {"extra": 1}])
 def test_other_arm_fields_go_to_the_model(arm: dict) -> None:
     assert _light(_line(**arm)) is None
+
+
+BIG = 123456789012345678901234567890  # beyond 64 bits: orjson would make it a float
+
+
+def test_decode_exact_is_json_for_integers_beyond_64_bits() -> None:
+    from vbw.replay.stream import decode, decode_exact
+
+    line = json.dumps({"a": [BIG, -BIG, 2**63, 1.5e300, "12345678901234567890123"]}).encode()
+    assert decode_exact(line) == json.loads(line)
+    assert type(decode_exact(line)["a"][0]) is int
+    assert decode(line) != json.loads(line)  # what the exact decode is for
+    short = b'{"a": [1234567890123456789, 1.5, "x"]}'  # 19 digits, within 64 bits
+    assert decode_exact(short) == json.loads(short)
+
+
+def test_kept_values_are_jsons_exactly(tmp_path: Path) -> None:
+    """What a read keeps (a model's fields, the header's meta, report.html's item data)
+    holds an integer beyond 64 bits as the int it is; the light path, which keeps only
+    texts, takes the line as it did."""
+    meta = {"format": "vbw-replay/1", "task": "t", "arms": ["unconstrained"],
+            "notes": {"seed": BIG}}
+    message = {"content": None, "tool_calls": [{"arguments": {"n": BIG}}]}
+    lines = [{"meta": meta},
+             {"id": "a", "arms": {"unconstrained": {"text": "x", "message": message}}},
+             {"id": "b", "arms": {"unconstrained": {"text": "y", "n_tokens": BIG}}}]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    stream = open_replay(path)
+    assert stream.meta_as_written["notes"] == {"seed": BIG} == stream.header.notes
+    full = [rec for _, rec in stream.items(full=True)]
+    assert full[0].arms["unconstrained"].message == message
+    assert full[1].arms["unconstrained"].n_tokens == BIG
+    assert [obj for _, obj in open_replay(path).lines(exact_values=True)] == lines[1:]
+    assert [r.texts for r in open_replay(path).records()] == [{"unconstrained": "x"},
+                                                              {"unconstrained": "y"}]

@@ -68,7 +68,7 @@ def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Br
     texts of the items the report holds."""
     stream = open_replay(replay_path)
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    return build_browser(report, task, stream.header, (obj for _, obj in stream.lines()), arms)
+    return build_browser(report, task, stream.header, (obj for _, obj in stream.lines(exact_values=True)), arms)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from vbw.errors import ReplayError
 from vbw.replay.format import ArmRecord, ItemRecord
-from vbw.replay.stream import decode
+from vbw.replay.stream import decode_exact
 
 _ITEM_ORDER = tuple(ItemRecord.model_fields)
 _ARM_ORDER = tuple(ArmRecord.model_fields)
@@ -69,7 +69,7 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
         next(lines, None)  # the header
         for line in lines:
             try:
-                obj = decode(line)
+                obj = decode_exact(line)
             except ValueError:  # only a torn last line: every other line decoded before
                 return
             if isinstance(obj, dict) and set(obj) != {"end"}:
@@ -91,7 +91,7 @@ def joined(paths: list[Path], ids: list[str],
             obj = None
             line = waiting.pop(item_id, None)
             if line is not None:
-                obj = decode(line)
+                obj = decode_exact(line)
             else:
                 for got, raw, decoded in readers[i]:
                     if got == item_id:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 from vbw.errors import ReplayError
 from vbw.replay.format import ArmRecord, EndV1, Intervention, ItemRecord
 from vbw.replay.header import FORMAT, ReplayHeader
+from vbw.task.jsonvalues import orjson_agrees
 from vbw.validation import describe
 
 _ITEM_KEYS = frozenset(ItemRecord.model_fields)
@@ -58,11 +59,34 @@ class ScoredRecord(NamedTuple):
 
 
 def decode(line: bytes) -> Any:
-    """Python's json.loads(line), computed by orjson where orjson accepts the line."""
+    """The line decoded by orjson where it accepts it, else by json: json.loads(line),
+    except that orjson makes an integer literal beyond 64 bits a float. The light scoring
+    path reads only what that cannot change (texts, and numbers it makes floats); whatever
+    keeps or writes the values uses `decode_exact`."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return json.loads(line)
+
+
+# digits -> "0", any other byte -> " ": an integer literal of 64 bits or more has 19 digits
+_DIGIT_RUNS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def exact(obj: Any, line: bytes) -> Any:
+    """`obj`, decoded from `line` by `decode`, as json.loads gives it: a line without a run
+    of 19 digits (a byte scan at C speed) holds no integer orjson could have made a float;
+    one that has them is checked value by value (orjson_agrees) and decoded by json if
+    orjson changed one."""
+    if _LONG_RUN not in line.translate(_DIGIT_RUNS) or orjson_agrees(obj):
+        return obj
+    return json.loads(line)
+
+
+def decode_exact(line: bytes) -> Any:
+    """json.loads(line), by orjson where that gives the same values (see `exact`)."""
+    return exact(decode(line), line)
 
 
 def _number_or_none(v: Any) -> bool:
@@ -172,11 +196,17 @@ class ReplayStream:
         self.end_line = 0
         self.torn_tail = False
 
-    def lines(self, skip: Callable[[int], bool] | None = None) -> Iterator[tuple[int, Any]]:
-        """(line number among non-blank lines, decoded JSON) per line after the header;
-        an unreadable last line without its newline is a torn tail, skipped. Lines whose
-        number `skip` names are neither decoded nor checked (another process reads them:
-        vbw.score.split)."""
+    def lines(self, skip: Callable[[int], bool] | None = None,
+              exact_values: bool = False) -> Iterator[tuple[int, Any]]:
+        """(line number among non-blank lines, decoded JSON) per line after the header
+        (`decode`'s values; json.loads' with `exact_values`); an unreadable last line
+        without its newline is a torn tail, skipped. Lines whose number `skip` names are
+        neither decoded nor checked (another process reads them: vbw.score.split)."""
+        for lineno, obj, line in self._decoded(skip):
+            yield lineno, (exact(obj, line) if exact_values else obj)
+
+    def _decoded(self, skip: Callable[[int], bool] | None) -> Iterator[tuple[int, Any, bytes]]:
+        """`lines`, with each line's bytes."""
         try:
             for lineno, line in enumerate(self._lines, 2):
                 if skip is not None and skip(lineno):
@@ -187,9 +217,9 @@ class ReplayStream:
                     except ValueError:
                         self.torn_tail = True
                         return
-                    yield lineno, obj
+                    yield lineno, obj, line
                     return
-                yield lineno, _json_line(self.path, lineno, line[:-1])
+                yield lineno, _json_line(self.path, lineno, line[:-1]), line
         finally:
             self._f.close()
 
@@ -201,14 +231,15 @@ class ReplayStream:
         them only)."""
         seen: set[str] = set()
         listed = self.header.arms
-        for lineno, obj in self.lines(skip):
+        for lineno, obj, line in self._decoded(skip):
             if isinstance(obj, dict) and set(obj) == {"end"}:
-                self.end = validate_model(EndV1, obj["end"], self.path, lineno, "end.")
+                self.end = validate_model(EndV1, exact(obj, line)["end"], self.path, lineno,
+                                          "end.")
                 self.end_line = lineno
                 continue
             rec: Any = None if full else _light(obj)
-            if rec is None:
-                rec = validate_model(ItemRecord, obj, self.path, lineno, "")
+            if rec is None:  # the values are kept: json's, exactly
+                rec = validate_model(ItemRecord, exact(obj, line), self.path, lineno, "")
             arm_keys = rec.texts if isinstance(rec, ScoredRecord) else rec.arms
             if rec.id in seen:
                 raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")
@@ -268,7 +299,8 @@ def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
             decode(line)
         except ValueError:
             raise ReplayError(f"{path}: empty replay file") from None
-    head = _json_line(path, 1, line[:-1] if line.endswith(b"\n") else line)
+    raw = line[:-1] if line.endswith(b"\n") else line
+    head = exact(_json_line(path, 1, raw), raw)
     if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
         raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
     meta: dict[str, Any] = head["meta"]

@@ -9,6 +9,7 @@ from the summary.json the multirun's end writes (vbw.sweep.outcome)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import io
 import os
@@ -42,6 +43,21 @@ _LAUNCHER_PID: int | None = None  # set by main(): the process a sweep's jobs re
 def _fail(e: VbwError) -> None:
     print(f"vbw: error: {redact_text(str(e))}", file=sys.stderr)
     sys.exit(e.exit_code)
+
+
+# a device with no room for what vbw writes (`vbw > /dev/full`, a full disk or quota):
+# the environment's doing, so one line and exit 2, not a bug's traceback and exit 3
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _no_room(e: OSError) -> None:
+    where = f" ({e.filename})" if e.filename else ""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to it
+    except (OSError, ValueError):
+        pass
+    print(f"vbw: error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+    sys.exit(2)
 
 
 def _internal_error() -> None:
@@ -215,6 +231,10 @@ def _hydra_main(cfg: DictConfig) -> None:
     except BrokenPipeError:  # `vbw | head`: the reader left; the report files are written
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+    except OSError as e:
+        if e.errno not in FULL:
+            _internal_error()
+        _no_room(e)
     except Exception:  # noqa: BLE001  a bug: never mistaken for a gate (1) or usage (2)
         _internal_error()
     if code:
@@ -262,10 +282,15 @@ def main() -> None:
         return
     warm.stop()  # a sweep, --cfg, --help: no plain job to hand over
     with sweep_dir_told() as told:  # a multirun's end says where its summary.json is
-        if parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
-            _print_redacted(_hydra_main)
-        else:
-            _hydra_main()
+        try:
+            if parse_args(argv).cfg is not None:  # Hydra prints the config: no credentials
+                _print_redacted(_hydra_main)
+            else:
+                _hydra_main()
+        except OSError as e:  # Hydra's own output (--help, --cfg) with no room for it
+            if e.errno not in FULL:
+                raise
+            _no_room(e)
         sweep_dir = told()
     code = read_exit_code(sweep_dir) if sweep_dir is not None else None
     if code is None and parse_args(argv).multirun:

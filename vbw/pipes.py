@@ -7,17 +7,23 @@ back and reads it until the writer closes its end, which happens however the wri
 exits: so a crashed child cannot leave its parent waiting. A child leaves with os._exit
 (`leave`): the atexit handlers it inherited are its parent's, and its parent runs them.
 What the child itself must do on its way out (the schema verdicts it learned,
-vbw.task.schemacache) is registered with `at_leave`, and runs then. A child dies with its
-parent (`die_with_parent`): killing `vbw` stops its work, as it does in one process. Kept
-free of imports, since vbw.warm's caller uses it before the scoring stack is loaded."""
+vbw.task.schemacache) is registered with `at_leave`, and runs then. A child is forked by
+`fork`, which makes it die with its parent (`die_with_parent`): killing `vbw` stops its
+work, as it does in one process; `stop` kills and reaps one no longer wanted. What a
+child prints can be kept (`Recorder`) and shown by its parent in order (`replay`). Kept
+free of vbw's imports, since vbw.warm's caller uses it before the scoring stack is
+loaded."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NoReturn, TextIO
+
+Event = tuple[str, str | None]  # ("out" or "err", the text written; None: a flush)
 
 _AT_LEAVE: list[Callable[[], None]] = []
 
@@ -65,3 +71,49 @@ def die_with_parent(parent: int) -> None:
             pass
     if os.getppid() != parent:  # it died before the line above took effect
         os._exit(1)
+
+
+def fork() -> int:
+    """os.fork, the child made to die with this process (`die_with_parent`)."""
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        die_with_parent(parent)
+    return pid
+
+
+def stop(pid: int) -> None:
+    """Kill a forked child and reap it; one already gone (or reaped) is left as it is."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+class Recorder(io.TextIOBase):
+    """A text stream that keeps what is written to it, in order with its sibling's."""
+
+    def __init__(self, events: list[Event], name: str) -> None:
+        super().__init__()
+        self._events, self._name = events, name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self._events.append((self._name, s))
+        return len(s)
+
+    def flush(self) -> None:
+        self._events.append((self._name, None))
+
+
+def replay(events: list[Event], out: TextIO, err: TextIO) -> None:
+    """Write what Recorders kept to `out` and `err`, in the order it was written."""
+    for name, text in events:
+        stream = out if name == "out" else err
+        if text is None:
+            stream.flush()
+        else:
+            stream.write(text)

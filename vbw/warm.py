@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from vbw.pipes import die_with_parent, leave, receive_all, send_all
+from vbw.pipes import Event, Recorder, fork, leave, receive_all, replay, send_all
+from vbw.pipes import stop as stop_child
 
 ENV = "VBW_WARM"  # "0": never fork a warm worker
 _SCORING_ENV = "VBW_SCORING_PROCESSES"  # vbw.score.split.ENV ("1": one process)
@@ -82,9 +83,8 @@ def start(argv: list[str]) -> None:
         stream.flush()
     job_r, job_w = os.pipe()
     result_r, result_w = os.pipe()
-    parent = os.getpid()
     try:
-        pid = os.fork()
+        pid = fork()  # the worker dies with this process: `kill` stops the run, as in one
     except OSError:  # no process to be had: one process, as without fork
         for fd in (job_r, job_w, result_r, result_w):
             os.close(fd)
@@ -92,7 +92,7 @@ def start(argv: list[str]) -> None:
     if pid == 0:
         os.close(job_w)
         os.close(result_r)
-        _serve(job_r, result_w, parent)
+        _serve(job_r, result_w)
     os.close(job_r)
     os.close(result_w)
     _worker = Worker(pid, job_w, result_r)
@@ -110,29 +110,20 @@ def stop() -> None:
             os.close(fd)
         except OSError:
             pass
-    try:
-        os.kill(worker.pid, signal.SIGKILL)
-        os.waitpid(worker.pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
+    stop_child(worker.pid)
 
 
 @dataclass
 class Outcome:
     """What the worker's run printed, and how it ended: an exit code or a VbwError."""
 
-    events: list[tuple[str, str | None]]
+    events: list[Event]
     code: int | None
     error: BaseException | None
 
     def show(self, out: TextIO, err: TextIO) -> int:
         """Write the output here, in order; return the exit code or raise the error."""
-        for name, text in self.events:
-            stream = out if name == "out" else err
-            if text is None:
-                stream.flush()
-            else:
-                stream.write(text)
+        replay(self.events, out, err)
         if self.error is not None:
             raise self.error
         assert self.code is not None
@@ -169,12 +160,11 @@ def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | None:
     return None if got == REFUSED else got
 
 
-def _serve(job_r: int, result_w: int, parent: int) -> None:
+def _serve(job_r: int, result_w: int) -> None:
     """In the worker: import the scoring stack, wait for the job, run it, send back the
     outcome; leave as a forked child does (vbw.pipes.leave: its own exit work only)."""
     code = 1
     try:
-        die_with_parent(parent)  # `kill` of vbw stops the run, as in one process
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # ^C ends it; the caller decides
         _prepare()
         gc.freeze()  # what the imports built lives as long as the worker: never collected
@@ -207,13 +197,12 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
     from vbw.app import run
     from vbw.errors import VbwError
     from vbw.modes import only_reads
-    from vbw.modes.forked import Recorder
     from vbw.rundir import claimed
     from vbw.sweep.status import JobInputs
 
     os.environ.clear()
     os.environ.update(environ)
-    events: list[tuple[str, str | None]] = []
+    events: list[Event] = []
     out, err = Recorder(events, "out"), Recorder(events, "err")
     sys.stdout, sys.stderr = out, err  # what is printed without a stream is kept too
     try:

@@ -35,11 +35,9 @@ written), or with VBW_SCORING_PROCESSES=1 in the environment (vbw.score.split's 
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import shutil
-import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -47,7 +45,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from vbw.score import split
-from vbw.pipes import die_with_parent, leave, receive_all, send_all
+from vbw.pipes import Event, Recorder, fork, leave, receive_all, replay, send_all, stop
 from vbw.score.split import ENV
 
 K = TypeVar("K")  # a task (vbw.task.runner.Task)
@@ -55,7 +53,6 @@ T = TypeVar("T")
 # (task, out, err, before_write) -> what the caller keeps of the task (picklable);
 # before_write() is called before the task's first change to the file system
 TaskRun = Callable[[K, TextIO, TextIO, Callable[[], None]], T]
-Event = tuple[str, str | None]  # ("out" or "err", text written; None: a flush)
 GO = b"g"
 
 
@@ -71,33 +68,6 @@ def wanted(n_tasks: int, forkable: bool) -> bool:
 
 def _nothing() -> None:
     pass
-
-
-class Recorder(io.TextIOBase):
-    """A text stream that keeps what is written to it, in order with its sibling's."""
-
-    def __init__(self, events: list[Event], name: str) -> None:
-        super().__init__()
-        self._events, self._name = events, name
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, s: str) -> int:
-        self._events.append((self._name, s))
-        return len(s)
-
-    def flush(self) -> None:
-        self._events.append((self._name, None))
-
-
-def _replay(events: list[Event], out: TextIO, err: TextIO) -> None:
-    for name, text in events:
-        stream = out if name == "out" else err
-        if text is None:
-            stream.flush()
-        else:
-            stream.write(text)
 
 
 def _child(tasks: list[Any], run: TaskRun[Any, Any], result: int, go: int | None) -> None:
@@ -144,11 +114,7 @@ def _flush(*streams: TextIO) -> None:
 
 def _stop(pid: int, made: list[Path]) -> None:
     """Kill the child, reap it, and remove the task folders it made."""
-    try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):  # already reaped
-        pass
+    stop(pid)
     for folder in made:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -167,16 +133,14 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
     _flush(out, err, sys.stdout, sys.stderr)
     result_r, result_w = os.pipe()
     go_r, go_w = os.pipe()
-    parent = os.getpid()
     try:
-        pid = os.fork()
+        pid = fork()
     except OSError:  # no process to be had (a limit): one process, as without fork
         for fd in (result_r, result_w, go_r, go_w):
             os.close(fd)
         return [run(task, out, err, _nothing) for task in tasks]
     split.cores_taken = True  # each side scores its replays in one process
     if pid == 0:
-        die_with_parent(parent)
         os.close(result_r)
         os.close(go_w)
         _child(theirs, run, result_w, go_r if wait else None)
@@ -206,7 +170,7 @@ def run_tasks(tasks: list[K], run: TaskRun[K, T], folder: Callable[[K], Path],
         except Exception:  # noqa: BLE001  a broken record: run its tasks here
             done = []
     for events, value in done:
-        _replay(events, out, err)
+        replay(events, out, err)
         values.append(value)
     values += [run(task, out, err, _nothing) for task in theirs[len(done):]]
     return values

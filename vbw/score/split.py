@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from vbw.pipes import die_with_parent, leave, receive_all, send_all
+from vbw.pipes import fork, leave, receive_all, send_all, stop
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -111,14 +110,14 @@ def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:
     return p
 
 
-def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any] | None:
-    """`theirs()` in a forked worker while `mine()` runs here: both results, or None when
-    either raised or the worker failed in any way (it is then stopped)."""
+def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any] | None:
+    """`theirs()` in a forked worker while `mine()` runs here (their results must pickle):
+    both results, or None when either raised or the worker failed in any way (it is then
+    stopped; the caller does the work in one process, for the first error in its own
+    order)."""
     read, write = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
+    pid = fork()
     if pid == 0:  # the worker
-        die_with_parent(parent)
         os.close(read)
         _worker(theirs, write)
     os.close(write)
@@ -137,19 +136,8 @@ def _both(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any]
     finally:
         os.close(read)
         if not done:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
+            stop(pid)
     return None if found is None else (own, found)
-
-
-def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any] | None:
-    """`theirs()` in a forked worker while `mine()` runs here (their results must pickle):
-    both results, or None when either raised or the worker failed (the caller then does
-    the work in one process, for the first error in its own order)."""
-    return _both(mine, theirs)
 
 
 def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
@@ -166,7 +154,7 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
         return {"state": p.state(), "lines": lines, "end": (own.end_line, own.end),
                 "torn": own.torn_tail}
 
-    both = _both(lambda: _read(p, stream, path, _theirs), theirs)
+    both = in_two(lambda: _read(p, stream, path, _theirs), theirs)
     if both is None:  # an error in either process's lines, or the worker failed
         return _alone(fresh, stream, path)
     lines, found = both
@@ -199,7 +187,7 @@ def arm_keys(path: Path) -> set[str]:
     as scoring is (`wanted`); an error, an id in both halves or a failed worker reads
     the replay again in one process."""
     if wanted(path):
-        both = _both(lambda: _keys(path, _theirs), lambda: _keys(path, _mine))
+        both = in_two(lambda: _keys(path, _theirs), lambda: _keys(path, _mine))
         if both is not None:
             (keys, ids), (more, their_ids) = both
             if set(ids).isdisjoint(their_ids):

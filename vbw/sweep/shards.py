@@ -21,13 +21,12 @@ replay the size of the first shard in two (VBW_SCORING_PROCESSES=1 never, =2 alw
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
-from vbw.pipes import die_with_parent, leave
+from vbw.pipes import fork, leave, stop
 from vbw.replay.header import CompleteHeader
 from vbw.replay.joined import joined
 from vbw.replay.merge import (Shard, item_line, merge_shards, read_shard,
@@ -110,12 +109,10 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
     count = len(paths)
     even = set(range(0, count, 2))
     read, write = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
+    pid = fork()
     if pid == 0:  # the worker: its lines down the pipe, then leave (vbw.pipes.leave)
         status = 1
         try:
-            die_with_parent(parent)
             os.close(read)
             with open(write, "wb", buffering=1 << 16) as out:
                 for line in _lines(task, header, ids, paths, check,
@@ -148,11 +145,7 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
         raise _Fallback from e
     finally:
         if not done:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
+            stop(pid)
 
 
 def _read_shards(paths: list[Path]) -> list[Shard]:

@@ -1,9 +1,9 @@
 """Whole messages over a pipe between a process and the one it forked, and how the forked
 one leaves.
 
-vbw forks for speed in three places (vbw.warm's worker, vbw.modes.forked's second half of
-the tasks, vbw.score.split's second half of the items), and each sends one pickled result
-back and reads it until the writer closes its end, which happens however the writer
+vbw forks for speed in four places (vbw.warm's worker, vbw.modes.forked's second half of
+the tasks, vbw.score.split's second half of the items, vbw.report.pagedata's report.html
+items), and each sends one pickled result back (the last two through `beside`) and reads it until the writer closes its end, which happens however the writer
 exits: so a crashed child cannot leave its parent waiting. A child leaves with os._exit
 (`leave`): the atexit handlers it inherited are its parent's, and its parent runs them.
 What the child itself must do on its way out (the schema verdicts it learned,
@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import signal
 import sys
 from collections.abc import Callable
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 Event = tuple[str, str | None]  # ("out" or "err", the text written; None: a flush)
 
@@ -89,6 +90,55 @@ def stop(pid: int) -> None:
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
+
+
+class Pending:
+    """What a child forked by `beside` works out: `result()` waits for it, `cancel()` stops
+    the child if it is still wanted by nobody. Either reaps the child."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self._pid, self._fd = pid, fd
+
+    def result(self) -> Any | None:
+        """The child's result; None if it raised, was killed or failed in any other way."""
+        if self._fd < 0:
+            return None
+        try:
+            data = receive_all(self._fd)
+            _, status = os.waitpid(self._pid, 0)
+        finally:
+            self._close()
+        return pickle.loads(data) if os.waitstatus_to_exitcode(status) == 0 and data else None
+
+    def cancel(self) -> None:
+        """Stop the child (kill and reap it), if its result was not taken."""
+        if self._fd >= 0:
+            self._close()
+            stop(self._pid)
+
+    def _close(self) -> None:
+        os.close(self._fd)
+        self._fd = -1
+
+
+def beside(work: Callable[[], Any]) -> Pending:
+    """Run `work` in a forked child (see `fork`) while this process goes on; its result
+    (which must pickle) comes back whole through a pipe when asked for (Pending.result).
+    Any exception in the child makes it leave non-zero, and the result None."""
+    read, write = os.pipe()
+    pid = fork()
+    if pid == 0:
+        os.close(read)
+        status = 1
+        try:
+            send_all(write, pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL))
+            status = 0
+        except BaseException:  # noqa: BLE001  (the parent does this work itself)
+            pass
+        finally:
+            leave(status)  # no atexit handlers, no buffers flushed: the parent owns those
+    os.close(write)
+    return Pending(pid, read)
 
 
 class Recorder(io.TextIOBase):

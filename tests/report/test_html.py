@@ -14,7 +14,8 @@ from tests.conftest import REPLAYS, ROOT, TASK_CONF, load_json
 from tests.report.conftest import (BIG, BIG_TEXT, EMOJI_TEXT, EVIL_CPU, EVIL_ID, EVIL_LABEL,
                                    EVIL_QUESTION, EVIL_TEXT)
 from vbw.replay import read_replay
-from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, Browser, build_browser, cut, cut_span
+from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, Browser, cut, cut_span
+from vbw.report.listing import build_browser
 from vbw.report.writers import write_reports
 from vbw.report.html import embed_json, render_html
 from vbw.report.provenance import provenance
@@ -191,7 +192,7 @@ def test_items_over_the_cap_are_rows_of_states_without_texts() -> None:
 
 def test_items_beyond_the_listing_cap_are_counted_not_listed() -> None:
     from tests.conftest import REPLAYS, TASK_CONF
-    from vbw.report.browser import build_browser
+    from vbw.report.listing import build_browser
     from vbw.replay.stream import open_replay
     from vbw.score.metrics import build_report
     from vbw.score.stream import score_stream

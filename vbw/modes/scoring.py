@@ -17,11 +17,14 @@ from vbw.modes import Job
 from vbw.modes.forked import run_tasks
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
-from vbw.report.browser import Browser, build_browser
 from vbw.report.numbers import pct
+from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
+from vbw.report.writers import HtmlOutput, chosen
+from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
+from vbw.score.states import ItemStates
 from vbw.score.stream import check_replay_matches, score_stream
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, warn_findings
@@ -38,11 +41,13 @@ def task_check(result: Audit) -> TaskCheck:
                      findings=result.findings, not_checked=result.not_checked)
 
 
-def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO) -> Report:
+def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO,
+          scored_hook: Callable[[ItemStates], None] | None = None) -> Report:
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
     task checked on the items it holds, states per item and arm, then the report. The
     checks' warnings are printed here, once (a live run's checks, before generating,
-    print nothing but a problem)."""
+    print nothing but a problem). `scored_hook` gets the item states before the report
+    is built from them."""
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
     states = scored.states
@@ -55,6 +60,8 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     warn_findings(scored.audit, err)  # after any refusal, which stays one line
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
+    if scored_hook is not None:
+        scored_hook(states)
     report = build_report(states, task=task.name, label=task.spec.label, mode=mode,
                           meta=replay.meta_as_written, source=str(replay.path),
                           provenance=provenance(replay.header, scored.timings, scored.end),
@@ -63,12 +70,11 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     return report.model_copy(update={"task_check": task_check(scored.audit)})
 
 
-def browser(report: Report, task: Task, replay_path: Path, cfg: RunConfig) -> Browser:
-    """report.html's item data: a second pass over the replay, keeping only the (cut)
-    texts of the items the report holds."""
-    stream = open_replay(replay_path)
-    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    return build_browser(report, task, stream.header, (obj for _, obj in stream.lines(exact_values=True)), arms)
+def _page_beside(replay: Path, cfg: RunConfig) -> bool:
+    """Whether report.html's detailed items are built by a second process while this one
+    builds the report (vbw.report.pagedata): where scoring is split, if the page is
+    written."""
+    return HtmlOutput.name in chosen(cfg.outputs) and split.wanted(replay)
 
 
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
@@ -106,15 +112,19 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
         task_cfg = cfg.model_copy(update={"n": replay.header.n}) if whole_run else cfg
-        report = score(task, replay, task_cfg, mode, err)
-        before_write()
-        md = write_reports(report, task_dir,
-                           lambda: browser(report, task, replay_path, task_cfg),
-                           cfg.outputs, err=err)
+        arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+        page = ItemData(task, replay_path, arms)
+        try:
+            report = score(task, replay, task_cfg, mode, err,
+                           page.start if _page_beside(replay_path, cfg) else None)
+            before_write()
+            md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
+                               err=err)
+        finally:
+            page.cancel()
         print(md, file=out)
         if cfg.gate.wrong_valid_above is None or cfg.shard.count != 1:
             return task_dir, []
-        arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
         return task_dir, [f"{task.name}: {a}" for a in
                           tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
 

@@ -19,7 +19,6 @@ extraction), so a 100,000-item run stays within scoring's time and memory.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -27,7 +26,6 @@ from pydantic import BaseModel, ConfigDict
 from vbw.replay import ArmRecord, ItemRecord, ReplayHeader
 from vbw.report.marks import ArmMarks, arm_marks
 from vbw.score.landing import answer_steps
-from vbw.score.model import Report
 from vbw.task.arms import Arm
 from vbw.task.jsonscan import first_json_span
 from vbw.task.runner import Item, Task
@@ -92,7 +90,9 @@ class Browser(_M):
     max_detailed: int = MAX_DETAILED_ITEMS
     unlisted: int = 0                # items beyond MAX_LISTED_ITEMS: in the tables, not listed
     items: list[ItemView]            # the first max_detailed items, with their texts
-    rows: list[dict[str, Any]] = []  # the items after them: plain rows (see _row), JSON as is
+    rows: list[dict[str, Any]] = []  # the items after them: plain rows (see plain_row), JSON as is
+    # the detailed items already encoded for the page (vbw.report.pagedata), after `items`
+    encoded: list[str] = []
 
 
 def utf16(s: str, i: int) -> int:
@@ -215,7 +215,7 @@ def prompts_note(header: ReplayHeader, task: Task) -> str:
     return f"{PROMPTS_FROM_TASK}; the replay's task hash matches, so they are the ones sent."
 
 
-def _row(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None,
+def plain_row(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None,
          excluded: str | None) -> dict[str, Any]:
     """An item without details, as a plain dict in ItemView's JSON shape (no model: there
     may be 100,000): each arm's state and finish reason, from the line as decoded (the
@@ -232,48 +232,3 @@ def _row(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None,
     if excluded is not None:
         row["excluded"] = excluded
     return row
-
-
-def build_browser(report: Report, task: Task, header: ReplayHeader,
-                  lines: Iterable[Any], arms: list[Arm],
-                  max_detailed: int = MAX_DETAILED_ITEMS,
-                  max_listed: int = MAX_LISTED_ITEMS) -> Browser:
-    """The browser's data for every item the report scored or excluded, in task order.
-    `lines` are the replay's decoded lines after the header, a second streamed pass
-    (vbw.replay.stream): only the cut texts of the first `max_detailed` items are kept,
-    and only the first `max_listed` items are listed (a bounded page, and bounded memory
-    at 100,000 items; the tables and ledger.csv still count every item). The pass stops
-    once every listed item is found (the scoring pass has checked every line already):
-    a replay in task order is read only as far as its `max_listed`-th item."""
-    ledger = {row["id"]: row for row in report.ledger}
-    excluded = set(report.excluded.ids)
-    row_of = {item_id: i for i, item_id in enumerate(task.ids(None))}
-    shown = sorted((row_of[i] for i in (*ledger, *excluded)))
-    detailed = set(shown[:max_detailed])
-    listed = set(shown[:max_listed])
-    views: dict[int, ItemView] = {}
-    rows: dict[int, dict[str, Any]] = {}
-    for obj in lines:
-        if len(views) + len(rows) == len(listed):  # every listed item found: the rest
-            break                                   # of the replay adds nothing
-        item_id = obj.get("id") if isinstance(obj, dict) else None
-        if item_id not in ledger and item_id not in excluded:
-            continue
-        reason = (report.excluded.reasons.get(item_id) or report.excluded.reason) \
-            if item_id in excluded else None
-        row, states = row_of[item_id], ledger.get(item_id)
-        if row not in listed:
-            continue
-        if row in detailed:
-            views[row] = item_view(task, task.item(row, item_id), arms,
-                                   ItemRecord.model_validate(obj), states, reason)
-        else:
-            rows[row] = _row(obj, arms, states, reason)
-    browser = Browser(arms=[a.key for a in arms],
-                      contract=[a.key for a in arms if a.has_contract],
-                      comparisons=[(c.from_, c.to) for c in report.comparisons],
-                      prompts_note=prompts_note(header, task), max_detailed=max_detailed,
-                      unlisted=max(0, len(shown) - max_listed),
-                      items=[views[r] for r in sorted(views)])
-    browser.rows = [rows[r] for r in sorted(rows)]  # assigned, not validated: no copy
-    return browser

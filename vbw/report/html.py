@@ -28,7 +28,7 @@ from jinja2 import BytecodeCache, Environment, FunctionLoader
 from jinja2.bccache import Bucket
 from markupsafe import Markup
 
-from vbw.report.browser import Browser
+from vbw.report.browser import Browser, ItemView
 from vbw.report.interventions import html_view
 from vbw.report.markdown import check_lines, plain_metric_name, rate_cell
 from vbw.report.svg import render_forest
@@ -61,14 +61,21 @@ def embed_json(value: Any) -> str:
     return text
 
 
+def item_json(view: ItemView) -> str:
+    """One item's JSON in the page (what browser_json writes for it)."""
+    return embed_json(view.model_dump(mode="json", exclude_none=True))
+
+
 def browser_json(browser: Browser) -> Iterator[str]:
     """The browser's JSON (as embed_json would give it whole) item by item, so the page
     is written without ever holding it: memory stays at one item's text."""
     head = embed_json(browser.model_dump(mode="json", exclude_none=True,
-                                         exclude={"items", "rows"}))
+                                         exclude={"items", "rows", "encoded"}))
     yield head[:-1] + ("," if len(head) > 2 else "") + '"items":['
     for i, item in enumerate(browser.items):
-        yield ("," if i else "") + embed_json(item.model_dump(mode="json", exclude_none=True))
+        yield ("," if i else "") + item_json(item)
+    for i, text in enumerate(browser.encoded, len(browser.items)):
+        yield ("," if i else "") + text
     yield '],"rows":['
     rows = browser.rows  # plain rows are JSON already; a batch's list is its rows joined
     for i in range(0, len(rows), ROW_BATCH):

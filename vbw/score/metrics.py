@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -123,6 +124,34 @@ def ledger_rows(st: ItemStates) -> list[dict[str, str]]:
             for item_id, row in zip(st.ids, st.codes().tolist())]
 
 
+class Ledger(Mapping[str, dict[str, str]]):
+    """The ledger's rows by id, each made when looked up (ledger_rows' row): what a
+    process that holds the states, not the report, reads of a few items
+    (vbw.report.pagedata)."""
+
+    def __init__(self, st: ItemStates) -> None:
+        self._index = {item_id: i for i, item_id in enumerate(st.ids)}
+        self._keys = ["id", *(a.key for a in st.arms)]
+        self._codes = st.codes()
+
+    def __getitem__(self, item_id: str) -> dict[str, str]:
+        i = self._index[item_id]
+        return dict(zip(self._keys, (item_id, *map(STATE_NAMES.__getitem__,
+                                                   self._codes[i].tolist()))))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+def excluded_of(st: ItemStates) -> Excluded:
+    """report.json's `excluded`: the items no arm is scored on, and why."""
+    return Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
+                    reasons=st.excluded_reasons)
+
+
 def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict[str, Any],
                  source: str, provenance: str, seed: int, resamples: int, n_task: int,
                  missing: list[str]) -> Report:
@@ -137,8 +166,7 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
     comparisons = [compare(st, a, b, k, key_rng(seed, comparison_key(a.key, b.key)), resamples)
                    for a, b, k in comparison_pairs(st.arms)]
     ledger = ledger_rows(st)
-    excluded = Excluded(n=len(st.excluded), ids=st.excluded, reason=EXCLUDED_REASON,
-                        reasons=st.excluded_reasons)
+    excluded = excluded_of(st)
     # Constructed, not validated: every part is built above from validated models, and
     # validating would copy the ledger (a dict per item) once more.
     return Report.model_construct(

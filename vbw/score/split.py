@@ -32,12 +32,11 @@ any replay (the tests' way to run it on small ones).
 from __future__ import annotations
 
 import os
-import pickle
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from vbw.pipes import fork, leave, receive_all, send_all, stop
+from vbw.pipes import beside
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -86,19 +85,6 @@ def _read(p: Any, stream: ReplayStream, path: str, skip: Callable[[int], bool]) 
     return lines
 
 
-def _worker(work: Callable[[], Any], out: int) -> None:
-    """In the forked child: run `work`, send its result pickled, exit. Any error (a bad
-    line too) exits non-zero: the parent then does the work alone."""
-    status = 1
-    try:
-        send_all(out, pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL))
-        status = 0
-    except BaseException:  # noqa: BLE001  (the parent does this work itself)
-        pass
-    finally:
-        leave(status)  # no atexit handlers, no buffers flushed: the parent owns those
-
-
 def _alone(fresh: Callable[[], Any], stream: ReplayStream, path: str) -> Any:
     """The one-process pass from the first line, into a new pass: what a replay that
     holds an error (any line's, in either process) or a failed worker costs. Its errors,
@@ -115,28 +101,16 @@ def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any
     both results, or None when either raised or the worker failed in any way (it is then
     stopped; the caller does the work in one process, for the first error in its own
     order)."""
-    read, write = os.pipe()
-    pid = fork()
-    if pid == 0:  # the worker
-        os.close(read)
-        _worker(theirs, write)
-    os.close(write)
-    done, own, found = False, None, None
+    worker = beside(theirs)
     try:
-        try:
-            own = mine()
-        except Exception:  # noqa: BLE001 - the one-process run says which error is first
-            pass  # (found stays None: the worker is stopped below)
-        else:
-            data = receive_all(read)
-            _, status = os.waitpid(pid, 0)
-            done = True
-            if os.waitstatus_to_exitcode(status) == 0 and data:
-                found = pickle.loads(data)
-    finally:
-        os.close(read)
-        if not done:
-            stop(pid)
+        own = mine()
+    except Exception:  # noqa: BLE001 - the one-process run says which error is first
+        worker.cancel()
+        return None
+    except BaseException:  # an interrupt: the worker is stopped too
+        worker.cancel()
+        raise
+    found = worker.result()
     return None if found is None else (own, found)
 
 

@@ -48,6 +48,7 @@ class Task:
         self.path = path
         self.root = path.parent
         self._built: dict[int, Item] = {}  # see item()
+        self._ids: dict[tuple[int | None, bool], list[str]] = {}  # see ids()
 
     @property
     def name(self) -> str:
@@ -91,8 +92,11 @@ class Task:
         return rows[:n] if n is not None else rows
 
     def ids(self, n: int | None = None, all_rows: bool = False) -> list[str]:
-        """Item ids in dataset order, without building the items."""
-        return [self._id(i, row) for i, row in enumerate(self.rows(n, all_rows))]
+        """Item ids in dataset order, without building the items (worked out once)."""
+        if (n, all_rows) not in self._ids:
+            self._ids[n, all_rows] = [self._id(i, row)
+                                      for i, row in enumerate(self.rows(n, all_rows))]
+        return list(self._ids[n, all_rows])
 
     def items(self, n: int | None = None, only: set[str] | None = None) -> list[Item]:
         """The first `n` items (all when None), in dataset order; with `only`, just those
@@ -109,7 +113,7 @@ class Task:
         """The item of row `index` (its id already known from `ids()`): scoring a streamed
         replay builds each item only when its record arrives. The first KEEP_BUILT items
         built are kept (items are never changed once built): report.html's second pass
-        details the first items again (vbw.report.browser), and finds them built."""
+        details the first items again (vbw.report.listing), and finds them built."""
         built = self._built.get(index)
         if built is not None and built.id == item_id:
             return built

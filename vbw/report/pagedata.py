@@ -1,0 +1,95 @@
+"""report.html's detailed items built in a second process while this one builds the report.
+
+After a large replay is scored, one core used to do everything that follows alone: the
+rates and their bootstrap intervals, report.json, report.md, ledger.csv, and report.html,
+whose item data (vbw.report.browser) is the largest part: the first MAX_DETAILED_ITEMS
+items are read again from the replay, their answers extracted again, their prompts
+rendered, their texts cut and encoded. Those views depend only on the task, the replay
+and each item's ledger states, which are known as soon as the scoring pass ends. So a
+child is forked then (`ItemData.start`): it works out which items the page details (the
+same `Listing` the page is built with, from the same states), builds and encodes them
+(vbw.report.html.item_json) and sends back their JSON. Meanwhile this process builds the
+report and renders the other files, then the page's plain rows, and puts the child's
+items in their place: the page is byte for byte the one-process page
+(tests/score/test_split.py compares every file).
+
+Used where scoring is split (vbw.score.split.wanted: a large replay, two cores no other
+process of this run is using, VBW_SCORING_PROCESSES) and the page is written. A child that
+fails in any way costs only its work: the page's items are then built here.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from vbw.pipes import Pending, beside
+from vbw.replay.stream import open_replay
+from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser
+from vbw.report.listing import Listing, assemble, browse, detailed_views
+from vbw.report.html import item_json
+from vbw.score.metrics import Ledger, excluded_of
+from vbw.score.model import Report
+from vbw.score.states import ItemStates
+from vbw.task.arms import Arm
+from vbw.task.runner import Task
+
+
+def _lines(replay: Path) -> Iterator[Any]:
+    """The replay's decoded lines after the header, values exactly as json reads them."""
+    return (obj for _, obj in open_replay(replay).lines(exact_values=True))
+
+
+def encoded_items(task: Task, replay: Path, arms: list[Arm], states: ItemStates,
+                  caps: tuple[int, int] = (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS)) -> list[str]:
+    """The page's detailed items (in task order) as the page holds them, from the item
+    states the report is built of; `caps`: the page's (max_detailed, max_listed). (In the
+    child: what the parent built before it is frozen, so the collector never walks it
+    and the pages stay shared.)"""
+    gc.freeze()
+    listing = Listing(Ledger(states), excluded_of(states), task, *caps)
+    views = dict(detailed_views(listing, task, arms, _lines(replay)))
+    return [item_json(views[row]) for row in sorted(views)]
+
+
+class ItemData:
+    """report.html's item data for one task's replay: `start` (after the scoring pass)
+    forks the child that builds the detailed items; `browser` gives the page's data,
+    with them if the child delivered; `cancel` stops a child whose page is not written."""
+
+    def __init__(self, task: Task, replay: Path, arms: list[Arm],
+                 max_detailed: int = MAX_DETAILED_ITEMS,
+                 max_listed: int = MAX_LISTED_ITEMS) -> None:
+        self.task, self.replay, self.arms = task, replay, arms
+        self.caps = (max_detailed, max_listed)
+        self._child: Pending | None = None
+
+    def start(self, states: ItemStates) -> None:
+        self.cancel()
+        self._child = beside(lambda: encoded_items(self.task, self.replay, self.arms, states,
+                                                   self.caps))
+
+    def browser(self, report: Report) -> Browser:
+        """The page's data for `report` (the report of the states `start` was given): the
+        plain rows are built here while the child builds the detailed items, which are
+        then taken (or, if the child failed, built here)."""
+        task, arms = self.task, self.arms
+        listing = Listing({row["id"]: row for row in report.ledger}, report.excluded, task,
+                          *self.caps)
+        views, rows = browse(listing, task, arms, _lines(self.replay),
+                             details=self._child is None)
+        encoded = None
+        if self._child is not None:
+            encoded, self._child = self._child.result(), None
+            if encoded is None or len(encoded) != len(listing.detailed):
+                encoded = None
+                views = dict(detailed_views(listing, task, arms, _lines(self.replay)))
+        return assemble(report, task, open_replay(self.replay).header, arms, listing, views,
+                        rows, encoded)
+
+    def cancel(self) -> None:
+        if self._child is not None:
+            self._child.cancel()
+            self._child = None

@@ -11,7 +11,7 @@ from tests.conftest import TASK_CONF
 from vbw.task.arms import Arm, task_arms
 from vbw.task.jsonvalues import JsonBigInt
 from vbw.task.bounded import MAX_PROMPT_CHARS, render_bounded
-from vbw.task.prompts import compile_template, plain_parts, render, render_plain
+from vbw.task.prompts import compile_template, plain_fits, plain_parts, render, render_plain
 from vbw.task.runner import load_task
 
 GSM_FREE = ("{question}\n\nSolve the problem. Think step by step, then finish with a final "
@@ -170,3 +170,34 @@ def test_the_bundled_tasks_prompts_are_rendered_without_jinja() -> None:
                     **item.fields, "schema": item.schemas[task.spec.answer_schema]}
                 assert render_plain(source, context) is not None, (name, which)
                 assert render_plain(source, context) == _jinja(source, context)
+
+
+@pytest.mark.parametrize(("source", "context"), RENDERS_CASES, ids=range(len(RENDERS_CASES)))
+def test_plain_fits_says_yes_exactly_where_render_plain_gives_a_text(
+        source: str, context: dict) -> None:
+    """The audit skips building a prompt only where render_plain would give it, which
+    Jinja's render then gives (it cannot fail): over the budget, a value str() or
+    json.dumps refuses, an undefined name, or a template that is not plain is a no."""
+    assert plain_fits(source, context) == (render_plain(source, context) is not None)
+
+
+def test_plain_fits_agrees_with_render_plain_on_random_templates_and_schemas() -> None:
+    """With `schema` given over the fields (a task's json and package prompts), and a
+    field of that name beside it, and lengths around the budget."""
+    import random
+
+    rng = random.Random(11)
+    pieces = ["{{ a }}", "{{ schema | json }}", "{{ schema }}", "{{ b | json }}", "x", "\n",
+              "é😀", "{{ missing }}"]
+    values = ["", "a\nb", "é😀", "x" * (MAX_PROMPT_CHARS // 3), 5, None, {"k": [1.5]}]
+    for _ in range(600):
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        fields = {"a": rng.choice(values), "b": rng.choice(values)}
+        if rng.random() < 0.3:
+            fields["schema"] = rng.choice(values)
+        schema = rng.choice([{"type": "object"}, "s" * (MAX_PROMPT_CHARS // 2), 3])
+        assert plain_fits(source, fields) == (render_plain(source, fields) is not None)
+        context = {**fields, "schema": schema}
+        assert plain_fits(source, fields, schema) == (
+            render_plain(source, context) is not None), (source, fields, schema)
+    assert not plain_fits(None, {})  # no package prompt: the render says so

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from vbw.errors import ConfigError, VbwError
 from vbw.task.goldshape import Example, Judged, json_path, judge
 from vbw.task.instance import unsatisfiable
+from vbw.task.prompts import plain_fits
 from vbw.task.runner import Item, OverBudget, Task
 from vbw.task.schemas import check_schema, schema_key
 from vbw.task.validity import Validators
@@ -107,7 +108,14 @@ class _Tally:
 
 def _render_all(task: Task, item: Item, problems: list[str]) -> None:
     """Each distinct prompt once (an arm's message list would render the free prompt
-    again for every arm); the first template error is the item's problem."""
+    again for every arm); the first template error is the item's problem. Plain
+    templates whose values are known to fit (vbw.task.prompts.plain_fits) are not built:
+    rendering them cannot fail."""
+    p, fields, schemas = task.spec.prompts, item.fields, item.schemas
+    answer = schemas.get(task.spec.answer_schema, None)
+    if (answer is not None and plain_fits(p.free, fields) and plain_fits(p.package, fields, answer)
+            and all(plain_fits(p.json_, fields, s) for s in schemas.values())):
+        return
     try:
         task.prompts(item)
     except OverBudget:

@@ -131,3 +131,43 @@ def render_plain(source: str, context: Mapping[str, Any]) -> str | None:
         size += len(piece)
         out.append(piece)
     return "".join(out) if size <= MAX_PROMPT_CHARS else None
+
+
+@lru_cache(maxsize=64)
+def _lengths(source: str) -> tuple[int, tuple[str, ...], tuple[str, ...]] | None:
+    """A plain template (plain_parts) as (its literal text's length, the names it puts as
+    strings, the names it puts as JSON); None if it is not plain."""
+    parts = plain_parts(source)
+    if parts is None:
+        return None
+    return (sum(len(v) for k, v in parts if k == "text"),
+            tuple(v for k, v in parts if k == "str"), tuple(v for k, v in parts if k == "json"))
+
+
+_ABSENT = object()
+
+
+def plain_fits(source: str | None, fields: Mapping[str, Any], schema: Any = _ABSENT) -> bool:
+    """Whether render_plain(source, context) gives a text, so that `render` gives it and
+    cannot fail, worked out from the values' lengths without building it; `context` is
+    `fields`, with `schema` over a field of that name when given (as Task renders its
+    `json` and `package` prompts). False says only that rendering must tell."""
+    lengths = None if source is None else _lengths(source)
+    if lengths is None:
+        return False
+    size, strs, jsons = lengths
+    for name in strs:
+        value = schema if name == "schema" and schema is not _ABSENT else fields.get(name)
+        if type(value) is not str:
+            return False
+        size += len(value)
+    for name in jsons:
+        value = schema if name == "schema" and schema is not _ABSENT \
+            else fields.get(name, _ABSENT)
+        if value is _ABSENT:
+            return False
+        try:
+            size += len(_json(value))
+        except (TypeError, ValueError, RecursionError):
+            return False
+    return size <= MAX_PROMPT_CHARS

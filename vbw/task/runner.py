@@ -49,6 +49,7 @@ class Task:
         self.root = path.parent
         self._built: dict[int, Item] = {}  # see item()
         self._ids: dict[tuple[int | None, bool], list[str]] = {}  # see ids()
+        self._hash: str | None = None  # see generation_hash()
 
     @property
     def name(self) -> str:
@@ -282,7 +283,13 @@ class Task:
         extractor and re-scoring an old replay is a legitimate, measurable change. So are
         where the data files live (their bytes are hashed instead) and `first`, which picks
         items without changing any item's text: moving a task folder or scoring more items
-        keeps a replay valid."""
+        keeps a replay valid. Worked out once per loaded task (a run asks for it to check
+        the replay, to merge shards and for report.html's note on prompts)."""
+        if self._hash is None:
+            self._hash = self._generation_hash()
+        return self._hash
+
+    def _generation_hash(self) -> str:
         spec = self.spec.canonical()
         dataset = {k: v for k, v in spec["dataset"].items() if k not in ("path", "first")}
         if not dataset.get("exclude"):  # a task that leaves nothing out hashes as before

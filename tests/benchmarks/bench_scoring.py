@@ -15,8 +15,10 @@ cycled from the bundled GSM8K replay over a synthetic dataset), end to end throu
 (a fresh `python -m vbw`, as a user runs it): wall seconds and peak RSS per size, to show
 both are linear in items and to check the targets of 100k items x 6 arms in <= 10 s and
 <= 400 MiB, and within 5x the floor: a fresh process that decodes every line of the same
-replay with Python's `json` module, measured in the same run right after (issue 22). A
-third run times the steps in process, in one process (bench_startup's PHASES,
+replay with Python's `json` module, measured in the same run (issue 22): `vbw` and the
+floor alternate REPEATS times (3; VBW_BENCH_REPEATS): the times are their medians, the
+peak RSS the largest.
+A last run times the steps in process, in one process (bench_startup's PHASES,
 VBW_WARM=0), which say what bounds a missed target.
 (The demo's start-up figures are tests/benchmarks/bench_startup.py's.)
 
@@ -34,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +50,8 @@ from tests.benchmarks.bench_startup import PHASES, STEPS, export
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "scoring.json"
 PREVIOUS = Path(__file__).resolve().parent / "scoring.previous.json"
+# runs of `vbw` and of the floor per size, alternating; the medians are the figures
+REPEATS = int(os.environ.get("VBW_BENCH_REPEATS", "3"))
 FLOOR = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
 
 
@@ -142,10 +147,13 @@ def make_shards(work: Path, n: int, task: Path, count: int = 4) -> Path:
 
 
 def _row(what: str, n: int, args: list[str], work: Path, env: dict[str, str]) -> dict:
-    wall, rss, cpu, _ = _run(args, work, env)
+    """One mode's row: the median time of REPEATS runs, the largest peak RSS."""
+    runs = [_run(args, work, env) for _ in range(REPEATS)]
+    wall, cpu = (statistics.median(r[k] for r in runs) for k in (0, 2))
+    rss = max(r[1] for r in runs)
     print(f"  {what} {n:>7} items: {wall:6.2f} s ({cpu:.2f} s CPU), {rss:6.1f} MiB",
           file=sys.stderr)
-    return {"mode": what, "items": n, "arms": 6, "wall_s": round(wall, 2),
+    return {"mode": what, "items": n, "arms": 6, "runs": REPEATS, "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2), "peak_rss_mib": round(rss, 1),
             "us_per_item_arm": round(wall / (n * 6) * 1e6, 1)}
 
@@ -172,29 +180,40 @@ def bench_modes(tree: Path, work: Path, n: int) -> list[dict]:
 
 def bench_synthetic(tree: Path, work: Path, sizes: list[int]) -> list[dict]:
     """Each size: `vbw` on the synthetic replay as a user runs it (`python -m vbw`: the
-    console script, its warm worker included), then the json-decode floor on the same
-    file, then the same run with its steps timed in process (bench_startup's PHASES, in
-    one process: VBW_WARM=0), which say what bounds it."""
+    console script, its warm worker included) and the json-decode floor on the same file,
+    alternately REPEATS times (the median times are the figures, the ratio is theirs: a
+    machine shared with other jobs slows one run, not the median; the peak RSS is the
+    largest seen), then the same run with its steps
+    timed in process (bench_startup's PHASES, in one process: VBW_WARM=0), which say what
+    bounds it."""
     env = _env(tree, work)
     out = []
     for n in sizes:
         task, replay = make_synthetic(work, n)
         args = [f"task.files=[{task}]", f"replay={replay}"]
-        wall, rss, cpu, _ = _run([sys.executable, "-m", "vbw", *args,
-                                  f"hydra.run.dir={work}/syn{n}/out"], work, env)
-        fwall, frss, fcpu, _ = _run([sys.executable, "-c", FLOOR, str(replay)], work, env)
+        runs, floors = [], []
+        for i in range(REPEATS):
+            runs.append(_run([sys.executable, "-m", "vbw", *args,
+                              f"hydra.run.dir={work}/syn{n}/out{i}"], work, env))
+            floors.append(_run([sys.executable, "-c", FLOOR, str(replay)], work, env))
+        wall, cpu = (statistics.median(r[k] for r in runs) for k in (0, 2))
+        fwall, fcpu = (statistics.median(r[k] for r in floors) for k in (0, 2))
+        rss, frss = max(r[1] for r in runs), max(r[1] for r in floors)  # the largest seen
         *_, err = _run([sys.executable, "-c", PHASES, json.dumps(STEPS), *args,
                         f"hydra.run.dir={work}/syn{n}/steps"], work, {**env, "VBW_WARM": "0"})
-        out.append({"items": n, "arms": 6, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-                    "peak_rss_mib": round(rss, 1),
+        out.append({"items": n, "arms": 6, "runs": REPEATS, "wall_s": round(wall, 2),
+                    "cpu_s": round(cpu, 2), "peak_rss_mib": round(rss, 1),
                     "us_per_item_arm": round(wall / (n * 6) * 1e6, 1),
                     "replay_mib": round(replay.stat().st_size / 2**20, 1),
                     "floor": {"wall_s": round(fwall, 2), "cpu_s": round(fcpu, 2),
                               "peak_rss_mib": round(frss, 1)},
                     "ratio_wall": round(wall / fwall, 2), "ratio_cpu": round(cpu / fcpu, 2),
+                    "wall_runs_s": [round(r[0], 2) for r in runs],
+                    "floor_runs_s": [round(r[0], 2) for r in floors],
                     "phases_s": _phases(err)})
         print(f"  synthetic {n:>7} items: {wall:6.2f} s ({cpu:.2f} s CPU), {rss:6.1f} MiB; "
-              f"json floor {fwall:.2f} s ({fcpu:.2f} s CPU)", file=sys.stderr)
+              f"json floor {fwall:.2f} s ({fcpu:.2f} s CPU); medians of {REPEATS}",
+              file=sys.stderr)
     return out
 
 

@@ -54,6 +54,8 @@ def scoring_table() -> str:
     data = json.loads(NOW.read_text(encoding="utf-8"))
     prev = json.loads(WAS.read_text(encoding="utf-8")) if WAS.is_file() else {}
     m = data["machine"]
+    runs = max((s.get("runs", 1) for s in data["synthetic"]), default=1)
+    runs = runs if runs > 1 else 0
     old_syn = {s["items"]: s for s in prev.get("synthetic", [])}
     since = (f"the same script on revision `{prev['revision']}` (`--previous "
              f"{prev['revision']}`), measured {prev.get('measured', '-')}"
@@ -66,7 +68,8 @@ def scoring_table() -> str:
                 if "load_1min" in m else "")
              + f"; \"was\" is the figure it replaces, {since}. The floor is a fresh "
              "process decoding every line of the same replay with Python's `json`, "
-             "measured right after each run:", "",
+             + (f"run alternately with `vbw` {runs} times (times are medians, the peak "
+                "RSS the largest):" if runs else "measured right after each run:"), "",
              "| what | wall (s) | CPU (s) | peak RSS (MiB) | µs per item and arm "
              "| json floor, wall (s) | over the floor |",
              "|---|---|---|---|---|---|---|"]

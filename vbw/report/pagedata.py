@@ -11,7 +11,8 @@ same `Listing` the page is built with, from the same states), builds and encodes
 (vbw.report.html.item_json) and sends back their JSON. Meanwhile this process builds the
 report and renders the other files, then the page's plain rows, and puts the child's
 items in their place: the page is byte for byte the one-process page
-(tests/score/test_split.py compares every file).
+(tests/report/test_pagedata.py; tests/test_byte_identity.py compares every file of every
+committed replay scored this way).
 
 Used where scoring is split (vbw.score.split.wanted: a large replay, two cores no other
 process of this run is using, VBW_SCORING_PROCESSES) and the page is written. A child that
@@ -28,8 +29,8 @@ from typing import Any
 from vbw.pipes import Pending, beside
 from vbw.replay.stream import open_replay
 from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser
-from vbw.report.listing import Listing, assemble, browse, detailed_views
 from vbw.report.html import item_json
+from vbw.report.listing import Listing, assemble, browse, detailed_views
 from vbw.score.metrics import Ledger, excluded_of
 from vbw.score.model import Report
 from vbw.score.states import ItemStates

@@ -53,6 +53,12 @@ class NumericChecker(_GoldIsTheAnswer, StrictModel):
     tolerance: float = 1e-6
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        ta, tg = type(answer), type(gold)
+        if (ta is float or ta is int) and (tg is float or tg is int):  # the common case
+            try:
+                return abs(float(answer) - float(gold)) < self.tolerance
+            except OverflowError:  # an int too large for a float: as_float's +-inf below
+                pass
         if not (is_number(answer) and is_number(gold)):
             return False
         return abs(as_float(answer) - as_float(gold)) < self.tolerance

@@ -75,6 +75,9 @@ def orjson_agrees(value: Any) -> bool:
 
 def is_number(value: Any) -> bool:
     """A JSON number as decoded: int, float or JsonBigInt, never a boolean."""
+    t = type(value)
+    if t is int or t is float:  # (what a decoder gives, checked first: scoring asks often)
+        return True
     return isinstance(value, (int, float, JsonBigInt)) and not isinstance(value, bool)
 
 

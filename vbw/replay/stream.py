@@ -150,17 +150,17 @@ def _light(obj: Any) -> ScoredRecord | None:
         return None
     if obj.get("prompt_hash") is not None and type(obj.get("prompt_hash")) is not str:
         return None
-    if not all(_light_arm(a) for a in arms.values()):
-        return None
-    unsupported = next((a["unsupported_schema"] for a in arms.values()
-                        if a.get("unsupported_schema")), None)
-    spans = None
-    for a in arms.values():
-        if "interventions" in a:
-            spans = _spans(arms)
-            break
-    return ScoredRecord(item_id, {k: a.get("text") for k, a in arms.items()}, unsupported,
-                        None if secs is None else float(secs), spans)
+    texts: dict[str, str | None] = {}
+    unsupported, marked = None, False
+    for k, a in arms.items():  # one pass: every arm plain, its text, the first exclusion
+        if not _light_arm(a):
+            return None
+        texts[k] = a.get("text")
+        if unsupported is None and a.get("unsupported_schema"):
+            unsupported = a["unsupported_schema"]
+        marked = marked or "interventions" in a
+    return ScoredRecord(item_id, texts, unsupported, None if secs is None else float(secs),
+                        _spans(arms) if marked else None)
 
 
 def as_scored(rec: ItemRecord) -> ScoredRecord:
@@ -231,8 +231,9 @@ class ReplayStream:
         them only)."""
         seen: set[str] = set()
         listed = self.header.arms
+        allowed = None if listed is None else frozenset(listed)
         for lineno, obj, line in self._decoded(skip):
-            if isinstance(obj, dict) and set(obj) == {"end"}:
+            if isinstance(obj, dict) and len(obj) == 1 and "end" in obj:
                 self.end = validate_model(EndV1, exact(obj, line)["end"], self.path, lineno,
                                           "end.")
                 self.end_line = lineno
@@ -243,7 +244,8 @@ class ReplayStream:
             arm_keys = rec.texts if isinstance(rec, ScoredRecord) else rec.arms
             if rec.id in seen:
                 raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")
-            unlisted = [k for k in arm_keys if listed is not None and k not in listed]
+            unlisted = [] if allowed is None or arm_keys.keys() <= allowed else \
+                [k for k in arm_keys if k not in allowed]
             if unlisted:
                 raise ReplayError(f"{self.path}:{lineno}: arms.{unlisted[0]}: not an arm the "
                                   f"header lists (meta.arms: {', '.join(listed or [])})")

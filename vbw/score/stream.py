@@ -94,6 +94,7 @@ class _Pass:
                  shared: SharedAudit | None = None, digests: bool = False) -> None:
         self.task, self.arms, self.shared = task, arms, shared
         self.keys = [a.key for a in arms]
+        self._key_set = frozenset(self.keys)
         self.position: dict[str, list[int]] = {}
         for i, item_id in enumerate(selected):
             self.position.setdefault(item_id, []).append(i)
@@ -176,7 +177,8 @@ class _Pass:
         (self.shared or self.auditor).add(item, pos)
         if rec.unsupported:
             return
-        lacking = next((k for k in self.keys if k not in rec.texts), None)
+        lacking = None if self._key_set <= rec.texts.keys() else \
+            next(k for k in self.keys if k not in rec.texts)
         if lacking is not None:
             if self.no_arm is None or pos < self.no_arm[0]:
                 self.no_arm = (pos, no_arm_message(path, rec.id, lacking, rec.texts))

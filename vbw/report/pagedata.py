@@ -47,9 +47,9 @@ def encoded_items(task: Task, replay: Path, arms: list[Arm], states: ItemStates,
                   caps: tuple[int, int] = (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS)) -> list[str]:
     """The page's detailed items (in task order) as the page holds them, from the item
     states the report is built of; `caps`: the page's (max_detailed, max_listed). (In the
-    child: what the parent built before it is frozen, so the collector never walks it
-    and the pages stay shared.)"""
-    gc.freeze()
+    child, which leaves when it is done, the cyclic collector is off: it would walk the
+    parent's whole heap, copying its pages, to free nothing.)"""
+    gc.disable()
     listing = Listing(Ledger(states), excluded_of(states), task, *caps)
     views = dict(detailed_views(listing, task, arms, _lines(replay)))
     return [item_json(views[row]) for row in sorted(views)]

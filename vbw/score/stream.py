@@ -138,7 +138,9 @@ class _Pass:
         shared = None if self.shared is None else (self.shared.seen,
                                                    self.shared.auditor.state())
         return {"held": self.held, "scored": self.scored, "valid": self.valid,
-                "right": self.right, "digests": self.digests, "events": self.events,
+                "right": self.right, "digests": self.digests,
+                # (n x arms x 4 int32s: 9.6 MB at 100,000 items of 6 arms, most often zero)
+                "events": self.events if self.events.any() else None,
                 "excluded": self.excluded, "bad_row": self.bad_row,
                 "no_arm": self.no_arm, "auditor": self.auditor.state(), "shared": shared}
 
@@ -147,7 +149,8 @@ class _Pass:
         self.held |= st["held"]
         rows = st["scored"]
         self.valid[rows], self.right[rows] = st["valid"][rows], st["right"][rows]
-        self.events[rows] = st["events"][rows]
+        if st["events"] is not None:
+            self.events[rows] = st["events"][rows]
         if self.digests is not None:
             self.digests[rows] = st["digests"][rows]
         self.scored |= rows

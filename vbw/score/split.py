@@ -136,8 +136,7 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
     if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in both halves
         return _alone(fresh, stream, path)
     p.merge(found["state"])
-    for _, item_id, seconds in lines:
-        p.note(item_id, seconds)
+    p.note_all(lines)
     end_line, end = found["end"]
     if end_line > stream.end_line:
         stream.end, stream.end_line = end, end_line

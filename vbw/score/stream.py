@@ -127,6 +127,12 @@ class _Pass:
         if item_id not in self.position:
             self.stray.append(item_id)
 
+    def note_all(self, lines: list[tuple[int, str, float | None]]) -> None:
+        """`note` each of (line number, id, seconds), in the order given."""
+        position = self.position
+        self.timings.extend([Timing(seconds) for _, _, seconds in lines])
+        self.stray.extend([item_id for _, item_id, _ in lines if item_id not in position])
+
     def forked(self) -> None:
         """In a forked worker (vbw.score.split): a shared audit gathers this pass's task
         checks afresh, since the parent's copy already counts the earlier replays'."""

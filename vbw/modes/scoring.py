@@ -17,6 +17,7 @@ from vbw.modes import Job
 from vbw.modes.forked import run_tasks
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
+from vbw.report.browser import MAX_LISTED_ITEMS
 from vbw.report.numbers import pct
 from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
@@ -24,8 +25,7 @@ from vbw.report.writers import HtmlOutput, chosen
 from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
-from vbw.score.states import ItemStates
-from vbw.score.stream import check_replay_matches, score_stream
+from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, warn_findings
 from vbw.task.runner import Task
@@ -42,14 +42,15 @@ def task_check(result: Audit) -> TaskCheck:
 
 
 def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO,
-          scored_hook: Callable[[ItemStates], None] | None = None) -> Report:
+          scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0) -> Report:
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
     task checked on the items it holds, states per item and arm, then the report. The
     checks' warnings are printed here, once (a live run's checks, before generating,
-    print nothing but a problem). `scored_hook` gets the item states before the report
-    is built from them."""
+    print nothing but a problem). `scored_hook` gets the pass's outcome before the report
+    is built from it; `keep_finish`: see vbw.score.stream.score_stream."""
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take)
+    scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take,
+                          keep_finish=keep_finish)
     states = scored.states
     if not states.ids:
         first = states.excluded[0] if states.excluded else ""
@@ -61,7 +62,7 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     if replay.torn_tail:
         print(f"vbw: warning: {replay.path} ends in a partly written line (ignored)", file=err)
     if scored_hook is not None:
-        scored_hook(states)
+        scored_hook(scored)
     report = build_report(states, task=task.name, label=task.spec.label, mode=mode,
                           meta=replay.meta_as_written, source=str(replay.path),
                           provenance=provenance(replay.header, scored.timings, scored.end),
@@ -115,8 +116,9 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
         page = ItemData(task, replay_path, arms)
         try:
-            report = score(task, replay, task_cfg, mode, err,
-                           page.start if _page_beside(replay_path, cfg) else None)
+            beside = _page_beside(replay_path, cfg)
+            report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
+                           MAX_LISTED_ITEMS if beside else 0)
             before_write()
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)

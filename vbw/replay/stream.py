@@ -56,6 +56,8 @@ class ScoredRecord(NamedTuple):
     unsupported: str | None  # the first arm's unsupported-schema reason, if any
     item_seconds: float | None
     interventions: dict[str, Spans] | None = None  # None: no arm recorded any
+    # the arm records as decoded (only `finish_reason` is read of them: vbw.score.stream)
+    arms: dict[str, Any] | None = None
 
 
 def decode(line: bytes) -> Any:
@@ -160,14 +162,15 @@ def _light(obj: Any) -> ScoredRecord | None:
             unsupported = a["unsupported_schema"]
         marked = marked or "interventions" in a
     return ScoredRecord(item_id, texts, unsupported, None if secs is None else float(secs),
-                        _spans(arms) if marked else None)
+                        _spans(arms) if marked else None, arms)
 
 
 def as_scored(rec: ItemRecord) -> ScoredRecord:
     spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
              for k, a in rec.arms.items() if a.interventions is not None}
     return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
-                        rec.item_seconds, spans or None)
+                        rec.item_seconds, spans or None,
+                        {k: {"finish_reason": a.finish_reason} for k, a in rec.arms.items()})
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,

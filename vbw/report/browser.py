@@ -216,19 +216,25 @@ def prompts_note(header: ReplayHeader, task: Task) -> str:
 
 
 def plain_row(obj: dict[str, Any], arms: list[Arm], states: dict[str, str] | None,
-         excluded: str | None) -> dict[str, Any]:
+              excluded: str | None) -> dict[str, Any]:
     """An item without details, as a plain dict in ItemView's JSON shape (no model: there
     may be 100,000): each arm's state and finish reason, from the line as decoded (the
     scoring pass has already checked it against the item-line model)."""
     raw = obj.get("arms") or {}
+    return reasons_row(obj["id"], [(raw.get(a.key) or {}).get("finish_reason") for a in arms],
+                       arms, states, excluded)
+
+
+def reasons_row(item_id: str, reasons: list[str | None], arms: list[Arm],
+                states: dict[str, str] | None, excluded: str | None) -> dict[str, Any]:
+    """plain_row from the item's id and its finish reason per arm (None: none recorded)."""
     views = {}
-    for a in arms:
+    for a, finish in zip(arms, reasons):
         view = {"state": "excluded" if states is None else states[a.key]}
-        finish = (raw.get(a.key) or {}).get("finish_reason")
         if finish is not None:
             view["finish_reason"] = finish
         views[a.key] = view
-    row: dict[str, Any] = {"id": obj["id"], "detailed": False, "arms": views}
+    row: dict[str, Any] = {"id": item_id, "detailed": False, "arms": views}
     if excluded is not None:
         row["excluded"] = excluded
     return row

@@ -15,7 +15,8 @@ from typing import Any
 
 from vbw.replay import ItemRecord, ReplayHeader
 from vbw.report.browser import (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, ItemView, item_view,
-                                plain_row, prompts_note)
+                                plain_row, prompts_note, reasons_row)
+from vbw.score.finish import Finishes
 from vbw.score.model import Excluded, Report
 from vbw.task.arms import Arm
 from vbw.task.runner import Task
@@ -33,7 +34,8 @@ class Listing:
                  max_listed: int = MAX_LISTED_ITEMS) -> None:
         self.states, self.excluded, self._out = ledger, excluded, set(excluded.ids)
         self.max_detailed = max_detailed
-        self.row_of = {item_id: i for i, item_id in enumerate(task.ids(None))}
+        self.ids = task.ids(None)  # by task row
+        self.row_of = {item_id: i for i, item_id in enumerate(self.ids)}
         shown = sorted(self.row_of[i] for i in (*ledger, *self._out))
         self.detailed = set(shown[:max_detailed])
         self.listed = set(shown[:max_listed])
@@ -70,6 +72,23 @@ def detailed_views(listing: Listing, task: Task, arms: list[Arm],
         yield row, item_view(task, task.item(row, item_id), arms,
                              ItemRecord.model_validate(obj), listing.states.get(item_id),
                              listing.why(item_id))
+
+
+def kept_rows(listing: Listing, arms: list[Arm],
+              finishes: Finishes) -> dict[int, dict[str, Any]] | None:
+    """The plain rows (as `browse` makes them) from the finish reasons the scoring pass
+    kept (vbw.score.finish), without reading the replay; None if any listed item's were
+    not all kept (the page then reads them from the replay)."""
+    index = finishes.index_of()
+    rows = {}
+    for row in sorted(listing.listed - listing.detailed):
+        item_id = listing.ids[row]
+        reasons = finishes.reasons(item_id, index)
+        if reasons is None:
+            return None
+        rows[row] = reasons_row(item_id, reasons, arms, listing.states.get(item_id),
+                                listing.why(item_id))
+    return rows
 
 
 def browse(listing: Listing, task: Task, arms: list[Arm], lines: Iterable[Any],

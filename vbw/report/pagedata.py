@@ -28,12 +28,14 @@ from typing import Any
 
 from vbw.pipes import Pending, beside
 from vbw.replay.stream import open_replay
-from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser
+from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, ItemView
 from vbw.report.html import item_json
-from vbw.report.listing import Listing, assemble, browse, detailed_views
+from vbw.report.listing import Listing, assemble, browse, detailed_views, kept_rows
+from vbw.score.finish import Finishes
 from vbw.score.metrics import Ledger, excluded_of
 from vbw.score.model import Report
 from vbw.score.states import ItemStates
+from vbw.score.stream import Scored
 from vbw.task.arms import Arm
 from vbw.task.runner import Task
 
@@ -66,21 +68,31 @@ class ItemData:
         self.task, self.replay, self.arms = task, replay, arms
         self.caps = (max_detailed, max_listed)
         self._child: Pending | None = None
+        self._finishes: Finishes | None = None
 
-    def start(self, states: ItemStates) -> None:
+    def start(self, scored: Scored) -> None:
+        """Fork the child, from the pass's item states; keep the finish reasons the pass
+        kept (Scored.finishes, if any), which make the plain rows without the replay."""
         self.cancel()
+        states, self._finishes = scored.states, scored.finishes
         self._child = beside(lambda: encoded_items(self.task, self.replay, self.arms, states,
                                                    self.caps))
 
     def browser(self, report: Report) -> Browser:
         """The page's data for `report` (the report of the states `start` was given): the
-        plain rows are built here while the child builds the detailed items, which are
-        then taken (or, if the child failed, built here)."""
+        plain rows are made here (from the kept finish reasons, or a pass over the
+        replay) while the child builds the detailed items, which are then taken (or, if
+        the child failed, built here)."""
         task, arms = self.task, self.arms
         listing = Listing({row["id"]: row for row in report.ledger}, report.excluded, task,
                           *self.caps)
-        views, rows = browse(listing, task, arms, _lines(self.replay),
-                             details=self._child is None)
+        rows = None if self._finishes is None else kept_rows(listing, arms, self._finishes)
+        views: dict[int, ItemView] = {}
+        if rows is None:
+            views, rows = browse(listing, task, arms, _lines(self.replay),
+                                 details=self._child is None)
+        elif self._child is None:
+            views = dict(detailed_views(listing, task, arms, _lines(self.replay)))
         encoded = None
         if self._child is not None:
             encoded, self._child = self._child.result(), None

@@ -33,6 +33,8 @@ from vbw.replay.io import legacy_end
 from vbw.replay.stream import ReplayStream, ScoredRecord
 from vbw.score import split
 from vbw.score.digest import NO_TEXT, text_digest
+from vbw.score.finish import Finishes
+from vbw.score.finish import codes as finish_codes
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.landing import answer_steps
 from vbw.score.states import ItemStates, arm_states, no_arm_message
@@ -60,6 +62,7 @@ class Scored(NamedTuple):
     # with `digests=True`: per row of `states`, each arm's text digest (vbw.score.digest);
     # 16 bytes a generation, never the texts
     digests: np.ndarray | None = None
+    finishes: Finishes | None = None  # with `keep_finish`: vbw.score.finish
 
 
 class SharedAudit:
@@ -91,7 +94,8 @@ class _Pass:
     """What one pass over the records gathers, indexed by position among the selected."""
 
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
-                 shared: SharedAudit | None = None, digests: bool = False) -> None:
+                 shared: SharedAudit | None = None, digests: bool = False,
+                 keep_finish: int = 0) -> None:
         self.task, self.arms, self.shared = task, arms, shared
         self.keys = [a.key for a in arms]
         self._key_set = frozenset(self.keys)
@@ -105,6 +109,8 @@ class _Pass:
         self.right = np.zeros((n, len(arms)), dtype=bool)
         self.digests = np.full((n, len(arms)), NO_TEXT, dtype="S16") if digests else None
         self.events = empty_rows(n, len(arms))  # interventions (vbw.score.interventions)
+        self.keep_finish = min(n, keep_finish)  # vbw.score.finish
+        self.finish = np.zeros((self.keep_finish, len(arms)), dtype=np.uint8)
         self.steps = answer_steps(task.spec.extract.json_.path)
         self.excluded: dict[int, str] = {}
         self.stray: list[str] = []
@@ -147,11 +153,13 @@ class _Pass:
                 "right": self.right, "digests": self.digests,
                 # (n x arms x 4 int32s: 9.6 MB at 100,000 items of 6 arms, most often zero)
                 "events": self.events if self.events.any() else None,
-                "excluded": self.excluded, "bad_row": self.bad_row,
+                "excluded": self.excluded, "bad_row": self.bad_row, "finish": self.finish,
                 "no_arm": self.no_arm, "auditor": self.auditor.state(), "shared": shared}
 
     def merge(self, st: dict[str, Any]) -> None:
         """Add the `state()` of a pass that scored other records of the same replay."""
+        kept = st["held"][:self.keep_finish]
+        self.finish[kept] = st["finish"][kept]
         self.held |= st["held"]
         rows = st["scored"]
         self.valid[rows], self.right[rows] = st["valid"][rows], st["right"][rows]
@@ -173,6 +181,8 @@ class _Pass:
 
     def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
         self.held[pos] = True
+        if pos < self.keep_finish:
+            self.finish[pos] = finish_codes(rec.arms, self.keys)
         if rec.unsupported:
             self.excluded[pos] = rec.unsupported
             if self.shared is None:  # a shared audit checks every held item, as compare did
@@ -255,18 +265,21 @@ def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
 
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
                  err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
-                 shared: SharedAudit | None = None, digests: bool = False) -> Scored:
+                 shared: SharedAudit | None = None, digests: bool = False,
+                 keep_finish: int = 0) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
     selection (a shard job's replay holds its shard of the items only). `shared` takes
     the task checks (mode=compare runs them once over every replay's items, then calls
     `shared.result()`; `Scored.audit` is then empty); `digests` keeps each scored text's
-    digest in `Scored.digests`."""
+    digest in `Scored.digests`; `keep_finish` keeps the finish reasons of the first so many
+    selected items in `Scored.finishes`."""
     selected = task.ids(n) if take is None else take(task.ids(n))
-    p = _Pass(task, selected, arms, shared, digests)
+    p = _Pass(task, selected, arms, shared, digests, keep_finish)
     path = str(stream.path)
     if split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
-                              lambda: _Pass(task, selected, arms, shared, digests))
+                              lambda: _Pass(task, selected, arms, shared, digests,
+                                            keep_finish))
     else:
         for rec in stream.records():
             p.add(rec, path)
@@ -282,7 +295,8 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
         end = legacy_end(stream.meta_as_written, len(p.timings))
     rows = np.flatnonzero(p.scored)
     return Scored(result, _states(selected, arms, p, rows), missing, len(selected), p.timings,
-                  end, None if p.digests is None else p.digests[rows])
+                  end, None if p.digests is None else p.digests[rows],
+                  Finishes(selected[:p.keep_finish], p.finish) if p.keep_finish else None)
 
 
 def _states(selected: list[str], arms: list[Arm], p: _Pass, rows: np.ndarray) -> ItemStates:

@@ -43,7 +43,7 @@ def _score(task_name: str, model: str, engine: str, kinds: list[str] | None = No
     b = Bootstrap()
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
                         meta=replay.meta_as_written, source=str(replay.path),
-                        provenance=provenance(replay.header, replay.records, replay.end),
+                        provenance=provenance(replay.header, [x.item_seconds for x in replay.records], replay.end),
                         seed=b.seed, resamples=b.resamples,
                         n_task=len(task_ids), missing=[i for i in task_ids if i not in held])
 

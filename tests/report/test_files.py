@@ -36,7 +36,7 @@ def report() -> Report:
                          task_arms(task.schema_names, task.spec.answer_schema, KINDS))
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
                         meta=replay.meta_as_written, source=str(replay.path),
-                        provenance=provenance(replay.header, replay.records, replay.end),
+                        provenance=provenance(replay.header, [x.item_seconds for x in replay.records], replay.end),
                         seed=0, resamples=200,
                         n_task=200, missing=[])
 

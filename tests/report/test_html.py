@@ -53,7 +53,7 @@ def scored(rel: Path, **cap: int) -> tuple[Report, Browser]:
     states = score_items(task, items, replay, arms)
     report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
                           meta=replay.meta_as_written, source=str(replay.path),
-                          provenance=provenance(replay.header, replay.records, replay.end),
+                          provenance=provenance(replay.header, [x.item_seconds for x in replay.records], replay.end),
                           seed=0, resamples=200, n_task=len(task.ids(None)),
                           missing=[i for i in task.ids(None) if i not in {it.id for it in items}])
     lines = [json.loads(x) for x in (REPLAYS / rel).read_text("utf-8").splitlines()[1:]]

@@ -15,7 +15,7 @@ MINIMAL = {"format": "vbw-replay/1", "task": "gsm8k", "arms": ["unconstrained"]}
 
 def _line(path: Path) -> str:
     r = read_replay(path)
-    return provenance(r.header, r.records, r.end)
+    return provenance(r.header, [x.item_seconds for x in r.records], r.end)
 
 
 def test_committed_replays_read_as_before() -> None:
@@ -39,7 +39,7 @@ def test_partial_header_states_what_it_has() -> None:
                                      "model": {"name": "my-model"},
                                      "versions": {"vllm": "0.6.3", "torch": None}})
     recs = [ItemRecord(id="a", arms={}, item_seconds=2.0), ItemRecord(id="b", arms={})]
-    assert provenance(h, recs, None) == ("generation took 2 s summed over 1 items (my-model) "
+    assert provenance(h, [x.item_seconds for x in recs], None) == ("generation took 2 s summed over 1 items (my-model) "
                                          "with vllm 0.6.3, torch; hardware and engine not "
                                          "recorded")
 

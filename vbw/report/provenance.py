@@ -9,24 +9,18 @@ validbutwrong 0.1's) record everything, and their line reads as it always has.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from vbw.replay import EndV1, ReplayHeader
-
-
-class Timed(Protocol):
-    """A record's recorded seconds: an ItemRecord, or what a streamed scoring keeps."""
-
-    @property
-    def item_seconds(self) -> float | None: ...
 
 NO_TASK_HASH = ("task hash not recorded, so it could not be verified that the texts were "
                 "generated for this version of the task")
 
 
-def provenance(header: ReplayHeader, records: Sequence[Timed], end: EndV1 | None) -> str:
-    """When, on what, with what and by what the texts were generated, as far as recorded."""
-    when = _when(header, records, end)
+def provenance(header: ReplayHeader, seconds: Sequence[float | None],
+               end: EndV1 | None) -> str:
+    """When, on what, with what and by what the texts were generated, as far as recorded;
+    `seconds`: each item line's recorded item_seconds (None: not recorded)."""
+    when = _when(header, seconds, end)
     cpu = header.hardware.cpu if header.hardware else None
     model = (header.model.file or header.model.name) if header.model else None
     who = _generator(header)
@@ -46,14 +40,14 @@ def provenance(header: ReplayHeader, records: Sequence[Timed], end: EndV1 | None
     return "; ".join(clauses)
 
 
-def _when(h: ReplayHeader, records: Sequence[Timed], end: EndV1 | None) -> str | None:
+def _when(h: ReplayHeader, seconds: Sequence[float | None], end: EndV1 | None) -> str | None:
     if h.version == 0:  # 0.1 recorded one run's start and wall time in the header
         if h.started is None:
             return None
         return f"generated {h.started}" + (f" in {end.wall_seconds} s" if end else "")
     # Summed item seconds, not the end marker's wall time: a resumed replay's wall time
     # covers only its last run.
-    timed = [r.item_seconds for r in records if r.item_seconds is not None]
+    timed = [s for s in seconds if s is not None]
     busy = f"{sum(timed):.0f} s summed over {len(timed)} items" if timed else None
     if h.started and end:
         return f"generated {h.started} to {end.ended}" + (f", {busy}" if busy else "")

@@ -44,12 +44,6 @@ from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
 
-class Timing(NamedTuple):
-    """A record's recorded seconds, in file order: what the provenance line sums."""
-
-    item_seconds: float | None
-
-
 class Scored(NamedTuple):
     """One replay, scored: the per-item outcome every mode reads."""
 
@@ -57,7 +51,7 @@ class Scored(NamedTuple):
     states: ItemStates
     missing: list[str]  # selected task items the replay lacks
     n_task: int  # items selected from the task
-    timings: list[Timing]
+    timings: list[float | None]  # each item line's recorded item_seconds, in file order
     end: EndV1 | None
     # with `digests=True`: per row of `states`, each arm's text digest (vbw.score.digest);
     # 16 bytes a generation, never the texts
@@ -114,7 +108,7 @@ class _Pass:
         self.steps = answer_steps(task.spec.extract.json_.path)
         self.excluded: dict[int, str] = {}
         self.stray: list[str] = []
-        self.timings: list[Timing] = []
+        self.timings: list[float | None] = []
         self.bad_row: tuple[int, VbwError] | None = None
         self.no_arm: tuple[int, str] | None = None
         self.auditor = Auditor(task)
@@ -129,14 +123,14 @@ class _Pass:
 
     def note(self, item_id: str, seconds: float | None) -> None:
         """A record's timing, and its id if the task does not select it, in file order."""
-        self.timings.append(Timing(seconds))
+        self.timings.append(seconds)
         if item_id not in self.position:
             self.stray.append(item_id)
 
     def note_all(self, lines: list[tuple[int, str, float | None]]) -> None:
         """`note` each of (line number, id, seconds), in the order given."""
         position = self.position
-        self.timings.extend([Timing(seconds) for _, _, seconds in lines])
+        self.timings.extend([seconds for _, _, seconds in lines])
         self.stray.extend([item_id for _, item_id, _ in lines if item_id not in position])
 
     def forked(self) -> None:

@@ -270,3 +270,23 @@ def test_first_json_span_is_the_same_with_and_without_the_tries(
     monkeypatch.setattr(jsonscan, "TRIES", 0)
     assert fast == [jsonscan.first_json_span(t) for t in texts]
     assert sum(s is not None for s in fast) > 1_000
+
+
+PLAIN_CASES = WHOLE + ['{"a": 9223372036854775807}', '{"a": 9223372036854775808}',
+                       '{"a": -9223372036854775808}', '{"a": [-9223372036854775809]}',
+                       '{"a": 18446744073709551615}', '{"a": {"b": [1, 2.5, true, null]}}',
+                       '{"a": 9.2e18}', '{"a": -9.3e18}']
+
+
+@pytest.mark.parametrize("text", PLAIN_CASES, ids=range(len(PLAIN_CASES)))
+def test_what_the_shortcut_says_of_plainness_is_validitys_plain(text: str) -> None:
+    """first_json_object_plain's flag, where it gives one, is vbw.task.validity.plain of
+    the object (which the validity check then does not walk again); the object is
+    first_json_object's."""
+    from vbw.task.jsonscan import first_json_object_plain
+    from vbw.task.validity import plain
+
+    obj, known = first_json_object_plain(text)
+    assert repr(obj) == repr(first_json_object(text))
+    if known is not None:
+        assert obj is not None and known == plain(obj), text

@@ -17,7 +17,7 @@ from vbw.replay.format import Replay
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.landing import answer_steps
 from vbw.task.arms import Arm
-from vbw.task.jsonscan import first_json_object
+from vbw.task.jsonscan import first_json_object_plain
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
@@ -83,16 +83,16 @@ def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: li
     coerce, at_path, check = spec.coerce.apply, spec.extract.json_.apply, spec.check.check
     answer_schema, is_valid = schemas[spec.answer_schema], validators.is_valid
     for arm, key, schema in _arm_plan(arms):
-        text = texts[key]
+        text, known = texts[key], None
         if text is None:
             obj = answer = None
         elif arm.kind == "unconstrained":
             obj, answer = None, task.free_answer(text, item)
         else:
-            obj = first_json_object(text)
+            obj, known = first_json_object_plain(text)
             answer = None if obj is None else coerce(at_path(obj))
         if schema is not None:
-            vrow.append(int(obj is not None and is_valid(schemas[schema], obj)))
+            vrow.append(int(obj is not None and is_valid(schemas[schema], obj, known)))
         else:
             vrow.append(-1)
         rrow.append(answer is not None and check(answer, gold, answer_schema))

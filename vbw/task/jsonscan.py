@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from vbw.task import jsongrammar as g
-from vbw.task.jsonvalues import decode_at, decode_span_at, orjson_agrees
+from vbw.task.jsonvalues import decode_at, decode_span_at, orjson_plain
 
 MAX_DEPTH = 512
 TRIES, BUDGET = 32, 4  # `{`s decoded literally before the search, text lengths read
@@ -42,12 +42,23 @@ NOTHING: tuple[int, int, Any] = (-1, -1, None)  # _tries: no `{` opens an object
 def first_json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in `text`: the first `{`, left to right, at which a JSON value
     decodes and is an object (nested at most MAX_DEPTH deep)."""
+    return first_json_object_plain(text)[0]
+
+
+def first_json_object_plain(text: str) -> tuple[dict[str, Any] | None, bool | None]:
+    """first_json_object's object, and whether it is plain (vbw.task.validity.plain),
+    where the common case's walk (`_whole_object`) found out anyway; None: not known."""
     first = text.find("{")
     if first < 0:
-        return None
+        return None, None
     whole = _whole_object(text, first)
     if whole is not None:
         return whole
+    return _found(text, first), None
+
+
+def _found(text: str, first: int) -> dict[str, Any] | None:
+    """first_json_object past the common case: the first `{`s tried, then the search."""
     hit = _tries(text, first)
     if hit is not None:
         return hit[2]
@@ -58,23 +69,27 @@ def first_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _whole_object(text: str, first: int) -> dict[str, Any] | None:
+def _whole_object(text: str, first: int) -> tuple[dict[str, Any], bool] | None:
     """The shortcut for the common case, a text that is one JSON object from its first `{`
     on (what a constrained arm writes): that `{` is the first candidate, so the object it
     opens is the answer when it decodes and is within MAX_DEPTH. orjson decodes it when
     the rest of the text is exactly that object; where orjson refuses (trailing text, NaN,
     lone surrogates), where the object holds a float that may be an integer beyond 64
-    bits to json (vbw.task.jsonvalues.orjson_agrees), or where the object is too deep,
-    None: the search decides, as it always did."""
+    bits to json (vbw.task.jsonvalues.orjson_plain), or where the object is too deep,
+    None: the search decides, as it always did. Else (the object, whether it is plain:
+    the same walk tells, and validity needs to know)."""
     try:
         value = orjson.loads(text[first:] if first else text)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict) or not orjson_agrees(value):
+    if not isinstance(value, dict):
+        return None
+    plain = orjson_plain(value)
+    if plain is None:
         return None  # (orjson turns integers beyond 64 bits into floats; json does not)
     if len(text) - first > 2 * MAX_DEPTH and _depth(value) > MAX_DEPTH:
         return None  # (a shorter text cannot nest deeper than MAX_DEPTH)
-    return value
+    return value, plain
 
 
 def _tries(text: str, first: int) -> tuple[int, int, Any] | None:

@@ -50,7 +50,8 @@ class Validators:
         self._by_id: dict[int, tuple[dict[str, Any], Any, Any]] = {}
         self._by_key: dict[str, tuple[Any, Any]] = {}
 
-    def is_valid(self, schema: dict[str, Any], obj: Any) -> bool:
+    def is_valid(self, schema: dict[str, Any], obj: Any, is_plain: bool | None = None) -> bool:
+        """Whether `obj` is valid under `schema`; `is_plain`: plain(obj), if known."""
         hit = self._by_id.get(id(schema))
         if hit is None:
             if len(self._by_id) >= KEPT:  # per-item schemas of a long replay: start over
@@ -64,7 +65,7 @@ class Validators:
                 pair = self._by_key[key] = (_json_integers(cls)(schema, registry=NO_FETCH),
                                             _fast(schema, cls))
             hit = self._by_id[id(schema)] = (schema, *pair)
-        if hit[2] is not None and plain(obj):
+        if hit[2] is not None and (plain(obj) if is_plain is None else is_plain):
             try:
                 return bool(hit[2].is_valid(obj))
             except ValueError:  # a value it cannot take in after all: jsonschema decides

@@ -7,12 +7,13 @@ Scoring reads only a replay and a task, so replay scoring never touches the live
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from vbw.config import RunConfig
-from vbw.errors import ReplayError
+from vbw.errors import ReplayError, VbwError
 from vbw.modes import Job
 from vbw.modes.forked import run_tasks
 from vbw.replay.stream import ReplayStream, open_replay
@@ -71,6 +72,29 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     return report.model_copy(update={"task_check": task_check(scored.audit)})
 
 
+def _read_ahead(task: Task, hashed: bool) -> None:
+    """Read the task's rows while a thread hashes its data files for the replay's check
+    (`hashed`: the replay records a task hash): both read the same files, and the hash
+    runs outside the interpreter lock, so on two cores it costs nothing. An error is
+    left for the step that needs the rows or the hash to raise, in its usual order."""
+    def hash_quietly() -> None:
+        try:
+            task.generation_hash()
+        except Exception:  # noqa: BLE001  (raised again when the check asks for it)
+            pass
+
+    thread = threading.Thread(target=hash_quietly) if hashed else None
+    if thread is not None:
+        thread.start()
+    try:
+        task.rows()
+    except VbwError:
+        pass  # (raised again when scoring asks for them)
+    finally:
+        if thread is not None:
+            thread.join()
+
+
 def _page_beside(replay: Path, cfg: RunConfig) -> bool:
     """Whether report.html's detailed items are built by a second process while this one
     builds the report (vbw.report.pagedata): where scoring is split, if the page is
@@ -107,6 +131,8 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         task_dir = folder(task)
         replay_path, mode = obtain(task, task_dir, out)
         replay = open_replay(replay_path)
+        if split.wanted(replay_path):
+            _read_ahead(task, replay.header.task_hash is not None)
         try:
             check_replay_matches(replay, task, cfg.allow_task_mismatch)
         except ReplayError:

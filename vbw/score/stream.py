@@ -35,7 +35,7 @@ from vbw.score import split
 from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.finish import Finishes
 from vbw.score.finish import codes as finish_codes
-from vbw.score.interventions import empty_rows, event_row
+from vbw.score.interventions import NOT_RECORDED, empty_rows, event_row
 from vbw.score.landing import answer_steps
 from vbw.score.states import ItemStates, arm_states, no_arm_message
 from vbw.task.arms import Arm
@@ -145,8 +145,8 @@ class _Pass:
                                                    self.shared.auditor.state())
         return {"held": self.held, "scored": self.scored, "valid": self.valid,
                 "right": self.right, "digests": self.digests,
-                # (n x arms x 4 int32s: 9.6 MB at 100,000 items of 6 arms, most often zero)
-                "events": self.events if self.events.any() else None,
+                # (n x arms x 4 int32s: 9.6 MB at 100,000 items of 6 arms, most often none)
+                "events": self.events if (self.events != NOT_RECORDED).any() else None,
                 "excluded": self.excluded, "bad_row": self.bad_row, "finish": self.finish,
                 "no_arm": self.no_arm, "auditor": self.auditor.state(), "shared": shared}
 

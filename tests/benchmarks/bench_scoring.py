@@ -175,6 +175,10 @@ def bench_modes(tree: Path, work: Path, n: int) -> list[dict]:
         _row("merge", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]", "mode=merge",
                           f"replays=[{sweep}]",
                           f"hydra.run.dir={work}/merge{n}"], work, env),
+        # what the merge's time is made of: scoring the replay it joined, alone
+        _row("merged", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]",
+                           f"replay={work}/merge{n}/replay.jsonl",
+                           f"hydra.run.dir={work}/merged{n}"], work, env),
     ]
 
 

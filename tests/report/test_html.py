@@ -369,3 +369,39 @@ def test_the_compiled_page_cache_never_changes_the_page(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another"))
     assert page() == first  # a fresh compile
     html._template.cache_clear()
+
+
+def test_orjson_writes_a_float_free_value_as_json_does() -> None:
+    """report.html's rows and most items are written by orjson (html._dumps): on values
+    without floats (strings of every character class, keys in order, ints of any size,
+    booleans, nulls, nesting) its text is json.dumps' compact text exactly; a lone
+    surrogate or an int beyond 64 bits leaves it to json."""
+    import random
+
+    from vbw.report.html import _dumps
+
+    rng = random.Random(5)
+    alphabet = [chr(i) for i in range(0, 0x80)] + ["é", "😀", "\u2028", "\u2029", "\ufeff",
+                                                   "\ud800", "\udfff", "</script>", "\\u"]
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+    def value(depth: int = 0) -> object:
+        kind = rng.randrange(7 if depth < 3 else 5)
+        if kind == 0:
+            return text()
+        if kind == 1:
+            return rng.choice([0, -1, 2 ** 63 - 1, -(2 ** 63), 2 ** 64 - 1, 2 ** 64, -(2 ** 70)])
+        if kind == 2:
+            return rng.choice([True, False, None])
+        if kind in (3, 4):
+            return rng.randrange(10 ** 6)
+        if kind == 5:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return {text(): value(depth + 1) for _ in range(rng.randint(0, 4))}
+
+    for _ in range(3000):
+        v = value()
+        assert _dumps(v, floats=False) == json.dumps(v, ensure_ascii=False,
+                                                     separators=(",", ":")), repr(v)

@@ -24,6 +24,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+import orjson
 from jinja2 import BytecodeCache, Environment, FunctionLoader
 from jinja2.bccache import Bucket
 from markupsafe import Markup
@@ -47,10 +48,25 @@ _REPLACED = "<>&\u2028\u2029"  # without a surrogate, replaced one by one (same 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def embed_json(value: Any) -> str:
+def _dumps(value: Any, floats: bool) -> str:
+    """json.dumps(value, ensure_ascii=False, separators=(",", ":")). Where the caller
+    knows the value holds no float (`floats=False`), orjson writes it: it escapes strings
+    as json does (tests/report/test_html.py) and writes ints and the rest alike, but
+    spells some floats otherwise (1e+16 as 1e16); it refuses lone surrogates and ints
+    beyond 64 bits, which json then writes."""
+    if not floats:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def embed_json(value: Any, floats: bool = True) -> str:
     """JSON for a `<script type="application/json">` block: nothing in it can close the
-    block, open a comment or markup, or fail to encode as UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    block, open a comment or markup, or fail to encode as UTF-8. `floats=False`: the
+    value holds no float (see _dumps)."""
+    text = _dumps(value, floats)
     if not _UNSAFE.search(text):
         return text
     if _SURROGATE.search(text):
@@ -63,7 +79,8 @@ def embed_json(value: Any) -> str:
 
 def item_json(view: ItemView) -> str:
     """One item's JSON in the page (what browser_json writes for it)."""
-    return embed_json(view.model_dump(mode="json", exclude_none=True))
+    floats = any(a.interventions is not None for a in view.arms.values())  # (their margins)
+    return embed_json(view.model_dump(mode="json", exclude_none=True), floats)
 
 
 def browser_json(browser: Browser) -> Iterator[str]:
@@ -79,7 +96,7 @@ def browser_json(browser: Browser) -> Iterator[str]:
     yield '],"rows":['
     rows = browser.rows  # plain rows are JSON already; a batch's list is its rows joined
     for i in range(0, len(rows), ROW_BATCH):
-        yield ("," if i else "") + embed_json(rows[i:i + ROW_BATCH])[1:-1]
+        yield ("," if i else "") + embed_json(rows[i:i + ROW_BATCH], floats=False)[1:-1]
     yield "]}"
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import uuid
 from collections.abc import Iterator
 from functools import lru_cache
@@ -39,13 +38,11 @@ from vbw.score.model import Comparison, Report
 from vbw.score.paired import ALPHA
 
 ASSETS = "html_assets"
-_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 # str.translate builds its output in one buffer: re.sub with a function made a Python
 # string per match, about 60 bytes each, so a text of `<` cost 13 times the page it made
 _ESCAPES = {cp: f"\\u{cp:04x}" for cp in (*map(ord, "<>&\u2028\u2029"), *range(0xD800, 0xE000))}
 ROW_BATCH = 1_000  # report.html's plain rows encoded and escaped this many at a time
 _REPLACED = "<>&\u2028\u2029"  # without a surrogate, replaced one by one (same text)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _dumps(value: Any, floats: bool) -> str:
@@ -67,12 +64,14 @@ def embed_json(value: Any, floats: bool = True) -> str:
     block, open a comment or markup, or fail to encode as UTF-8. `floats=False`: the
     value holds no float (see _dumps)."""
     text = _dumps(value, floats)
-    if not _UNSAFE.search(text):
-        return text
-    if _SURROGATE.search(text):
-        return text.translate(_ESCAPES)
-    for ch in _REPLACED:  # str.replace runs at memchr speed; translate looks up every char
-        if ch in text:
+    plain = text.isascii()  # (no surrogate, no U+2028/U+2029: only <, > and & to look for)
+    if not plain:
+        try:
+            text.encode("utf-8")  # fails on a lone surrogate, at C speed
+        except UnicodeEncodeError:
+            return text.translate(_ESCAPES)
+    for ch in "<>&" if plain else _REPLACED:  # `in` and str.replace run at memchr speed;
+        if ch in text:                        # translate (or a regex) looks at every char
             text = text.replace(ch, _ESCAPES[ord(ch)])
     return text
 

@@ -93,9 +93,11 @@ class _Pass:
         self.task, self.arms, self.shared = task, arms, shared
         self.keys = [a.key for a in arms]
         self._key_set = frozenset(self.keys)
-        self.position: dict[str, list[int]] = {}
-        for i, item_id in enumerate(selected):
-            self.position.setdefault(item_id, []).append(i)
+        self.position: dict[str, list[int]] = {item_id: [i] for i, item_id in enumerate(selected)}
+        if len(self.position) != len(selected):  # the task's data repeats an id
+            self.position = {}
+            for i, item_id in enumerate(selected):
+                self.position.setdefault(item_id, []).append(i)
         n = len(selected)
         self.held = np.zeros(n, dtype=bool)
         self.scored = np.zeros(n, dtype=bool)

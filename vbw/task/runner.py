@@ -95,8 +95,10 @@ class Task:
     def ids(self, n: int | None = None, all_rows: bool = False) -> list[str]:
         """Item ids in dataset order, without building the items (worked out once)."""
         if (n, all_rows) not in self._ids:
-            self._ids[n, all_rows] = [self._id(i, row)
-                                      for i, row in enumerate(self.rows(n, all_rows))]
+            rows, d = self.rows(n, all_rows), self.spec.dataset
+            self._ids[n, all_rows] = (  # (a row-index id needs no row: one f-string each)
+                [self._id(i, row) for i, row in enumerate(rows)] if isinstance(d.id, IdFromPath)
+                else [f"{d.id.prefix}{i}" for i in range(len(rows))])
         return list(self._ids[n, all_rows])
 
     def items(self, n: int | None = None, only: set[str] | None = None) -> list[Item]:

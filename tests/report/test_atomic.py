@@ -104,3 +104,19 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_file(tmp_path: Path) -
             if (out / "live").exists() else []
         assert all(name.startswith(".") for name in leftovers)  # hidden temporary names
     assert complete + incomplete == 8
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a bug"), KeyboardInterrupt()])
+def test_a_page_that_fails_unexpectedly_leaves_no_manifest_nor_its_early_copy(
+        tmp_path: Path, error: BaseException) -> None:
+    """The manifest's copy is written while the pages are built (files._Ahead); if a page
+    fails in a way the set does not survive, neither the manifest nor its copy is left."""
+    def page() -> list[str]:
+        raise error
+
+    with pytest.raises(type(error)):
+        files.write_set(tmp_path, {"a.md": "a\n", MANIFEST: "{}\n"}, pages={"p.html": page})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md"]
+    files.write_set(tmp_path, {"a.md": "a\n", MANIFEST: "{}\n"},
+                    pages={"p.html": lambda: ["<p>"]})
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.md", MANIFEST, "p.html"])

@@ -55,15 +55,16 @@ def test_the_manifest_writer_cannot_be_dropped() -> None:
 
 @pytest.fixture
 def order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The file names in the order write_set writes them."""
+    """The file names in the order write_set puts them in place (the rename of each
+    written temporary file: the manifest's may be written early, it is renamed last)."""
     seen: list[str] = []
-    real = files.write_atomic
+    real = files.os.replace
 
-    def spy(path: Path, text: str) -> None:
-        seen.append(path.name)
-        real(path, text)
+    def spy(src: object, dst: object) -> None:
+        seen.append(Path(str(dst)).name)
+        real(src, dst)
 
-    monkeypatch.setattr(files, "write_atomic", spy)
+    monkeypatch.setattr(files.os, "replace", spy)
     return seen
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TextIO
@@ -75,6 +76,11 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     fsync it, rename it over `path`; a failure mid-way leaves no temporary file.
     A lone surrogate (from a server's JSON, kept in a replay) is written as its `\\udXXX`
     escape: lossless in JSON, visible elsewhere, and encodable as UTF-8."""
+    os.replace(_written(path, text), path)
+
+
+def _written(path: Path, text: str | Iterable[str]) -> Path:
+    """write_atomic's temporary file, written and fsynced (not yet renamed)."""
     tmp = path.with_name(f".{path.name}{PARTIAL}{os.getpid()}")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as f:
@@ -85,7 +91,35 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    os.replace(tmp, path)
+    return tmp
+
+
+class _Ahead:
+    """A file's temporary copy written by a thread (write and fsync wait on the disk,
+    outside the interpreter lock) while this thread builds a page; renamed into place
+    only when `done` is called, after the page: the manifest stays last."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self._tmp, self._error = path, None, None
+        self._thread = threading.Thread(target=self._write, args=(text,))
+        self._thread.start()
+
+    def _write(self, text: str) -> None:
+        try:
+            self._tmp = _written(self.path, text)
+        except BaseException as e:  # noqa: BLE001  (raised in the caller's thread)
+            self._error = e
+
+    def done(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        os.replace(self._tmp, self.path)
+
+    def drop(self) -> None:
+        self._thread.join()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
 
 
 Page = Callable[[], Iterable[str]]
@@ -107,14 +141,25 @@ def write_set(out_dir: Path, contents: dict[str, str], manifest: str = MANIFEST,
     _fsync_dir(out_dir)
     for name in [k for k in contents if k != manifest]:
         write_atomic(out_dir / name, contents[name])
-    for name, page in (pages or {}).items():
-        try:
-            write_atomic(out_dir / name, page())
-        except (MemoryError, RecursionError, ValueError, TypeError) as e:
-            (out_dir / name).unlink(missing_ok=True)
-            why = " ".join(str(e).split())[:200] or "out of memory"
-            print(f"vbw: warning: {out_dir / name}: not written ({type(e).__name__}: {why}); "
-                  "the other report files are", file=err or sys.stderr, flush=True)
-    if manifest in contents:
+    # the manifest's copy is written while the pages are built, and renamed after them
+    ahead = _Ahead(out_dir / manifest, contents[manifest]) \
+        if manifest in contents and pages else None
+    try:
+        for name, page in (pages or {}).items():
+            try:
+                write_atomic(out_dir / name, page())
+            except (MemoryError, RecursionError, ValueError, TypeError) as e:
+                (out_dir / name).unlink(missing_ok=True)
+                why = " ".join(str(e).split())[:200] or "out of memory"
+                print(f"vbw: warning: {out_dir / name}: not written ({type(e).__name__}: "
+                      f"{why}); the other report files are", file=err or sys.stderr,
+                      flush=True)
+    except BaseException:
+        if ahead is not None:
+            ahead.drop()
+        raise
+    if ahead is not None:
+        ahead.done()
+    elif manifest in contents:
         write_atomic(out_dir / manifest, contents[manifest])
     _fsync_dir(out_dir)

@@ -58,19 +58,9 @@ def orjson_agrees(value: Any) -> bool:
     one of magnitude 2**63 or more, so a value holding no such float is json's (where
     orjson refuses a text, json decides anyway). A float literal that large is refused
     too, which only costs json's decode. Faster than searching the text for a run of 19
-    digits (a regex scan of every character), and without recursion."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        t = type(v)
-        if t is float:
-            if not -_I64 < v < _I64:
-                return False
-        elif t is dict:
-            stack.extend(v.values())
-        elif t is list:
-            stack.extend(v)
-    return True
+    digits (a regex scan of every character), and without recursion (orjson_plain's
+    walk)."""
+    return orjson_plain(value) is not None
 
 
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)

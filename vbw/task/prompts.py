@@ -134,14 +134,14 @@ def render_plain(source: str, context: Mapping[str, Any]) -> str | None:
 
 
 @lru_cache(maxsize=64)
-def _lengths(source: str) -> tuple[int, tuple[str, ...], tuple[str, ...]] | None:
-    """A plain template (plain_parts) as (its literal text's length, the names it puts as
-    strings, the names it puts as JSON); None if it is not plain."""
+def _lengths(source: str) -> tuple[int, tuple[tuple[str, bool], ...]] | None:
+    """A plain template (plain_parts) as (its literal text's length, each name it puts
+    with whether it puts it as JSON); None if it is not plain."""
     parts = plain_parts(source)
     if parts is None:
         return None
     return (sum(len(v) for k, v in parts if k == "text"),
-            tuple(v for k, v in parts if k == "str"), tuple(v for k, v in parts if k == "json"))
+            tuple((v, k == "json") for k, v in parts if k != "text"))
 
 
 _ABSENT = object()
@@ -155,19 +155,19 @@ def plain_fits(source: str | None, fields: Mapping[str, Any], schema: Any = _ABS
     lengths = None if source is None else _lengths(source)
     if lengths is None:
         return False
-    size, strs, jsons = lengths
-    for name in strs:
-        value = schema if name == "schema" and schema is not _ABSENT else fields.get(name)
-        if type(value) is not str:
-            return False
-        size += len(value)
-    for name in jsons:
+    size, names = lengths
+    for name, as_json in names:
         value = schema if name == "schema" and schema is not _ABSENT \
             else fields.get(name, _ABSENT)
-        if value is _ABSENT:
+        if not as_json:
+            if type(value) is not str:
+                return False
+            size += len(value)
+        elif value is _ABSENT:
             return False
-        try:
-            size += len(_json(value))
-        except (TypeError, ValueError, RecursionError):
-            return False
+        else:
+            try:
+                size += len(_json(value))
+            except (TypeError, ValueError, RecursionError):
+                return False
     return size <= MAX_PROMPT_CHARS

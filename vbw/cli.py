@@ -50,12 +50,18 @@ def _fail(e: VbwError) -> None:
 FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-def _no_room(e: OSError) -> None:
-    where = f" ({e.filename})" if e.filename else ""
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null: nothing more can reach it (a reader that left, a device
+    with no room), and the interpreter's last flush must not fail again."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def _no_room(e: OSError) -> None:
+    where = f" ({e.filename})" if e.filename else ""
+    _stdout_gone()
     print(f"vbw: error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
     sys.exit(2)
 
@@ -229,7 +235,7 @@ def _hydra_main(cfg: DictConfig) -> None:
         print("vbw: interrupted", file=sys.stderr)
         sys.exit(130)
     except BrokenPipeError:  # `vbw | head`: the reader left; the report files are written
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_gone()
         sys.exit(141)
     except OSError as e:
         if e.errno not in FULL:

@@ -3,9 +3,10 @@ one leaves.
 
 vbw forks for speed in four places (vbw.warm's worker, vbw.modes.forked's second half of
 the tasks, vbw.score.split's second half of the items, vbw.report.pagedata's report.html
-items), and each sends one pickled result back (the last two through `beside`) and reads it until the writer closes its end, which happens however the writer
-exits: so a crashed child cannot leave its parent waiting. A child leaves with os._exit
-(`leave`): the atexit handlers it inherited are its parent's, and its parent runs them.
+items), and each sends one pickled result back (the last two through `beside`) and reads
+it until the writer closes its end, which happens however the writer exits: so a crashed
+child cannot leave its parent waiting. A child leaves with os._exit (`leave`): the atexit
+handlers it inherited are its parent's, and its parent runs them.
 What the child itself must do on its way out (the schema verdicts it learned,
 vbw.task.schemacache) is registered with `at_leave`, and runs then. A child is forked by
 `fork`, which makes it die with its parent (`die_with_parent`): killing `vbw` stops its

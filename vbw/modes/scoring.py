@@ -95,13 +95,6 @@ def _read_ahead(task: Task, hashed: bool) -> None:
             thread.join()
 
 
-def _page_beside(replay: Path, cfg: RunConfig) -> bool:
-    """Whether report.html's detailed items are built by a second process while this one
-    builds the report (vbw.report.pagedata): where scoring is split, if the page is
-    written."""
-    return HtmlOutput.name in chosen(cfg.outputs) and split.wanted(replay)
-
-
 def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]:
     """constrained[*] arms whose wrong-but-valid rate exceeds the threshold
     (reason_then_constrain is not gated: its packaging turn is a different contract)."""
@@ -131,7 +124,8 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         task_dir = folder(task)
         replay_path, mode = obtain(task, task_dir, out)
         replay = open_replay(replay_path)
-        if split.wanted(replay_path):
+        two = split.wanted(replay_path)  # a large replay, and a free core
+        if two:
             _read_ahead(task, replay.header.task_hash is not None)
         try:
             check_replay_matches(replay, task, cfg.allow_task_mismatch)
@@ -142,7 +136,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
         page = ItemData(task, replay_path, arms)
         try:
-            beside = _page_beside(replay_path, cfg)
+            beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
             report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
                            MAX_LISTED_ITEMS if beside else 0)
             before_write()

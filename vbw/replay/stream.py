@@ -56,7 +56,8 @@ class ScoredRecord(NamedTuple):
     unsupported: str | None  # the first arm's unsupported-schema reason, if any
     item_seconds: float | None
     interventions: dict[str, Spans] | None = None  # None: no arm recorded any
-    # the arm records as decoded (only `finish_reason` is read of them: vbw.score.stream)
+    # the arm records as decoded, or (from the model) their finish reasons: only
+    # `finish_reason` is read of them (vbw.score.finish)
     arms: dict[str, Any] | None = None
 
 

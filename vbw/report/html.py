@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -112,9 +113,14 @@ class _CompiledPage(BytecodeCache):
     template's checksum and its own bytecode version and Python's; an absent, corrupt or
     unwritable file only costs the compile."""
 
+    @staticmethod
+    def _file(bucket: Bucket) -> Path:
+        """The bucket's file (cache_dir() raises RuntimeError without a home folder)."""
+        return cache_dir() / f"report-page-{bucket.key}.jinja"
+
     def load_bytecode(self, bucket: Bucket) -> None:
         try:
-            with open(cache_dir() / f"report-page-{bucket.key}.jinja", "rb") as f:
+            with open(self._file(bucket), "rb") as f:
                 bucket.load_bytecode(f)
         except Exception:  # noqa: BLE001  (OSError, a corrupt file): compiled anew
             bucket.reset()
@@ -122,7 +128,7 @@ class _CompiledPage(BytecodeCache):
     def dump_bytecode(self, bucket: Bucket) -> None:
         tmp = None
         try:  # no home folder (RuntimeError), an unwritable cache (OSError): not kept
-            path = cache_dir() / f"report-page-{bucket.key}.jinja"
+            path = self._file(bucket)
             tmp = path.with_name(f".{path.name}.{os.getpid()}")
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vbw.replay.format import ItemRecord
-from vbw.replay.joined import as_dumped, joined
+from vbw.replay.joined import as_dumped, dumped, joined
 
 PLAIN = {"id": "a", "arms": {"x": {"text": "t", "seconds": 1.5, "compile_seconds": 0.0,
                                    "n_tokens": 3, "finish_reason": "stop"}},
@@ -59,7 +59,7 @@ def test_lines_come_in_task_order_whatever_a_shard_holds(tmp_path: Path) -> None
         paths.append(tmp_path / f"s{i}.jsonl")
         paths[-1].write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"id": "i',
                              encoding="utf-8")  # and ends in a torn line
-    got = [(i, rec["id"], rec["arms"]["x"]["text"]) for i, rec in joined(paths, ids)]
+    got = [(i, rec["id"], rec["arms"]["x"]["text"]) for i, rec, _ in joined(paths, ids)]
     assert got == [(k % 2, ids[k], ids[k]) for k in range(7)]
 
 
@@ -71,6 +71,18 @@ def test_a_merged_line_keeps_an_integer_beyond_64_bits(tmp_path: Path) -> None:
     path = tmp_path / "s0.jsonl"
     lines = [{"meta": {}}, {"id": "i0", "arms": {"x": {"text": "t", "message": message}}}]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    ((_, rec),) = list(joined([path], ["i0"]))
+    ((_, rec, _),) = list(joined([path], ["i0"]))
     assert rec["arms"]["x"]["message"] == message
     assert type(rec["arms"]["x"]["message"]["tool_calls"][0]["arguments"]["n"]) is int
+
+
+def test_a_plain_line_is_spelled_alike_unless_a_float_is_tiny() -> None:
+    """`dumped` says when orjson may write the line (vbw.replay.merge.item_line): a float
+    in [1e-9, 1e-4) is one orjson spells without json's exponent."""
+    obj = json.loads(json.dumps(PLAIN))
+    assert dumped(obj) == (obj, True)
+    tiny = json.loads(json.dumps(PLAIN))
+    tiny["arms"]["x"]["seconds"] = 2.5e-05
+    assert dumped(tiny) == (tiny, False)
+    for shape in ("explicit nulls", "interventions", "not a finite number"):
+        assert dumped(json.loads(json.dumps(SHAPES[shape])))[1] is False

@@ -7,7 +7,7 @@ costs nothing to wait on; a line that arrives before its turn waits as its bytes
 
 Each line comes out as the merged replay has always written it: the ItemRecord model's
 dump (its types, its field order, no nulls). A line vbw wrote is already in that shape,
-and is passed on as decoded without a second validation when `_as_dumped` can tell: the
+and is passed on as decoded without a second validation when `dumped` can tell: the
 same plain types the model keeps unchanged (vbw.replay.stream's `_light` reasoning), keys
 in the model's order, every defaulted field present, no null, finite numbers. Anything
 else goes through the model, which gives what it always gave.
@@ -33,32 +33,78 @@ _ITEM_TYPES: dict[str, type] = {"id": str, "arms": dict, "item_seconds": float,
 _ARM_TYPES: dict[str, type] = {"text": str, "seconds": float, "compile_seconds": float,
                                "n_tokens": int, "ttft_seconds": float, "finish_reason": str,
                                "reuses": str, "unsupported_schema": str, "redacted": bool}
-_ARM_DEFAULTED = tuple(k for k, f in ArmRecord.model_fields.items() if f.default is not None)
+_ARM_DEFAULTED = frozenset(k for k, f in ArmRecord.model_fields.items()
+                           if f.default is not None)
 _FINISH = ("stop", "length")
+# orjson spells a finite float as repr() does (json's spelling) except for magnitudes in
+# [1e-9, 1e-4), which it writes without an exponent (tests/replay/test_merge.py)
+SPELLED_ALIKE = 1e-4
+
+Signature = tuple[bool, tuple[str, ...], tuple[type, ...]]
+_UNSEEN = object()
+_signatures: dict[Signature, tuple[str, ...] | None] = {}
+_MAX_SIGNATURES = 1024  # a replay of odd lines cannot grow it without bound
 
 
-def _plain(obj: dict[str, Any], types: dict[str, type], order: tuple[str, ...]) -> bool:
-    """Every key known, of exactly its type (never null, floats finite), in `order`."""
-    for k, v in obj.items():
-        t = types.get(k)
-        if t is None or type(v) is not t or (t is float and not math.isfinite(v)):
-            return False
-    return list(obj) == [k for k in order if k in obj]
+def _work_out(arm: bool, keys: tuple[str, ...], types: tuple[type, ...]) -> tuple[str, ...] | None:
+    """The float fields of a dict with these keys and value types, if they are the dump's:
+    every key known, of exactly its type (never null), in the model's order, and for an
+    arm every defaulted field present; None otherwise."""
+    known, order = (_ARM_TYPES, _ARM_ORDER) if arm else (_ITEM_TYPES, _ITEM_ORDER)
+    if any(known.get(k) is not t for k, t in zip(keys, types)):
+        return None
+    if list(keys) != [k for k in order if k in keys] or (arm and not _ARM_DEFAULTED <= set(keys)):
+        return None
+    return tuple(k for k, t in zip(keys, types) if t is float)
 
 
-def _arm_dumped(a: Any) -> bool:
-    return (type(a) is dict and _plain(a, _ARM_TYPES, _ARM_ORDER)
-            and all(k in a for k in _ARM_DEFAULTED)
-            and a.get("finish_reason", "stop") in _FINISH)
+def _floats(obj: dict[str, Any], arm: bool) -> tuple[str, ...] | None:
+    """`_work_out` of the dict's keys and value types, worked out once per signature (the
+    arms of a replay share a few)."""
+    sig = (arm, tuple(obj), tuple(map(type, obj.values())))
+    found = _signatures.get(sig, _UNSEEN)
+    if found is _UNSEEN:
+        found = _work_out(*sig)
+        if len(_signatures) < _MAX_SIGNATURES:
+            _signatures[sig] = found
+    return found  # type: ignore[return-value]
+
+
+def _finite(obj: dict[str, Any], floats: tuple[str, ...]) -> bool | None:
+    """None if a float field is not finite (the model's dump differs); else whether
+    every one is spelled by orjson as json spells it."""
+    alike = True
+    for k in floats:
+        v = obj[k]
+        if not math.isfinite(v):
+            return None
+        if v and abs(v) < SPELLED_ALIKE:
+            alike = False
+    return alike
+
+
+def dumped(obj: Any) -> tuple[dict[str, Any], bool]:
+    """The item line as `ItemRecord.model_validate(obj).model_dump(mode="json",
+    exclude_none=True)` gives it (the line was checked by the merge's first read), and
+    whether it is the decoded line itself with every float one orjson spells as json
+    does (vbw.replay.merge.item_line then writes it by orjson)."""
+    if type(obj) is dict and "arms" in obj and (floats := _floats(obj, False)) is not None:
+        alike = _finite(obj, floats)
+        for a in obj["arms"].values() if alike is not None else ():
+            if (type(a) is not dict or (floats := _floats(a, True)) is None
+                    or a.get("finish_reason", "stop") not in _FINISH
+                    or (arm_alike := _finite(a, floats)) is None):
+                break
+            alike = alike and arm_alike
+        else:
+            if alike is not None:
+                return obj, alike
+    return ItemRecord.model_validate(obj).model_dump(mode="json", exclude_none=True), False
 
 
 def as_dumped(obj: Any) -> dict[str, Any]:
-    """The item line as `ItemRecord.model_validate(obj).model_dump(mode="json",
-    exclude_none=True)` gives it (the line was checked by the merge's first read)."""
-    if (type(obj) is dict and _plain(obj, _ITEM_TYPES, _ITEM_ORDER) and "arms" in obj
-            and all(_arm_dumped(a) for a in obj["arms"].values())):
-        return obj
-    return ItemRecord.model_validate(obj).model_dump(mode="json", exclude_none=True)
+    """`dumped`'s dump."""
+    return dumped(obj)[0]
 
 
 def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
@@ -77,8 +123,8 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
 
 
 def joined(paths: list[Path], ids: list[str],
-           shards: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(shard index, dumped record) for every id in `ids` order; `ids[k]` is read from
+           shards: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any], bool]]:
+    """(shard index, dumped record, spelled alike: see `dumped`) for every id in `ids` order; `ids[k]` is read from
     `paths[k % len(paths)]`. With `shards`, only the ids of those shards (whose files
     alone are read: another process joins the others, vbw.sweep.shards)."""
     readers = [_item_lines(p) for p in paths]
@@ -101,7 +147,7 @@ def joined(paths: list[Path], ids: list[str],
             if obj is None:
                 raise ReplayError(f"{paths[i]}: item {item_id} is gone since it "
                                         "was checked")
-            yield i, as_dumped(obj)
+            yield i, *dumped(obj)
     finally:
         for r in readers:
             r.close()

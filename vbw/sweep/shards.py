@@ -68,9 +68,10 @@ def shard_paths(entries: list[str] | None, cwd: Path) -> list[Path]:
 
 
 def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
-                  records: Iterator[tuple[int, dict[str, Any]]],
+                  records: Iterator[tuple[int, dict[str, Any], bool]],
                   paths: list[str], check: bool,
-                  positions: Iterable[int] | None = None) -> Iterator[dict[str, Any]]:
+                  positions: Iterable[int] | None = None
+                  ) -> Iterator[tuple[dict[str, Any], bool]]:
     """The records, each checked as it passes: its recorded prompt_hash is the one the
     task gives it now, so no shard was generated from other prompts. Checked (`check`)
     when the shards' task hash is the task's (a changed task is the task-hash check's to
@@ -78,7 +79,8 @@ def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
     order), so the item named is the first in task order, as when every item was built
     at once; `positions` are their indexes in `ids` (every one, if not given)."""
     arms = [parse_arm(k) for k in header.arms or []]
-    for k, (shard, rec) in zip(range(len(ids)) if positions is None else positions, records):
+    for k, (shard, rec, alike) in zip(range(len(ids)) if positions is None else positions,
+                                      records):
         if check and rec.get("prompt_hash") is not None:
             want = task.prompt_hash(task.item(k, ids[k]), arms)
             if rec["prompt_hash"] != want:
@@ -86,7 +88,7 @@ def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
                                   f"{rec['prompt_hash'][:16]}..., the task's prompts hash "
                                   f"to {want[:16]}...: the shard was generated from other "
                                   "prompts and cannot be merged")
-        yield rec
+        yield rec, alike
 
 
 def _lines(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
@@ -95,7 +97,8 @@ def _lines(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
     count = len(paths)
     positions = None if shards is None else (k for k in range(len(ids)) if k % count in shards)
     records = joined([Path(p) for p in paths], ids, shards)
-    return map(item_line, _same_prompts(task, header, ids, records, paths, check, positions))
+    return (item_line(rec, alike) for rec, alike in
+            _same_prompts(task, header, ids, records, paths, check, positions))
 
 
 class _Fallback(Exception):

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import TASK_CONF, one_line_error, run_vbw
 from tests.generate.scripted import ScriptedBackend, scripted
+from tests.task.test_jsonvalues import random_float, random_text
 from vbw.app import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
@@ -283,22 +284,6 @@ def test_two_processes_write_the_one_process_replay(tmp_path: Path,
                                   tmp_path / f"bad{i}")
 
 
-def _random_text(rng: random.Random) -> str:
-    """Characters of every class json and orjson escape or pass through: ASCII controls,
-    quotes and backslashes, DEL, line and paragraph separators, the BMP beyond them (no
-    surrogates), astral characters."""
-    pools = [[chr(i) for i in range(0x80)], ['"', "\\", "\x7f", "\u2028", "\u2029", "\ufeff"],
-             [chr(rng.randrange(0x80, 0xD800)) for _ in range(50)],
-             [chr(rng.randrange(0xE000, 0x10000)) for _ in range(50)],
-             [chr(rng.randrange(0x10000, 0x110000)) for _ in range(50)]]
-    return "".join(rng.choice(rng.choice(pools)) for _ in range(rng.randrange(0, 40)))
-
-
-def _random_float(rng: random.Random) -> float:
-    x = rng.random() * 10.0 ** rng.randrange(-12, 24)
-    return rng.choice([x, -x, round(x, rng.randrange(0, 9)), 0.0, -0.0])
-
-
 def test_orjson_writes_the_line_json_writes_where_dumped_says_alike() -> None:
     """item_line's orjson path gives json's bytes on every line `dumped` calls spelled
     alike (random texts of every character class, floats of every magnitude, ints to 64
@@ -309,35 +294,15 @@ def test_orjson_writes_the_line_json_writes_where_dumped_says_alike() -> None:
     rng = random.Random(22)
     alike = 0
     for _ in range(3000):
-        arms = {_random_text(rng) or "x": {
-            "text": _random_text(rng), "seconds": _random_float(rng),
-            "compile_seconds": _random_float(rng),
+        arms = {random_text(rng) or "x": {
+            "text": random_text(rng), "seconds": random_float(rng),
+            "compile_seconds": random_float(rng),
             "n_tokens": rng.choice([0, 7, 2 ** 63 - 1, -(2 ** 63)]),
-            "ttft_seconds": _random_float(rng), "finish_reason": rng.choice(["stop", "length"]),
+            "ttft_seconds": random_float(rng), "finish_reason": rng.choice(["stop", "length"]),
             "redacted": rng.choice([True, False])} for _ in range(rng.randrange(0, 4))}
-        obj = {"id": _random_text(rng), "arms": arms, "item_seconds": _random_float(rng)}
+        obj = {"id": random_text(rng), "arms": arms, "item_seconds": random_float(rng)}
         rec, spelled = dumped(obj)
         alike += spelled
         assert item_line(rec, spelled) == _line(rec).encode("utf-8")
     assert 300 < alike < 2700  # both paths taken
 
-
-def test_orjson_spells_floats_as_json_outside_the_tiny_range() -> None:
-    """The fact vbw.replay.joined.SPELLED_ALIKE rests on: orjson's text of a finite float
-    is repr()'s except for magnitudes in [1e-9, 1e-4) (random bit patterns and decimals)."""
-    import math
-    import struct
-
-    import orjson
-
-    from vbw.replay.joined import SPELLED_ALIKE
-
-    rng = random.Random(4)
-    differ = []
-    for _ in range(200_000):
-        x = struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]
-        if rng.random() < 0.5:
-            x = round(rng.random() * 10.0 ** rng.randrange(-10, 20), rng.randrange(0, 10))
-        if math.isfinite(x) and orjson.dumps(x).decode() != repr(x):
-            differ.append(abs(x))
-    assert differ and max(differ) < SPELLED_ALIKE and min(differ) >= 1e-9

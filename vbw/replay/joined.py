@@ -23,6 +23,7 @@ from typing import Any
 from vbw.errors import ReplayError
 from vbw.replay.format import ArmRecord, ItemRecord
 from vbw.replay.stream import decode_exact
+from vbw.task.jsonvalues import SPELLED_ALIKE
 
 _ITEM_ORDER = tuple(ItemRecord.model_fields)
 _ARM_ORDER = tuple(ArmRecord.model_fields)
@@ -36,9 +37,6 @@ _ARM_TYPES: dict[str, type] = {"text": str, "seconds": float, "compile_seconds":
 _ARM_DEFAULTED = frozenset(k for k, f in ArmRecord.model_fields.items()
                            if f.default is not None)
 _FINISH = ("stop", "length")
-# orjson spells a finite float as repr() does (json's spelling) except for magnitudes in
-# [1e-9, 1e-4), which it writes without an exponent (tests/replay/test_merge.py)
-SPELLED_ALIKE = 1e-4
 
 Signature = tuple[bool, tuple[str, ...], tuple[type, ...]]
 _UNSEEN = object()

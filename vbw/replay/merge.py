@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import reprlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
-
-import orjson
 
 from vbw.errors import ReplayError
 from vbw.redact import escape_surrogates
@@ -34,6 +31,7 @@ from vbw.replay.format import EndV1, ItemRecord
 from vbw.replay.header import CompleteHeader, ReplayHeader, ShardInfo
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import open_replay
+from vbw.task.jsonvalues import json_text
 
 # what decides the texts: shards that differ in any of these are not one run
 GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
@@ -209,26 +207,15 @@ def _line(obj: dict[str, Any]) -> str:
     return escape_surrogates(json.dumps(obj, ensure_ascii=False)) + "\n"
 
 
-# orjson's indented text is json's once the line breaks and indents go: a raw line break
-# is never inside a string (it is escaped there), so every one is layout
-_ITEM_BREAK = re.compile(rb",\n *")
-_BREAK = re.compile(rb"\n *")
-
-
 def item_line(r: ItemRecord | dict[str, Any], spelled_alike: bool = False) -> bytes:
     """A merged replay's item line, as bytes: an ItemRecord or its dump
     (`model_dump(mode="json", exclude_none=True)`). `spelled_alike`: the dump holds only
     plain values (str keys; str, int, bool, None, dicts, lists) and floats that orjson
-    spells as json does (vbw.replay.joined.dumped), so orjson writes the line, about twice
-    as fast as json at 100,000 lines (a lone surrogate, which orjson refuses, or an integer
-    beyond 64 bits still go to json)."""
-    if spelled_alike and isinstance(r, dict):
-        try:
-            text = orjson.dumps(r, option=orjson.OPT_INDENT_2)
-        except orjson.JSONEncodeError:
-            pass
-        else:
-            return _BREAK.sub(b"", _ITEM_BREAK.sub(b", ", text)) + b"\n"
+    spells as json does (vbw.replay.joined.dumped), so orjson writes the line
+    (vbw.task.jsonvalues.json_text: twice as fast as json on a 4 KB line; a lone
+    surrogate or an integer beyond 64 bits still goes to json)."""
+    if spelled_alike and isinstance(r, dict) and (text := json_text(r, False)) is not None:
+        return text + b"\n"
     return _line(r if isinstance(r, dict)
                  else r.model_dump(mode="json", exclude_none=True)).encode("utf-8")
 

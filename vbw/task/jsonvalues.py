@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
+
+import orjson
 
 INT_DIGITS = 4300  # CPython's default int<->str limit; longer integers become JsonBigInt
 
@@ -87,6 +90,31 @@ def orjson_plain(value: Any) -> bool | None:
         elif t is list:
             stack.extend(v)
     return fits
+
+
+# orjson spells a finite float as repr() does (json's spelling) except for magnitudes in
+# [1e-9, 1e-4), which it writes without an exponent (tests/task/test_jsonvalues.py)
+SPELLED_ALIKE = 1e-4
+# orjson's indented text is json's once the layout goes: a raw line break is never inside
+# a string (it is escaped there), so every one, with the indent after it, is layout
+_ITEM_BREAK = re.compile(rb",\n *")
+_BREAK = re.compile(rb"\n *")
+
+
+def json_text(value: Any, ensure_ascii: bool = True) -> bytes | None:
+    """`json.dumps(value, ensure_ascii=...)` as UTF-8, written by orjson (several times
+    faster on long texts), for a value the caller knows to be made of str-keyed dicts,
+    lists, tuples, str, int, bool, None and floats orjson spells alike (none of magnitude
+    in [1e-9, SPELLED_ALIKE)). None where orjson cannot give json's text: it refuses a
+    lone surrogate or an int beyond 64 bits, and with `ensure_ascii` a text that is not
+    printable ASCII plus layout (json escapes the rest, DEL included)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:
+        return None
+    if ensure_ascii and (not text.isascii() or b"\x7f" in text):  # json escapes DEL too
+        return None
+    return _BREAK.sub(b"", _ITEM_BREAK.sub(b", ", text))
 
 
 def is_number(value: Any) -> bool:

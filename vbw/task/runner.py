@@ -19,6 +19,7 @@ from vbw.task.arms import Arm
 from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
 from vbw.task.extract import first_json_object
+from vbw.task.jsonvalues import json_text
 from vbw.task.bounded import PromptBudget
 from vbw.task.prompts import render
 from vbw.task.spec import IdFromPath, TaskSpec
@@ -313,7 +314,9 @@ class Task:
         for a in arms:  # the offered function is part of a tool_call arm's prompt
             if a.tool:
                 msgs[a.key] = {"messages": msgs[a.key], "tool": self.tool(item, a.schema or "")}
-        return hashlib.sha256(json.dumps(msgs).encode()).hexdigest()
+        # prompts are strings: orjson spells them as json does unless they are not ASCII
+        text = json_text(msgs)
+        return hashlib.sha256(json.dumps(msgs).encode() if text is None else text).hexdigest()
 
 
 class OverBudget(ConfigError):

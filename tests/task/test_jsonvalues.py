@@ -1,0 +1,92 @@
+"""vbw.task.jsonvalues: json_text, orjson's writing of what json.dumps writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import struct
+
+import orjson
+import pytest
+
+from vbw.task.jsonvalues import SPELLED_ALIKE, json_text
+
+
+def random_text(rng: random.Random) -> str:
+    """Characters of every class json and orjson escape or pass through: ASCII controls,
+    quotes and backslashes, DEL, line and paragraph separators, the BMP beyond them (no
+    surrogates), astral characters."""
+    pools = [[chr(i) for i in range(0x80)], ['"', "\\", "\x7f", "\u2028", "\u2029", "\ufeff"],
+             [chr(rng.randrange(0x80, 0xD800)) for _ in range(50)],
+             [chr(rng.randrange(0xE000, 0x10000)) for _ in range(50)],
+             [chr(rng.randrange(0x10000, 0x110000)) for _ in range(50)]]
+    return "".join(rng.choice(rng.choice(pools)) for _ in range(rng.randrange(0, 40)))
+
+
+def random_float(rng: random.Random) -> float:
+    x = rng.random() * 10.0 ** rng.randrange(-12, 24)
+    return rng.choice([x, -x, round(x, rng.randrange(0, 9)), 0.0, -0.0])
+
+
+def test_orjson_spells_floats_as_json_outside_the_tiny_range() -> None:
+    """The fact SPELLED_ALIKE rests on: orjson's text of a finite float
+    is repr()'s except for magnitudes in [1e-9, 1e-4) (random bit patterns and decimals)."""
+    rng = random.Random(4)
+    differ = []
+    for _ in range(200_000):
+        x = struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]
+        if rng.random() < 0.5:
+            x = round(rng.random() * 10.0 ** rng.randrange(-10, 20), rng.randrange(0, 10))
+        if math.isfinite(x) and orjson.dumps(x).decode() != repr(x):
+            differ.append(abs(x))
+    assert differ and max(differ) < SPELLED_ALIKE and min(differ) >= 1e-9
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> object:
+    kind = rng.randrange(8 if depth < 4 else 5)
+    if kind == 0:
+        return random_text(rng)
+    if kind == 1:
+        return rng.choice([0, -1, 2 ** 63 - 1, -(2 ** 63), rng.randrange(-10 ** 9, 10 ** 9)])
+    if kind == 2:
+        x = random_float(rng)
+        return x if x == 0 or abs(x) >= SPELLED_ALIKE else 1.5
+    if kind == 3:
+        return rng.choice([True, False, None])
+    if kind == 4:
+        return random_text(rng)
+    if kind == 5:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(0, 4))]
+    if kind == 6:
+        return tuple(_random_value(rng, depth + 1) for _ in range(rng.randrange(0, 3)))
+    return {random_text(rng): _random_value(rng, depth + 1) for _ in range(rng.randrange(0, 4))}
+
+
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+def test_json_text_is_json_dumps_or_none(ensure_ascii: bool) -> None:
+    """On random values of every plain part (texts of every character class, floats
+    spelled alike, 64-bit ints, nesting, empty containers), json_text is json.dumps' text
+    wherever it gives one; with ensure_ascii it gives one for ASCII values."""
+    rng = random.Random(7 + ensure_ascii)
+    given = 0
+    for _ in range(3000):
+        value = _random_value(rng)
+        text = json_text(value, ensure_ascii)
+        want = json.dumps(value, ensure_ascii=ensure_ascii)
+        if text is not None:
+            given += 1
+            assert text == want.encode("utf-8")
+        else:
+            loose = json.dumps(value, ensure_ascii=False)
+            assert ensure_ascii and (not loose.isascii() or "\x7f" in loose)
+    assert given > 1000
+
+
+def test_json_text_refuses_what_orjson_cannot_write_as_json() -> None:
+    assert json_text({"a": "x\ud800"}, False) is None  # a lone surrogate
+    assert json_text([2 ** 64]) is None  # an int beyond 64 bits
+    assert json_text({"a": "caf\u00e9"}) is None  # json escapes it
+    assert json_text({"a": "\x7f"}) is None  # and DEL
+    assert json_text({"a": "caf\u00e9"}, False) == json.dumps({"a": "caf\u00e9"},
+                                                             ensure_ascii=False).encode()

@@ -247,11 +247,11 @@ def test_two_processes_write_the_one_process_replay(tmp_path: Path,
 
     real, calls = merging._lines, []
 
-    def lines(*args, failing: bool = False):  # shards: the worker's {1, 3}, else {0, 2}
+    def lines(*args, failing: bool = False, **kw):  # shards: the worker's {1, 3}, else {0, 2}
         calls.append(args[5] if len(args) > 5 else "all")  # ("all": in one process)
         if failing and args[5:] == ({1, 3},):
             raise RuntimeError("worker")
-        return real(*args)
+        return real(*args, **kw)
 
     monkeypatch.setattr(merging, "_lines", lines)
     one = written("one", "1")
@@ -260,7 +260,7 @@ def test_two_processes_write_the_one_process_replay(tmp_path: Path,
     assert written("two", "2") == one
     assert calls == [{0, 2}]  # (the worker's call is in its own process)
     calls.clear()
-    monkeypatch.setattr(merging, "_lines", lambda *args: lines(*args, failing=True))
+    monkeypatch.setattr(merging, "_lines", lambda *args, **kw: lines(*args, failing=True, **kw))
     assert written("fallback", "2") == one
     assert calls == [{0, 2}, "all"]
     monkeypatch.setattr(merging, "_lines", real)

@@ -42,13 +42,13 @@ def _same(a: Scored, b: Scored) -> None:
 def merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many items each merged worker state held (a worker that failed merges none)."""
     seen: list[int] = []
-    real = stream._Pass.merge
+    real = stream.Pass.merge
 
     def spy(self: Any, st: dict[str, Any]) -> None:
         seen.append(int(st["held"].sum()))
         real(self, st)
 
-    monkeypatch.setattr(stream._Pass, "merge", spy)
+    monkeypatch.setattr(stream.Pass, "merge", spy)
     return seen
 
 
@@ -71,7 +71,7 @@ def test_a_failed_worker_leaves_the_parent_to_score_its_items(
     def broken(self: Any) -> dict[str, Any]:
         raise RuntimeError("the worker fails")
 
-    monkeypatch.setattr(stream._Pass, "state", broken)
+    monkeypatch.setattr(stream.Pass, "state", broken)
     two = _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
     assert merges == []
     _same(one, two)

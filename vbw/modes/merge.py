@@ -1,11 +1,20 @@
 """mode=merge: join the shard replays of one live run (`replays=[...]`, files or folders)
-into the run's replay (vbw.sweep.shards), then score it as the run done in one job."""
+into the run's replay (vbw.sweep.shards), then score it as the run done in one job. The
+records are scored as the merged lines are made (vbw.score.written), so the merged
+replay is written, not read back."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TextIO
+
 from vbw.modes import MODES, Job, Mode
-from vbw.modes.scoring import score_tasks
-from vbw.sweep.shards import merged_replay
+from vbw.modes.scoring import Obtained, score_tasks
+from vbw.report.browser import MAX_LISTED_ITEMS
+from vbw.score.stream import Pass
+from vbw.score.written import Written
+from vbw.sweep.shards import merge_and_score
+from vbw.task.runner import Task
 
 
 @MODES.register
@@ -18,6 +27,18 @@ class Merge(Mode):
 
     @staticmethod
     def run(job: Job) -> int:
-        return score_tasks(job, lambda task, task_dir, out: (
-            merged_replay(task, job.cfg.replays, job.cfg.n, job.cwd, task_dir), "replay"),
-            whole_run=True)
+        cfg = job.cfg
+
+        def obtain(task: Task, task_dir: Path, out: TextIO) -> Obtained:
+            arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+            path = task_dir / "replay.jsonl"  # where merge_and_score writes it
+
+            def scoring(n: int) -> Written:  # the pass scoring over the run's n items makes
+                return Written(Pass(task, task.ids(n), arms, keep_finish=MAX_LISTED_ITEMS),
+                               str(path))
+
+            found, written = merge_and_score(task, cfg.replays, cfg.n, job.cwd, task_dir,
+                                             scoring)
+            return Obtained(found, "replay", written)
+
+        return score_tasks(job, obtain, whole_run=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from vbw.config import RunConfig
 from vbw.errors import ReplayError, VbwError
@@ -27,13 +27,23 @@ from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
 from vbw.score.stream import Scored, check_replay_matches, score_stream
+from vbw.score.written import Written
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, warn_findings
 from vbw.task.runner import Task
 
-# (task, its report folder, where a note goes) -> (replay path, "replay" or "live": the
-# report's mode)
-Obtain = Callable[[Task, Path, TextIO], tuple[Path, str]]
+class Obtained(NamedTuple):
+    """A task's replay as a mode obtained it: its path, the report's mode ("replay" or
+    "live"), and its records' scoring pass if they were scored as they were written
+    (vbw.score.written: mode=merge), else None."""
+
+    path: Path
+    mode: str
+    written: Written | None = None
+
+
+# (task, its report folder, where a note goes) -> (replay path, mode[, written pass])
+Obtain = Callable[[Task, Path, TextIO], "tuple[Path, str] | Obtained"]
 
 
 def task_check(result: Audit) -> TaskCheck:
@@ -43,15 +53,20 @@ def task_check(result: Audit) -> TaskCheck:
 
 
 def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO,
-          scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0) -> Report:
+          scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0,
+          written: Written | None = None) -> Report:
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
     task checked on the items it holds, states per item and arm, then the report. The
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
-    is built from it; `keep_finish`: see vbw.score.stream.score_stream."""
+    is built from it; `keep_finish`: see vbw.score.stream.score_stream; `written`: the
+    replay's records scored as they were written (Obtained.written), not read again."""
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+    if written is not None:
+        replay.end = written.end
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take,
-                          keep_finish=keep_finish)
+                          keep_finish=keep_finish,
+                          given=None if written is None else written.p)
     states = scored.states
     if not states.ids:
         first = states.excluded[0] if states.excluded else ""
@@ -122,7 +137,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             before_write: Callable[[], None]) -> tuple[Path, list[str]]:
         """Score and write one task; its folder and its tripped arms."""
         task_dir = folder(task)
-        replay_path, mode = obtain(task, task_dir, out)
+        replay_path, mode, written = Obtained(*obtain(task, task_dir, out))
         replay = open_replay(replay_path)
         two = split.wanted(replay_path)  # a large replay, and a free core
         if two:
@@ -138,7 +153,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         try:
             beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
             report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
-                           MAX_LISTED_ITEMS if beside else 0)
+                           MAX_LISTED_ITEMS if beside else 0, written)
             before_write()
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)

@@ -174,6 +174,12 @@ def as_scored(rec: ItemRecord) -> ScoredRecord:
                         {k: {"finish_reason": a.finish_reason} for k, a in rec.arms.items()})
 
 
+def scored_record(obj: dict[str, Any]) -> ScoredRecord:
+    """What scoring reads of an item line, from its values as json reads them and known
+    to be a valid item line (mode=merge scores the lines it writes: vbw.sweep.shards)."""
+    return _light(obj) or as_scored(ItemRecord.model_validate(obj))
+
+
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
                    prefix: str) -> Any:
     try:

@@ -115,7 +115,7 @@ def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any
 
 
 def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
-    """Score every record of `stream` into pass `p` (vbw.score.stream._Pass), the odd
+    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the odd
     item lines by a forked worker; returns the pass that holds the result (`p`, or one
     from `fresh()` when the run fell back to one process). Neither process decodes the
     other's lines: each checks its own (ids unique among them), and the parent merges

@@ -84,7 +84,7 @@ class SharedAudit:
         return result
 
 
-class _Pass:
+class Pass:
     """What one pass over the records gathers, indexed by position among the selected."""
 
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
@@ -116,12 +116,14 @@ class _Pass:
         self.auditor = Auditor(task)
         self.validators = Validators()
 
-    def add(self, rec: ScoredRecord, path: str, timed: bool = True) -> None:
-        """Score a record; `timed=False`: another pass `note`s it (vbw.score.split)."""
+    def add(self, rec: ScoredRecord, path: str, timed: bool = True,
+            item: Item | None = None) -> None:
+        """Score a record; `timed=False`: another pass `note`s it (vbw.score.split);
+        `item`: its task item, already built (vbw.score.written)."""
         if timed:
             self.note(rec.id, rec.item_seconds)
         for pos in self.position.get(rec.id, ()):  # one, unless the task's data repeats an id
-            self._add_at(pos, rec, path)
+            self._add_at(pos, rec, path, item)
 
     def note(self, item_id: str, seconds: float | None) -> None:
         """A record's timing, and its id if the task does not select it, in file order."""
@@ -175,7 +177,7 @@ class _Pass:
             self.shared.seen |= seen
             self.shared.auditor.merge(checks)
 
-    def _add_at(self, pos: int, rec: ScoredRecord, path: str) -> None:
+    def _add_at(self, pos: int, rec: ScoredRecord, path: str, built: Item | None) -> None:
         self.held[pos] = True
         if pos < self.keep_finish:
             self.finish[pos] = finish_codes(rec.arms, self.keys)
@@ -184,7 +186,8 @@ class _Pass:
             if self.shared is None:  # a shared audit checks every held item, as compare did
                 return
         try:
-            item = self.task.item(pos, rec.id)
+            item = built if built is not None and built.id == rec.id else \
+                self.task.item(pos, rec.id)
         except VbwError as e:  # a row the task cannot build: the first in task order stops
             if self.bad_row is None or pos < self.bad_row[0]:
                 self.bad_row = (pos, e)
@@ -247,7 +250,7 @@ def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str
     return missing
 
 
-def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
+def _checked(p: Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
     """The task checks on the held items, as vbw.app did before scoring: a problem stops
     the run (re-found in task order, for its exact words); findings are returned."""
     result = p.auditor.result()
@@ -262,19 +265,24 @@ def _checked(p: _Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
                  err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
                  shared: SharedAudit | None = None, digests: bool = False,
-                 keep_finish: int = 0) -> Scored:
+                 keep_finish: int = 0, given: Pass | None = None) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
     selection (a shard job's replay holds its shard of the items only). `shared` takes
     the task checks (mode=compare runs them once over every replay's items, then calls
     `shared.result()`; `Scored.audit` is then empty); `digests` keeps each scored text's
     digest in `Scored.digests`; `keep_finish` keeps the finish reasons of the first so many
-    selected items in `Scored.finishes`."""
+    selected items in `Scored.finishes`. `given`: the pass over this replay's records,
+    scored as they were written (vbw.score.written), made for this selection and these
+    arms; the replay's item lines are then not read (its end line is the caller's to set
+    in `stream.end`)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
-    p = _Pass(task, selected, arms, shared, digests, keep_finish)
+    p = given if given is not None else Pass(task, selected, arms, shared, digests, keep_finish)
     path = str(stream.path)
-    if split.wanted(stream.path):
+    if given is not None:
+        stream.close()
+    elif split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
-                              lambda: _Pass(task, selected, arms, shared, digests,
+                              lambda: Pass(task, selected, arms, shared, digests,
                                             keep_finish))
     else:
         for rec in stream.records():
@@ -295,7 +303,7 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
                   Finishes(selected[:p.keep_finish], p.finish) if p.keep_finish else None)
 
 
-def _states(selected: list[str], arms: list[Arm], p: _Pass, rows: np.ndarray) -> ItemStates:
+def _states(selected: list[str], arms: list[Arm], p: Pass, rows: np.ndarray) -> ItemStates:
     excluded = sorted(p.excluded)
     return ItemStates(ids=[selected[i] for i in rows], arms=list(arms), valid=p.valid[rows],
                       right=p.right[rows], excluded=[selected[i] for i in excluded],

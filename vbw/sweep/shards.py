@@ -21,19 +21,22 @@ replay the size of the first shard in two (VBW_SCORING_PROCESSES=1 never, =2 alw
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import pickle
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from vbw.errors import ReplayError
 from vbw.pipes import fork, leave, stop
+from vbw.replay.format import EndV1
 from vbw.replay.header import CompleteHeader
 from vbw.replay.joined import joined
 from vbw.replay.merge import (Shard, item_line, merge_shards, read_shard,
                               write_merged_lines)
 from vbw.score import split
+from vbw.score.written import Written
 from vbw.task.arms import parse_arm
-from vbw.task.runner import Task
+from vbw.task.runner import Item, Task
 
 MERGED_PREFIX = "merged"
 
@@ -71,44 +74,93 @@ def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
                   records: Iterator[tuple[int, dict[str, Any], bool]],
                   paths: list[str], check: bool,
                   positions: Iterable[int] | None = None
-                  ) -> Iterator[tuple[dict[str, Any], bool]]:
+                  ) -> Iterator[tuple[int, dict[str, Any], bool, Item | None]]:
     """The records, each checked as it passes: its recorded prompt_hash is the one the
     task gives it now, so no shard was generated from other prompts. Checked (`check`)
     when the shards' task hash is the task's (a changed task is the task-hash check's to
     refuse, or allow, when the merge is scored). `records` come in `ids` order (task
     order), so the item named is the first in task order, as when every item was built
-    at once; `positions` are their indexes in `ids` (every one, if not given)."""
+    at once; `positions` are their indexes in `ids` (every one, if not given). Each comes
+    with its index, whether orjson may write it (vbw.replay.joined.dumped) and its item,
+    if the check built it."""
     arms = [parse_arm(k) for k in header.arms or []]
     for k, (shard, rec, alike) in zip(range(len(ids)) if positions is None else positions,
                                       records):
+        item = None
         if check and rec.get("prompt_hash") is not None:
-            want = task.prompt_hash(task.item(k, ids[k]), arms)
+            item = task.item(k, ids[k])
+            want = task.prompt_hash(item, arms)
             if rec["prompt_hash"] != want:
                 raise ReplayError(f"{paths[shard]}: item {ids[k]}: prompt_hash is "
                                   f"{rec['prompt_hash'][:16]}..., the task's prompts hash "
                                   f"to {want[:16]}...: the shard was generated from other "
                                   "prompts and cannot be merged")
-        yield rec, alike
+        yield k, rec, alike, item
+
+
+class _Feed:
+    """The records written, handed to a scoring pass (vbw.score.written) if there is one;
+    one that fails in any way is dropped (the merged replay is then scored by reading
+    it), the writing goes on."""
+
+    def __init__(self, written: Written | None) -> None:
+        self.written = written
+
+    def add(self, k: int, rec: dict[str, Any], item: Item | None) -> None:
+        if self.written is not None:
+            try:
+                self.written.add(rec, k + 2, item)  # line k + 2: the header is line 1
+            except Exception:  # noqa: BLE001
+                self.written = None
+
+    def merge(self, sent: bytes) -> None:
+        """Add the pass a forked writer `sent` (pickled; None: its pass failed)."""
+        try:
+            found = pickle.loads(sent)  # from this run's own forked worker
+            if found is None or self.written is None:
+                self.written = None
+            else:
+                self.written.merge(found)
+        except Exception:  # noqa: BLE001
+            self.written = None
+
+    def finished(self, end: EndV1) -> Written | None:
+        """The pass over every record written, `end` the end line; None if it failed."""
+        if self.written is not None:
+            try:
+                self.written.finish(end)
+            except Exception:  # noqa: BLE001
+                self.written = None
+        return self.written
 
 
 def _lines(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
-           check: bool, shards: set[int] | None = None) -> Iterator[bytes]:
-    """The merged replay's item lines in task order (of `shards` only, if given)."""
+           check: bool, shards: set[int] | None = None, *,
+           feed: _Feed | None = None) -> Iterator[bytes]:
+    """The merged replay's item lines in task order (of `shards` only, if given), each
+    record handed to `feed` as its line is made."""
     count = len(paths)
     positions = None if shards is None else (k for k in range(len(ids)) if k % count in shards)
     records = joined([Path(p) for p in paths], ids, shards)
-    return (item_line(rec, alike) for rec, alike in
-            _same_prompts(task, header, ids, records, paths, check, positions))
+    for k, rec, alike, item in _same_prompts(task, header, ids, records, paths, check,
+                                             positions):
+        if feed is not None:
+            feed.add(k, rec, item)
+        yield item_line(rec, alike)
 
 
 class _Fallback(Exception):
     """The two-process write failed (an error in either process): write in one."""
 
 
+_STATE = b"\x00state\n"  # after a worker's lines (JSON objects): its scoring pass follows
+
+
 def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
-                   check: bool) -> Iterator[bytes]:
+                   check: bool, feed: _Feed | None = None) -> Iterator[bytes]:
     """_lines of every shard, the odd ones made by a forked worker (module docstring);
-    _Fallback on any error or a failed worker (which is then stopped)."""
+    _Fallback on any error or a failed worker (which is then stopped). With `feed`, each
+    process scores the records it makes, and the worker's pass is merged into it."""
     count = len(paths)
     even = set(range(0, count, 2))
     read, write = os.pipe()
@@ -119,8 +171,12 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
             os.close(read)
             with open(write, "wb", buffering=1 << 16) as out:
                 for line in _lines(task, header, ids, paths, check,
-                                   set(range(1, count, 2))):
+                                   set(range(1, count, 2)), feed=feed):
                     out.write(line)
+                if feed is not None:
+                    out.write(_STATE)
+                    out.write(pickle.dumps(feed.written and feed.written.state(),
+                                           protocol=pickle.HIGHEST_PROTOCOL))
             status = 0
         except BaseException:  # noqa: BLE001 (the parent writes in one process)
             pass
@@ -130,14 +186,16 @@ def _two_processes(task: Task, header: CompleteHeader, ids: list[str], paths: li
     done = False
     try:
         with open(read, "rb", buffering=1 << 16) as theirs:
-            mine = _lines(task, header, ids, paths, check, even)
+            mine = _lines(task, header, ids, paths, check, even, feed=feed)
             for k in range(len(ids)):
                 line = next(mine) if k % count in even else theirs.readline()
                 if not line.endswith(b"\n"):
                     raise _Fallback
                 yield line
-            if theirs.read(1):
+            if theirs.readline() != (b"" if feed is None else _STATE):
                 raise _Fallback
+            if feed is not None:
+                feed.merge(theirs.read())
         _, status = os.waitpid(pid, 0)
         done = True
         if os.waitstatus_to_exitcode(status) != 0:
@@ -167,9 +225,18 @@ def _read_shards(paths: list[Path]) -> list[Shard]:
 
 def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
                   out_dir: Path) -> Path:
+    """Merge the shards into out_dir/replay.jsonl; return its path (see `merge_and_score`)."""
+    return merge_and_score(task, entries, n, cwd, out_dir)[0]
+
+
+def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
+                    out_dir: Path, scoring: Callable[[int], Written] | None = None
+                    ) -> tuple[Path, Written | None]:
     """Merge the shards into out_dir/replay.jsonl; return its path. `n`, if given, must
     be the run's (the shards record how many items the whole run selected). Each shard is
-    read through twice, never held (vbw.replay.merge)."""
+    read through twice, never held (vbw.replay.merge). `scoring(n)`: a pass for a run of
+    n items, given every record as it is written (vbw.score.written), returned beside
+    the path if nothing went wrong on the way (else None: score the file)."""
     replays = _read_shards(shard_paths(entries, cwd))
     merge = merge_shards(replays, lambda of: task.ids(of))
     header = merge.header
@@ -184,12 +251,18 @@ def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Pat
             pass  # a shard of other prompts is the first refusal, as it was
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
                           "merge its own hydra.run.dir")
+    def feed() -> _Feed | None:  # a fresh pass for each attempt at writing
+        return None if scoring is None else _Feed(scoring(header.n))
+
     if len(paths) > 1 and split.wanted(Path(paths[0])):
+        two = feed()
         try:
             write_merged_lines(path, header, _two_processes(task, header, merge.ids, paths,
-                                                            check), merge.end)
-            return path
+                                                            check, two), merge.end)
+            return path, None if two is None else two.finished(merge.end)
         except _Fallback:
             pass
-    write_merged_lines(path, header, _lines(task, header, merge.ids, paths, check), merge.end)
-    return path
+    one = feed()
+    write_merged_lines(path, header, _lines(task, header, merge.ids, paths, check, feed=one),
+                       merge.end)
+    return path, None if one is None else one.finished(merge.end)

@@ -1,0 +1,83 @@
+"""vbw.score.written: mode=merge scores the merged records as it writes them; what that
+gives is what scoring the written file gives, in one process or two, and a pass that
+fails on the way is dropped (the file is then scored by reading it)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.replay.test_merge import GSM8K, _edit, shards
+from vbw.replay.stream import open_replay
+from vbw.score.stream import Pass, Scored, score_stream
+from vbw.score.written import Written
+from vbw.sweep.shards import merge_and_score
+from vbw.task.arms import ARM_KINDS, task_arms
+
+ARMS = task_arms(GSM8K.schema_names, GSM8K.spec.answer_schema, list(ARM_KINDS))
+
+
+def _merged(tmp: Path, out: Path) -> tuple[Path, Written | None]:
+    def scoring(n: int) -> Written:
+        return Written(Pass(GSM8K, GSM8K.ids(n), ARMS, keep_finish=5), str(out / "replay.jsonl"))
+
+    out.mkdir()
+    return merge_and_score(GSM8K, [str(tmp)], None, tmp, out, scoring)
+
+
+def _scored(path: Path, written: Written | None) -> Scored:
+    stream = open_replay(path)
+    if written is not None:
+        stream.end = written.end
+    return score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(), keep_finish=5,
+                        given=None if written is None else written.p)
+
+
+def _same(a: Scored, b: Scored) -> None:
+    assert a.states.ids == b.states.ids and a.states.excluded == b.states.excluded
+    for name in ("valid", "right", "events"):
+        assert np.array_equal(getattr(a.states, name), getattr(b.states, name)), name
+    assert a.audit == b.audit and a.missing == b.missing and a.n_task == b.n_task
+    assert a.timings == b.timings and len(set(a.timings)) == len(a.timings) and a.end == b.end
+    assert a.finishes.ids == b.finishes.ids
+    assert np.array_equal(a.finishes.codes, b.finishes.codes)
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize("count", [2, 3])
+def test_the_written_pass_is_the_read_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          processes: str, count: int) -> None:
+    monkeypatch.setenv("VBW_SCORING_PROCESSES", processes)
+    for i, folder in enumerate(shards(tmp_path / "sweep", count)):
+        for r in range(len(range(i, 7, count))):  # each item its own timing: file order
+            _edit(folder / "replay.jsonl", record=r, item_seconds=1.5 + i + r * count)
+    path, written = _merged(tmp_path / "sweep", tmp_path / "m")
+    assert written is not None and written.end is not None
+    _same(_scored(path, written), _scored(path, None))
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_pass_that_fails_is_dropped_and_the_file_is_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str) -> None:
+    """A record the pass cannot take (here the fourth item's, in whichever process makes
+    it) drops the pass; the merged replay is the one written without a pass."""
+    monkeypatch.setenv("VBW_SCORING_PROCESSES", processes)
+    shards(tmp_path / "sweep", 2)
+    real = Written.add
+
+    def add(self: Written, rec: dict, lineno: int, item=None) -> None:
+        if rec["id"] == "gsm8k_test_3":
+            raise RuntimeError("cannot")
+        real(self, rec, lineno, item)
+
+    monkeypatch.setattr(Written, "add", add)
+    path, written = _merged(tmp_path / "sweep", tmp_path / "m")
+    assert written is None
+    monkeypatch.setattr(Written, "add", real)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    again, _ = merge_and_score(GSM8K, [str(tmp_path / "sweep")], None, tmp_path, plain)
+    assert path.read_bytes() == again.read_bytes()

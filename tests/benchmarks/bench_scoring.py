@@ -124,8 +124,21 @@ def make_other(work: Path, n: int, shift: int = 7) -> Path:
     return dest
 
 
-def make_shards(work: Path, n: int, task: Path, count: int = 4) -> Path:
-    """`count` finished shard replays of an n-item run of `task` (a sweep folder)."""
+# prompt hashes of the synthetic task's first 200 items, printed by a child (its rows are
+# loaded there, not in this process): item k's prompts are item k % 200's
+PROMPT_HASHES = ("import json, sys; from pathlib import Path; "
+                 "from vbw.task.arms import parse_arm; from vbw.task.runner import load_task; "
+                 "t = load_task(Path(sys.argv[1])); arms = [parse_arm(k) for k in "
+                 "json.loads(sys.argv[2])]; ids = t.ids(200); print(json.dumps("
+                 "[t.prompt_hash(t.item(k, ids[k]), arms) for k in range(200)]))")
+
+
+def make_shards(work: Path, n: int, task: Path, count: int = 4,
+                texts: str = "smollm2_135m/outlines.jsonl") -> Path:
+    """`count` finished shard replays of an n-item run of `task` (a sweep folder), with
+    the texts of the committed replay `texts`: SmolLM2's (a live vbw run's lines, prompt
+    hashes included), or the synthetic replay's own (Qwen's, as the predecessor recorded
+    them: each line is given its item's prompt hash, so the merge checks every one)."""
     meta_line, records, end_line = _source("smollm2_135m/outlines.jsonl")
     records = records[:-1]  # the end line
     task_hash = subprocess.run(  # the task's 100,000 rows are loaded in a child, not here
@@ -133,8 +146,14 @@ def make_shards(work: Path, n: int, task: Path, count: int = 4) -> Path:
          "import load_task; print(load_task(Path(sys.argv[1])).generation_hash())",
          str(task)], check=True, capture_output=True, text=True).stdout.strip()
     meta = {**json.loads(meta_line)["meta"], "n": n, "task_hash": task_hash}
+    if texts != "smollm2_135m/outlines.jsonl":
+        _, records, _ = _source(texts)
+        hashes = json.loads(subprocess.run(
+            [sys.executable, "-c", PROMPT_HASHES, str(task), json.dumps(meta["arms"])],
+            check=True, capture_output=True, text=True).stdout)
+        records = [dict(r, prompt_hash=hashes[k]) for k, r in enumerate(records[:200])]
     end = json.loads(end_line)["end"]
-    sweep = work / f"shards{n}"
+    sweep = work / f"shards{n}-{texts.split('/')[0]}"
     for i in range(count):
         (sweep / str(i)).mkdir(parents=True)
         with open(sweep / str(i) / "replay.jsonl", "w") as f:
@@ -166,12 +185,17 @@ def bench_modes(tree: Path, work: Path, n: int) -> list[dict]:
         task, replay = make_synthetic(work, n)
     other = make_other(work, n)
     sweep = make_shards(work, n, task)
+    own = make_shards(work, n, task, texts="qwen2_5_0_5b/outlines.jsonl")
     env = _env(tree, work)
     return [
         _row("compare", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]",
                             "mode=compare",
                             f"replays=[{replay},{other}]",
                             f"hydra.run.dir={work}/compare{n}"], work, env),
+        # shards of the scored replay's own texts: the merged replay is that replay's items
+        _row("merge-own", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]",
+                              "mode=merge", f"replays=[{own}]",
+                              f"hydra.run.dir={work}/merge-own{n}"], work, env),
         _row("merge", n, [sys.executable, "-m", "vbw", f"task.files=[{task}]", "mode=merge",
                           f"replays=[{sweep}]",
                           f"hydra.run.dir={work}/merge{n}"], work, env),

@@ -23,6 +23,16 @@ REPLAYS = {"gsm8k": "replays/gsm8k/smollm2_135m/llamacpp.jsonl",
            "bfcl_simple": "replays/bfcl_simple/smollm2_135m/outlines.jsonl"}
 
 
+def _second_half(path: Path) -> tuple[int, int]:
+    """(lines, item lines) that start in the second half of the bytes after the header,
+    counted apart from vbw: what the worker reads."""
+    data = path.read_bytes()
+    head = data.index(b"\n") + 1
+    middle = data.find(b"\n", head + (len(data) - head) // 2 - 1) + 1 or len(data)
+    rest = [x for x in data[middle:].splitlines() if x.strip()]
+    return len(rest), sum(1 for x in rest if not x.startswith(b'{"end"'))
+
+
 def _score(task: Task, path: Path, processes: str, monkeypatch: pytest.MonkeyPatch) -> Scored:
     monkeypatch.setenv(split.ENV, processes)
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
@@ -59,7 +69,8 @@ def test_two_processes_score_as_one(task_name: str, monkeypatch: pytest.MonkeyPa
     one = _score(task, ROOT / REPLAYS[task_name], "1", monkeypatch)
     assert merges == []
     two = _score(task, ROOT / REPLAYS[task_name], "2", monkeypatch)
-    assert merges == [100]  # the worker scored every other one of the 200 items
+    _, items = _second_half(ROOT / REPLAYS[task_name])
+    assert merges == [items] and 60 < items < 140  # the worker: the second half's items
     _same(one, two)
 
 
@@ -127,11 +138,12 @@ def _bad_json(lines: list[str], i: int) -> None:
     lines[i] = lines[i][:40] + "\n"
 
 
-@pytest.mark.parametrize("first,second", [(8, 60), (9, 60), (60, 9), (61, 8)])
+@pytest.mark.parametrize("first,second", [(8, 60), (8, 160), (160, 9), (150, 170)])
 def test_the_first_bad_line_wins_whichever_process_reads_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: int, second: int) -> None:
-    """Line numbers `first` (bad JSON) and `second` (a bad record): odd and even line
-    numbers are read by different processes, neither of which decodes the other's."""
+    """Line numbers `first` (bad JSON) and `second` (a bad record): lines in the first
+    and the second half of the file are read by different processes, neither of which
+    decodes the other's."""
     def edit(lines: list[str]) -> list[str]:
         _bad_json(lines, first - 1)
         lines[second - 1] = lines[second - 1].replace('"id"', '"idd"', 1)
@@ -142,10 +154,10 @@ def test_the_first_bad_line_wins_whichever_process_reads_it(
     assert errors[0] == errors[1] and f":{min(first, second)}:" in errors[0]
 
 
-@pytest.mark.parametrize("where", [5, 6])
+@pytest.mark.parametrize("where", [6, 150])
 def test_an_id_repeated_across_the_two_halves_is_the_same_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: int) -> None:
-    """Line 2's id again on line 5 (the worker's) or 6 (the parent's)."""
+    """Line 2's id again on line 6 (the parent's, as line 2) or 150 (the worker's)."""
     def edit(lines: list[str]) -> list[str]:
         lines[where - 1] = lines[1]
         return lines
@@ -159,8 +171,8 @@ def test_an_id_repeated_across_the_two_halves_is_the_same_error(
 def test_the_end_line_and_a_torn_tail_read_by_the_worker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, merges: list[int],
         torn: bool) -> None:
-    """One item line fewer puts the end marker on line 201, an odd line (the worker's);
-    or, in its place, a torn last line."""
+    """One item line fewer puts the end marker on line 201 (the worker's, numbered on
+    from the parent's last line); or, in its place, a torn last line."""
     def edit(lines: list[str]) -> list[str]:
         del lines[100]
         return lines[:-1] + ['{"id": "gsm8k_te'] if torn else lines
@@ -176,14 +188,15 @@ def test_the_end_line_and_a_torn_tail_read_by_the_worker(
                         replay.torn_tail))
     (one, one_torn), (two, two_torn) = results
     _same(one, two)
-    assert merges == [99]  # lines 3, 5, ..., 199
+    lines, items = _second_half(path)
+    assert merges == [items - torn]  # (a torn line is no item)
     assert one_torn == two_torn == torn and (one.end is None) == torn
     assert len(one.timings) == 199
 
 
 def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parent decodes its own half of the 201 lines after the header, no more (the
-    worker, a forked process, counts its own)."""
+    """The parent decodes the header and the lines of the first half of the file, no
+    more (the worker, a forked process, counts its own)."""
     from vbw.replay import stream as replay_stream
 
     calls = []
@@ -196,7 +209,8 @@ def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(replay_stream, "decode", counted)
     task = load_task(TASK_CONF / "gsm8k.yaml")
     _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
-    assert len(calls) == 102  # the header, then lines 2, 4, ..., 202 (the end marker)
+    theirs, _ = _second_half(ROOT / REPLAYS["gsm8k"])
+    assert len(calls) == 202 - theirs and 60 < theirs < 140  # 201 lines after the header
 
 
 def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
@@ -217,7 +231,7 @@ def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
         scored = [score_stream(task, open_replay(p), arms, None, io.StringIO(),
                                shared=shared, digests=True) for p in paths]
         runs.append((scored, shared.result()))
-    assert merges == [100, 100, 100]
+    assert merges == [_second_half(p)[1] for p in paths]
     (one, one_audit), (two, two_audit) = runs
     for a, b in zip(one, two):
         _same(a, b)

@@ -23,6 +23,7 @@ line without them costs one dict lookup per arm more); scoring keeps of each onl
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -204,6 +205,7 @@ class ReplayStream:
         self._f, self._lines = f, lines
         self.end: EndV1 | None = None
         self.end_line = 0
+        self.last_line = 1  # the number of the last line read (the header is line 1)
         self.torn_tail = False
 
     def lines(self, skip: Callable[[int], bool] | None = None,
@@ -219,6 +221,7 @@ class ReplayStream:
         """`lines`, with each line's bytes."""
         try:
             for lineno, line in enumerate(self._lines, 2):
+                self.last_line = lineno
                 if skip is not None and skip(lineno):
                     continue
                 if not line.endswith(b"\n"):  # the file's last line: a torn write?
@@ -266,6 +269,22 @@ class ReplayStream:
         """Close the file without reading further (a header was all that was needed)."""
         self._f.close()
 
+    def middle(self) -> int:
+        """The byte offset of the first line that starts in the second half of the bytes
+        after the header (the file's size if none does), for a stream whose header is all
+        it has read: where `read_until` stops and `open_replay(path, start=...)` begins."""
+        start, size = self._f.tell(), os.fstat(self._f.fileno()).st_size
+        with open(self.path, "rb") as f:
+            f.seek(max(start, start + (size - start) // 2 - 1))
+            if f.read(1) != b"\n":
+                f.readline()
+            return min(f.tell(), size)
+
+    def read_until(self, end: int) -> None:
+        """Read only the lines that start before byte `end` (another process reads the
+        others: vbw.score.split)."""
+        self._lines = _nonblank(self._f, self._f.tell(), end)
+
     def drain(self) -> None:
         """Read to the end: every line checked, none kept."""
         for _ in self.items():
@@ -276,15 +295,26 @@ class ReplayStream:
             yield rec
 
 
-def _nonblank(f: BinaryIO) -> Iterator[bytes]:
-    """The lines that are not blank (`line.strip()` would copy each line to say so)."""
+def _nonblank(f: BinaryIO, at: int = 0, end: int | None = None) -> Iterator[bytes]:
+    """The lines that are not blank (`line.strip()` would copy each line to say so); with
+    `end`, only those that start before byte `end` (`at`: where the file is)."""
+    if end is None:
+        for line in f:
+            if line and not line.isspace():
+                yield line
+        return
     for line in f:
+        if at >= end:
+            return
+        at += len(line)
         if line and not line.isspace():
             yield line
 
 
-def open_replay(path: Path) -> ReplayStream:
-    """Open a replay and check its header; errors name the file, line and field."""
+def open_replay(path: Path, start: int | None = None) -> ReplayStream:
+    """Open a replay and check its header; errors name the file, line and field. With
+    `start`, its lines are read from that byte offset on (a line's start: see
+    ReplayStream.middle), numbered from 2 as if they followed the header."""
     if not path.is_file():
         raise ReplayError(f"replay file not found: {path}")
     try:
@@ -302,6 +332,9 @@ def open_replay(path: Path) -> ReplayStream:
     except BaseException:
         f.close()
         raise
+    if start is not None:
+        f.seek(start)
+        lines = _nonblank(f)
     return ReplayStream(path, f, meta, header, lines)
 
 

@@ -1,16 +1,18 @@
-"""Scoring a large replay on two cores: a forked worker scores every other item line.
+"""Scoring a large replay on two cores: a forked worker scores the second half of the file.
 
 Scoring is pure-Python work per item (building it from its task row, the task checks,
 each arm's answer, validity and correctness), independent across items, so a second
-process halves it. A worker forked after the replay was opened reads the same file on
-its own; each process decodes, checks and scores only its own item lines (the parent the
-even indexes, the worker the odd ones: reading a line to skip it is all the other costs).
-The worker sends back what its pass gathered (the per-item arrays, exclusions, the first
-unbuildable row or lacking arm, the task checks' state) and each of its lines' number, id
-and timing, which the parent merges: every figure is a function of the (item, arm)
-arrays and of the checks' counts and first evidence by position, the timings and the ids
-the task does not select are put back in file order, so the report is byte for byte the
-one-process run's (tests/score/test_split.py compares every output file).
+process halves it. The file's bytes after the header are cut in two at a line's start
+(ReplayStream.middle): this process reads the lines before the cut, a worker forked
+after the header was read opens the file at the cut and reads the rest, so neither
+reads, let alone decodes, a line of the other's. The worker sends back what its pass
+gathered (the per-item arrays, exclusions, the first unbuildable row or lacking arm, the
+task checks' state) and each of its lines' number (counted from the cut: the parent
+numbers them on from its own last line), id and timing, which the parent merges: every
+figure is a function of the (item, arm) arrays and of the checks' counts and first
+evidence by position, the timings and the ids the task does not select are put back in
+file order, so the report is byte for byte the one-process run's
+(tests/score/test_split.py compares every output file).
 
 mode=compare's passes split the same way: their task checks are shared by the replays
 (each item checked once, vbw.score.stream.SharedAudit), so the worker gathers its own
@@ -65,7 +67,7 @@ def wanted(path: Path) -> bool:
 
 
 def _mine(lineno: int) -> bool:
-    """The parent's item lines: even indexes among the lines after the header."""
+    """arm_keys' split of the lines: the parent's are the even indexes after the header."""
     return (lineno - 2) % 2 == 0
 
 
@@ -76,10 +78,10 @@ def _theirs(lineno: int) -> bool:
 Line = tuple[int, str, "float | None"]  # an item line: (line number, id, item seconds)
 
 
-def _read(p: Any, stream: ReplayStream, path: str, skip: Callable[[int], bool]) -> list[Line]:
-    """Score the item lines `skip` leaves into pass `p`; each one's number, id, timing."""
+def _read(p: Any, stream: ReplayStream, path: str) -> list[Line]:
+    """Score the stream's item lines into pass `p`; each one's number, id, timing."""
     lines = []
-    for lineno, rec in stream.items(skip=skip):
+    for lineno, rec in stream.items():
         p.add(rec, path, timed=False)
         lines.append((lineno, rec.id, rec.item_seconds))
     return lines
@@ -115,31 +117,39 @@ def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any
 
 
 def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
-    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the odd
-    item lines by a forked worker; returns the pass that holds the result (`p`, or one
-    from `fresh()` when the run fell back to one process). Neither process decodes the
-    other's lines: each checks its own (ids unique among them), and the parent merges
-    the worker's states, line ids and timings in file order, checks that no id is
-    repeated across the two, and takes the end marker of the later line."""
+    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the second
+    half of the item lines by a forked worker; returns the pass that holds the result
+    (`p`, or one from `fresh()` when the run fell back to one process). Neither process
+    reads the other's lines: each checks its own (ids unique among them), and the parent
+    merges the worker's states, line ids and timings (numbered on from its own last
+    line), checks that no id is repeated across the two, and takes the end marker of
+    the later line."""
+    middle = stream.middle()
+
     def theirs() -> dict[str, Any]:  # in the worker, on its copy of `p`
         p.forked()
-        own = open_replay(stream.path)
-        lines = _read(p, own, path, _mine)
+        own = open_replay(stream.path, start=middle)
+        lines = _read(p, own, path)
         return {"state": p.state(), "lines": lines, "end": (own.end_line, own.end),
                 "torn": own.torn_tail}
 
-    both = in_two(lambda: _read(p, stream, path, _theirs), theirs)
+    def mine() -> list[Line]:
+        stream.read_until(middle)
+        return _read(p, stream, path)
+
+    both = in_two(mine, theirs)
     if both is None:  # an error in either process's lines, or the worker failed
         return _alone(fresh, stream, path)
     lines, found = both
-    lines = sorted(lines + found["lines"])
+    before = stream.last_line - 1  # the worker numbered its lines from 2
+    lines += [(n + before, item_id, s) for n, item_id, s in found["lines"]]
     if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in both halves
         return _alone(fresh, stream, path)
     p.merge(found["state"])
     p.note_all(lines)
     end_line, end = found["end"]
-    if end_line > stream.end_line:
-        stream.end, stream.end_line = end, end_line
+    if end is not None:
+        stream.end, stream.end_line = end, end_line + before
     stream.torn_tail = stream.torn_tail or found["torn"]
     return p
 

@@ -16,6 +16,11 @@ pipe's worth). Any error, in either process, or a failed worker, writes the repl
 again in one process, which refuses with the first error in task order, as before (a
 valid merge never pays that pass). Two processes where vbw.score.split would score a
 replay the size of the first shard in two (VBW_SCORING_PROCESSES=1 never, =2 always).
+
+`merge_and_score` also scores the records as each process makes their lines (a pass of
+vbw.score.written each, the worker's sent after its lines), so mode=merge does not read
+back the replay it has just written; a pass that fails is dropped (`_Feed`), never the
+write.
 """
 
 from __future__ import annotations

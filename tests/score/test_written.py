@@ -81,3 +81,17 @@ def test_a_pass_that_fails_is_dropped_and_the_file_is_whole(
     plain.mkdir()
     again, _ = merge_and_score(GSM8K, [str(tmp_path / "sweep")], None, tmp_path, plain)
     assert path.read_bytes() == again.read_bytes()
+
+
+def test_a_pass_of_other_arms_is_not_taken(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """score_stream takes a written pass only for its own selection and arms; another
+    one leaves it to read the file."""
+    monkeypatch.setenv("VBW_SCORING_PROCESSES", "1")
+    shards(tmp_path / "sweep", 2)
+    path, written = _merged(tmp_path / "sweep", tmp_path / "m")
+    stream = open_replay(path)
+    other = Pass(GSM8K, GSM8K.ids(stream.header.n), ARMS[:2])
+    scored = score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(),
+                          keep_finish=5, given=other)
+    _same(scored, _scored(path, None))

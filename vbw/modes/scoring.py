@@ -32,6 +32,7 @@ from vbw.task.arms import Arm
 from vbw.task.audit import Audit, warn_findings
 from vbw.task.runner import Task
 
+
 class Obtained(NamedTuple):
     """A task's replay as a mode obtained it: its path, the report's mode ("replay" or
     "live"), and its records' scoring pass if they were scored as they were written

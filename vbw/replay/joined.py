@@ -122,9 +122,10 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
 
 def joined(paths: list[Path], ids: list[str],
            shards: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any], bool]]:
-    """(shard index, dumped record, spelled alike: see `dumped`) for every id in `ids` order; `ids[k]` is read from
-    `paths[k % len(paths)]`. With `shards`, only the ids of those shards (whose files
-    alone are read: another process joins the others, vbw.sweep.shards)."""
+    """(shard index, dumped record, spelled alike: see `dumped`) for every id in `ids`
+    order; `ids[k]` is read from `paths[k % len(paths)]`. With `shards`, only the ids of
+    those shards (whose files alone are read: another process joins the others,
+    vbw.sweep.shards)."""
     readers = [_item_lines(p) for p in paths]
     waiting: dict[str, bytes] = {}
     try:

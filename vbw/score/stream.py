@@ -276,6 +276,9 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     arms; the replay's item lines are then not read (its end line is the caller's to set
     in `stream.end`)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
+    if given is not None and (len(given.held), given.keys) != (len(selected),
+                                                               [a.key for a in arms]):
+        given = None  # not a pass over this selection and these arms: the file is read
     p = given if given is not None else Pass(task, selected, arms, shared, digests, keep_finish)
     path = str(stream.path)
     if given is not None:

@@ -20,6 +20,13 @@ from vbw.task.arms import ARM_KINDS, task_arms
 ARMS = task_arms(GSM8K.schema_names, GSM8K.spec.answer_schema, list(ARM_KINDS))
 
 
+def _timed_shards(sweep: Path, count: int) -> None:
+    """`count` shards of a 7-item run, each item with its own timing (file order shows)."""
+    for i, folder in enumerate(shards(sweep, count)):
+        for r in range(len(range(i, 7, count))):
+            _edit(folder / "replay.jsonl", record=r, item_seconds=1.5 + i + r * count)
+
+
 def _merged(tmp: Path, out: Path) -> tuple[Path, Written | None]:
     def scoring(n: int) -> Written:
         return Written(Pass(GSM8K, GSM8K.ids(n), ARMS, keep_finish=5), str(out / "replay.jsonl"))
@@ -51,9 +58,7 @@ def _same(a: Scored, b: Scored) -> None:
 def test_the_written_pass_is_the_read_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           processes: str, count: int) -> None:
     monkeypatch.setenv("VBW_SCORING_PROCESSES", processes)
-    for i, folder in enumerate(shards(tmp_path / "sweep", count)):
-        for r in range(len(range(i, 7, count))):  # each item its own timing: file order
-            _edit(folder / "replay.jsonl", record=r, item_seconds=1.5 + i + r * count)
+    _timed_shards(tmp_path / "sweep", count)
     path, written = _merged(tmp_path / "sweep", tmp_path / "m")
     assert written is not None and written.end is not None
     _same(_scored(path, written), _scored(path, None))
@@ -88,8 +93,8 @@ def test_a_pass_of_other_arms_is_not_taken(tmp_path: Path,
     """score_stream takes a written pass only for its own selection and arms; another
     one leaves it to read the file."""
     monkeypatch.setenv("VBW_SCORING_PROCESSES", "1")
-    shards(tmp_path / "sweep", 2)
-    path, written = _merged(tmp_path / "sweep", tmp_path / "m")
+    _timed_shards(tmp_path / "sweep", 2)
+    path, _ = _merged(tmp_path / "sweep", tmp_path / "m")
     stream = open_replay(path)
     other = Pass(GSM8K, GSM8K.ids(stream.header.n), ARMS[:2])
     scored = score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(),

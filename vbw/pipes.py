@@ -111,6 +111,10 @@ class Pending:
             self._close()
         return pickle.loads(data) if os.waitstatus_to_exitcode(status) == 0 and data else None
 
+    def fileno(self) -> int:
+        """The pipe the result comes by: readable once the child sends it or is gone."""
+        return self._fd
+
     def cancel(self) -> None:
         """Stop the child (kill and reap it), if its result was not taken."""
         if self._fd >= 0:

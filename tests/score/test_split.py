@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +25,18 @@ REPLAYS = {"gsm8k": "replays/gsm8k/smollm2_135m/llamacpp.jsonl",
            "bfcl_simple": "replays/bfcl_simple/smollm2_135m/outlines.jsonl"}
 
 
-def _second_half(path: Path) -> tuple[int, int]:
-    """(lines, item lines) that start in the second half of the bytes after the header,
-    counted apart from vbw: what the worker reads."""
-    data = path.read_bytes()
-    head = data.index(b"\n") + 1
-    middle = data.find(b"\n", head + (len(data) - head) // 2 - 1) + 1 or len(data)
-    rest = [x for x in data[middle:].splitlines() if x.strip()]
-    return len(rest), sum(1 for x in rest if not x.startswith(b'{"end"'))
+@pytest.fixture
+def slow_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process reads each run of lines 2 ms late, so the worker, which claims runs
+    from the back as this process claims them from the front, surely gets some."""
+    parent, real = os.getpid(), split._read
+
+    def slow(p: Any, stream: Any) -> Any:
+        if os.getpid() == parent:
+            time.sleep(0.002)
+        return real(p, stream)
+
+    monkeypatch.setattr(split, "_read", slow)
 
 
 def _score(task: Task, path: Path, processes: str, monkeypatch: pytest.MonkeyPatch) -> Scored:
@@ -64,13 +70,12 @@ def merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @pytest.mark.parametrize("task_name", list(REPLAYS))
 def test_two_processes_score_as_one(task_name: str, monkeypatch: pytest.MonkeyPatch,
-                                    merges: list[int]) -> None:
+                                    merges: list[int], slow_parent: None) -> None:
     task = load_task(TASK_CONF / f"{task_name}.yaml")
     one = _score(task, ROOT / REPLAYS[task_name], "1", monkeypatch)
     assert merges == []
     two = _score(task, ROOT / REPLAYS[task_name], "2", monkeypatch)
-    _, items = _second_half(ROOT / REPLAYS[task_name])
-    assert merges == [items] and 60 < items < 140  # the worker: the second half's items
+    assert len(merges) == 1 and 0 < merges[0] < 200  # the runs the worker claimed
     _same(one, two)
 
 
@@ -170,9 +175,10 @@ def test_an_id_repeated_across_the_two_halves_is_the_same_error(
 @pytest.mark.parametrize("torn", [False, True])
 def test_the_end_line_and_a_torn_tail_read_by_the_worker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, merges: list[int],
-        torn: bool) -> None:
-    """One item line fewer puts the end marker on line 201 (the worker's, numbered on
-    from the parent's last line); or, in its place, a torn last line."""
+        torn: bool, slow_parent: None) -> None:
+    """One item line fewer puts the end marker on line 201 (in the last run of lines,
+    the worker's first claim, numbered on from the runs before it); or, in its place, a
+    torn last line."""
     def edit(lines: list[str]) -> list[str]:
         del lines[100]
         return lines[:-1] + ['{"id": "gsm8k_te'] if torn else lines
@@ -188,33 +194,44 @@ def test_the_end_line_and_a_torn_tail_read_by_the_worker(
                         replay.torn_tail))
     (one, one_torn), (two, two_torn) = results
     _same(one, two)
-    lines, items = _second_half(path)
-    assert merges == [items - torn]  # (a torn line is no item)
+    assert len(merges) == 1 and 0 < merges[0] < 199
     assert one_torn == two_torn == torn and (one.end is None) == torn
     assert len(one.timings) == 199
 
 
-def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parent decodes the header and the lines of the first half of the file, no
-    more (the worker, a forked process, counts its own)."""
+def test_neither_process_decodes_the_others_lines(monkeypatch: pytest.MonkeyPatch,
+                                                  slow_parent: None) -> None:
+    """The parent decodes the header and the lines of the runs it claimed, no more (the
+    worker, a forked process, counts its own): runs of lines counted apart from vbw."""
     from vbw.replay import stream as replay_stream
 
-    calls = []
-    real = replay_stream.decode
+    calls, claimed = [], []
+    real, claim = replay_stream.decode, split._Claims.claim
 
     def counted(line: bytes) -> Any:
         calls.append(1)
         return real(line)
 
+    def logged(self: Any, front: bool, worker: Any = None) -> int | None:
+        part = claim(self, front, worker)
+        if front and part is not None:
+            claimed.append(part)
+        return part
+
+    path = ROOT / REPLAYS["gsm8k"]
+    cuts = open_replay(path).cuts(split.PARTS)  # (before decodes are counted)
     monkeypatch.setattr(replay_stream, "decode", counted)
+    monkeypatch.setattr(split._Claims, "claim", logged)
     task = load_task(TASK_CONF / "gsm8k.yaml")
-    _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
-    theirs, _ = _second_half(ROOT / REPLAYS["gsm8k"])
-    assert len(calls) == 202 - theirs and 60 < theirs < 140  # 201 lines after the header
+    _score(task, path, "2", monkeypatch)
+    data = path.read_bytes()
+    mine = sum(len([x for x in data[cuts[i]:cuts[i + 1]].splitlines() if x.strip()])
+               for i in claimed)
+    assert len(calls) == 1 + mine and 0 < mine < 201  # 201 lines after the header
 
 
 def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
-                                     merges: list[int]) -> None:
+                                     merges: list[int], slow_parent: None) -> None:
     """mode=compare's passes (digests, one audit shared by the replays, each item checked
     once) in two processes: the same states, digests and shared task checks."""
     from vbw.score.stream import SharedAudit
@@ -231,7 +248,7 @@ def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
         scored = [score_stream(task, open_replay(p), arms, None, io.StringIO(),
                                shared=shared, digests=True) for p in paths]
         runs.append((scored, shared.result()))
-    assert merges == [_second_half(p)[1] for p in paths]
+    assert len(merges) == 3 and all(merges)
     (one, one_audit), (two, two_audit) = runs
     for a, b in zip(one, two):
         _same(a, b)
@@ -266,3 +283,47 @@ def test_arm_keys_of_a_legacy_replay_in_two_processes(
     monkeypatch.setenv(split.ENV, "2")
     with pytest.raises(ReplayError, match=r":40: item id .* appears twice"):
         split.arm_keys(bad)
+
+
+def test_claims_give_every_run_once_to_one_of_two_processes() -> None:
+    """_Claims: this process from the front, a forked one from the back, at uneven
+    paces: every run is claimed once, the two sides meet without a gap."""
+    from vbw.pipes import beside
+
+    claims = split._Claims(50)
+
+    def back() -> list[int]:
+        got = []
+        while (i := claims.claim(False)) is not None:
+            got.append(i)
+            time.sleep(0.001 * (i % 3))
+        return got
+
+    worker = beside(back)
+    front = []
+    while (i := claims.claim(True, worker)) is not None:
+        front.append(i)
+        time.sleep(0.001 * (i % 2))
+    theirs = worker.result()
+    claims.close()
+    assert front == list(range(len(front))) and theirs == list(range(49, len(front) - 1, -1))
+    assert front and theirs
+
+
+def test_a_worker_gone_holding_the_token_is_noticed() -> None:
+    """A worker killed between taking the claims' token and giving it back: this
+    process raises (and scores in one process) instead of waiting for ever."""
+    from vbw.pipes import beside
+
+    claims = split._Claims(8)
+
+    def dies_holding_it() -> None:
+        os.read(claims._take, 1)
+        os.kill(os.getpid(), 9)
+
+    worker = beside(dies_holding_it)
+    time.sleep(0.2)
+    with pytest.raises(RuntimeError, match="token"):
+        claims.claim(True, worker)
+    worker.cancel()
+    claims.close()

@@ -269,21 +269,28 @@ class ReplayStream:
         """Close the file without reading further (a header was all that was needed)."""
         self._f.close()
 
-    def middle(self) -> int:
-        """The byte offset of the first line that starts in the second half of the bytes
-        after the header (the file's size if none does), for a stream whose header is all
-        it has read: where `read_until` stops and `open_replay(path, start=...)` begins."""
+    def cuts(self, parts: int) -> list[int]:
+        """Byte offsets that cut the lines after the header into `parts` runs of about
+        equal size, each at a line's start (the first the header's end, the last the
+        file's size), for a stream whose header is all it has read: `part` reads one."""
         start, size = self._f.tell(), os.fstat(self._f.fileno()).st_size
+        out = [start]
         with open(self.path, "rb") as f:
-            f.seek(max(start, start + (size - start) // 2 - 1))
-            if f.read(1) != b"\n":
-                f.readline()
-            return min(f.tell(), size)
+            for i in range(1, parts):
+                f.seek(max(out[-1], start + (size - start) * i // parts - 1))
+                if f.read(1) != b"\n":
+                    f.readline()
+                out.append(max(out[-1], min(f.tell(), size)))
+        return out + [size]
 
-    def read_until(self, end: int) -> None:
-        """Read only the lines that start before byte `end` (another process reads the
+    def part(self, start: int, end: int) -> "ReplayStream":
+        """The lines that start in bytes [start, end) (`cuts`) as a stream of their own,
+        numbered from 2 as if they followed the header (another process may read the
         others: vbw.score.split)."""
-        self._lines = _nonblank(self._f, self._f.tell(), end)
+        f = open(self.path, "rb")
+        f.seek(start)
+        return ReplayStream(self.path, f, self.meta_as_written, self.header,
+                            _nonblank(f, start, end))
 
     def drain(self) -> None:
         """Read to the end: every line checked, none kept."""
@@ -311,10 +318,8 @@ def _nonblank(f: BinaryIO, at: int = 0, end: int | None = None) -> Iterator[byte
             yield line
 
 
-def open_replay(path: Path, start: int | None = None) -> ReplayStream:
-    """Open a replay and check its header; errors name the file, line and field. With
-    `start`, its lines are read from that byte offset on (a line's start: see
-    ReplayStream.middle), numbered from 2 as if they followed the header."""
+def open_replay(path: Path) -> ReplayStream:
+    """Open a replay and check its header; errors name the file, line and field."""
     if not path.is_file():
         raise ReplayError(f"replay file not found: {path}")
     try:
@@ -332,9 +337,6 @@ def open_replay(path: Path, start: int | None = None) -> ReplayStream:
     except BaseException:
         f.close()
         raise
-    if start is not None:
-        f.seek(start)
-        lines = _nonblank(f)
     return ReplayStream(path, f, meta, header, lines)
 
 

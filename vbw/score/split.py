@@ -1,18 +1,19 @@
-"""Scoring a large replay on two cores: a forked worker scores the second half of the file.
+"""Scoring a large replay on two cores: a forked worker scores part of the file.
 
 Scoring is pure-Python work per item (building it from its task row, the task checks,
 each arm's answer, validity and correctness), independent across items, so a second
-process halves it. The file's bytes after the header are cut in two at a line's start
-(ReplayStream.middle): this process reads the lines before the cut, a worker forked
-after the header was read opens the file at the cut and reads the rest, so neither
-reads, let alone decodes, a line of the other's. The worker sends back what its pass
+process halves it. The file's bytes after the header are cut into PARTS runs of lines,
+each cut at a line's start (ReplayStream.cuts); this process claims runs from the front,
+a worker forked after the header was read claims them from the back, each reading and
+scoring the runs it claimed until the two meet (`_Claims`): neither reads, let alone
+decodes, a line of the other's, and whichever is faster (a machine shared with other
+jobs slows one process, not the split) reads more. The worker sends back what its pass
 gathered (the per-item arrays, exclusions, the first unbuildable row or lacking arm, the
-task checks' state) and each of its lines' number (counted from the cut: the parent
-numbers them on from its own last line), id and timing, which the parent merges: every
-figure is a function of the (item, arm) arrays and of the checks' counts and first
-evidence by position, the timings and the ids the task does not select are put back in
-file order, so the report is byte for byte the one-process run's
-(tests/score/test_split.py compares every output file).
+task checks' state) and each of its runs' lines (number within the run, id, timing),
+which the parent merges: every figure is a function of the (item, arm) arrays and of the
+checks' counts and first evidence by position, the lines are numbered and the timings
+and the ids the task does not select put back in file order, so the report is byte for
+byte the one-process run's (tests/score/test_split.py compares every output file).
 
 mode=compare's passes split the same way: their task checks are shared by the replays
 (each item checked once, vbw.score.stream.SharedAudit), so the worker gathers its own
@@ -21,7 +22,7 @@ checks afresh and the parent adds them and the items they covered to the shared 
 Errors keep the one-process run's words and order without either process reading the
 other's lines: a line that fails in either process (bad JSON, the item-line model, an
 unlisted arm, a repeated id among its lines, a prompt over its budget), an id that
-appears in both halves, or a worker that fails in any other way makes the parent score
+appears in two runs, or a worker that fails in any other way makes the parent score
 the replay again in one process from its first line, which raises the first error in
 file order (or, for a failed worker, scores its lines). A valid replay never pays that
 second pass; a broken one pays it at most once, so scoring stays linear.
@@ -33,12 +34,15 @@ any replay (the tests' way to run it on small ones).
 
 from __future__ import annotations
 
+import mmap
 import os
+import select
+import struct
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from vbw.pipes import beside
+from vbw.pipes import Pending, beside
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -78,9 +82,9 @@ def _theirs(lineno: int) -> bool:
 Line = tuple[int, str, "float | None"]  # an item line: (line number, id, item seconds)
 
 
-def _read(p: Any, stream: ReplayStream, path: str) -> list[Line]:
+def _read(p: Any, stream: ReplayStream) -> list[Line]:
     """Score the stream's item lines into pass `p`; each one's number, id, timing."""
-    lines = []
+    lines, path = [], str(stream.path)
     for lineno, rec in stream.items():
         p.add(rec, path, timed=False)
         lines.append((lineno, rec.id, rec.item_seconds))
@@ -116,41 +120,104 @@ def in_two(mine: Callable[[], Any], theirs: Callable[[], Any]) -> tuple[Any, Any
     return None if found is None else (own, found)
 
 
+PARTS = 64  # runs of lines the two processes claim, from either end of the file
+
+
+class _Claims:
+    """Which runs of lines (ReplayStream.cuts) are taken: this process claims them from
+    the front, the worker from the back, until they meet, so whichever runs faster reads
+    more (a machine shared with other jobs slows one process, not the split). Two
+    counters in memory both processes share, changed only while holding a one-byte token
+    that a pipe carries (the read that takes it and the write that returns it order
+    every change)."""
+
+    def __init__(self, parts: int) -> None:
+        self._shared = mmap.mmap(-1, 16)  # anonymous and shared: both processes see it
+        self._shared[:] = struct.pack("qq", 0, parts)
+        self._take, self._give = os.pipe()
+        os.write(self._give, b"t")
+
+    def claim(self, front: bool, worker: Pending | None = None) -> int | None:
+        """The next run from the front (this process) or the back (the worker); None
+        once they meet. This process waits for the token watching the `worker`: one that
+        is gone while the token is not back (killed while it held it) raises."""
+        if worker is not None:
+            ready, _, _ = select.select([self._take, worker.fileno()], [], [])
+            if self._take not in ready:  # the worker returns the token before it leaves
+                raise RuntimeError("the scoring worker left holding the claims' token")
+        os.read(self._take, 1)
+        try:
+            first, last = struct.unpack("qq", self._shared[:])
+            if first >= last:
+                return None
+            part = first if front else last - 1
+            self._shared[:] = struct.pack("qq", first + front, last - (not front))
+            return part
+        finally:
+            os.write(self._give, b"t")
+
+    def close(self) -> None:
+        os.close(self._take)
+        os.close(self._give)
+        self._shared.close()
+
+
+Part = tuple[int, list[Line], int, "tuple[int, Any] | None", bool]
+
+
+def _read_parts(p: Any, stream: ReplayStream, cuts: list[int], claims: _Claims,
+                worker: Pending | None = None) -> list[Part]:
+    """Score the runs this process claims into pass `p` (from the back in the worker,
+    from the front here, watching the `worker`): per run, its index, its item lines
+    (number within the run, id, timing), how many lines it holds, its end line (number,
+    EndV1) if any, and whether it ends in a torn line."""
+    out = []
+    while (i := claims.claim(worker is not None, worker)) is not None:
+        part = stream.part(cuts[i], cuts[i + 1])
+        lines = _read(p, part)
+        end = (part.end_line, part.end) if part.end is not None else None
+        out.append((i, lines, part.last_line - 1, end, part.torn_tail))
+    return out
+
+
 def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
-    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the second
-    half of the item lines by a forked worker; returns the pass that holds the result
-    (`p`, or one from `fresh()` when the run fell back to one process). Neither process
-    reads the other's lines: each checks its own (ids unique among them), and the parent
-    merges the worker's states, line ids and timings (numbered on from its own last
-    line), checks that no id is repeated across the two, and takes the end marker of
-    the later line."""
-    middle = stream.middle()
+    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the runs of
+    lines a forked worker claims by it (`_Claims`); returns the pass that holds the
+    result (`p`, or one from `fresh()` when the run fell back to one process). Neither
+    process reads the other's lines: each checks its own (ids unique within a run), and
+    the parent merges the worker's states, numbers every line in file order, checks that
+    no id is repeated anywhere, and takes the last end line."""
+    cuts = stream.cuts(PARTS)
+    claims = _Claims(len(cuts) - 1)
 
     def theirs() -> dict[str, Any]:  # in the worker, on its copy of `p`
         p.forked()
-        own = open_replay(stream.path, start=middle)
-        lines = _read(p, own, path)
-        return {"state": p.state(), "lines": lines, "end": (own.end_line, own.end),
-                "torn": own.torn_tail}
+        parts = _read_parts(p, stream, cuts, claims)
+        return {"state": p.state(), "parts": parts}
 
-    def mine() -> list[Line]:
-        stream.read_until(middle)
-        return _read(p, stream, path)
-
-    both = in_two(mine, theirs)
-    if both is None:  # an error in either process's lines, or the worker failed
+    worker = beside(theirs)
+    try:
+        mine = _read_parts(p, stream, cuts, claims, worker)
+        found = worker.result()
+    except Exception:  # noqa: BLE001 - the one-process run says which error is first
+        found = None
+    finally:  # (an interrupt stops the worker too; one whose result came is reaped)
+        worker.cancel()
+        claims.close()
+    if found is None:  # an error in either process's lines, or the worker failed
         return _alone(fresh, stream, path)
-    lines, found = both
-    before = stream.last_line - 1  # the worker numbered its lines from 2
-    lines += [(n + before, item_id, s) for n, item_id, s in found["lines"]]
-    if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in both halves
+    lines, before = [], 0
+    for _, part, count, end, torn in sorted(mine + found["parts"], key=lambda x: x[0]):
+        lines += [(n + before, item_id, s) for n, item_id, s in part]
+        if end is not None:
+            stream.end, stream.end_line = end[1], end[0] + before
+        stream.torn_tail = stream.torn_tail or torn
+        before += count
+    if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in two runs
         return _alone(fresh, stream, path)
     p.merge(found["state"])
     p.note_all(lines)
-    end_line, end = found["end"]
-    if end is not None:
-        stream.end, stream.end_line = end, end_line + before
-    stream.torn_tail = stream.torn_tail or found["torn"]
+    stream.close()
     return p
 
 

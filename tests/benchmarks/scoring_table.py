@@ -45,8 +45,8 @@ def verdict(big: dict | None) -> str:
     else:
         floor = big["floor"]["wall_s"]
         lines.append(f"- within {TARGET_RATIO:g}x the json-decode floor ({floor:.2f} s): "
-                     f"{ratio:.1f}x, " + ("**met**." if ratio <= TARGET_RATIO else
-                                          f"**missed**; the largest steps: {bounds}."))
+                     f"{ratio:.2f}x, " + ("**met**." if ratio <= TARGET_RATIO else
+                                           f"**missed**; the largest steps: {bounds}."))
     return "Targets (issues 10 and 22):\n\n" + "\n".join(lines)
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from vbw.errors import ReplayError
-from vbw.replay.stream import ScoredRecord, _light, as_scored, open_replay
+from vbw.replay.record import ScoredRecord, as_scored
+from vbw.replay.record import light as _light
+from vbw.replay.stream import open_replay
 from vbw.replay.format import ItemRecord
 from vbw.score.finish import codes as finish_codes
 

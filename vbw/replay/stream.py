@@ -10,14 +10,8 @@ torn last line ignored.
 Speed without a second definition of the format: a line is decoded by orjson, and by
 Python's json whenever orjson refuses it (NaN, integers beyond 64 bits: what json accepts
 and orjson does not), so a line decodes to the same value as before. The decoded line is
-then recognised by a conservative check (`_light`) that accepts only the plain shape
-vbw and the predecessor write: exactly the types pydantic keeps as they are. Anything
-else (a coercible value such as `"n_tokens": 3.0`, a wrong type, an unknown key) goes
-through the pydantic model, which either coerces it as before or raises the error
-message it always raised. So the fast path can only accept what the model accepts, with
-the same values. Recorded interventions are checked the same way, entry by entry (a
-line without them costs one dict lookup per arm more); scoring keeps of each only its
-`char` and the length of its forced text (ScoredRecord.interventions).
+then recognised by vbw.replay.record's conservative check of the plain shape, and
+anything else goes through the pydantic model, as before.
 """
 
 from __future__ import annotations
@@ -26,40 +20,18 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
 from vbw.errors import ReplayError
-from vbw.replay.format import ArmRecord, EndV1, Intervention, ItemRecord
+from vbw.replay.format import EndV1, ItemRecord
 from vbw.replay.header import FORMAT, ReplayHeader
+from vbw.replay.record import ScoredRecord, as_scored, light
 from vbw.task.jsonvalues import orjson_agrees
 from vbw.validation import describe
 
-_ITEM_KEYS = frozenset(ItemRecord.model_fields)
-_ARM_KEYS = frozenset(ArmRecord.model_fields)
-_EVENT_KEYS = frozenset(Intervention.model_fields)
-_EVENT_NEEDS = frozenset(k for k, f in Intervention.model_fields.items() if f.is_required())
-_NUM = (int, float)
-_FINISH = (None, "stop", "length")
-
-
-Spans = list[tuple[int, int]]  # per intervention: (char, length of the forced text)
-
-
-class ScoredRecord(NamedTuple):
-    """What scoring needs of an item line: id, text per arm key, exclusion, timing, and
-    per arm that recorded them its interventions' spans (an arm absent: not recorded)."""
-
-    id: str
-    texts: dict[str, str | None]
-    unsupported: str | None  # the first arm's unsupported-schema reason, if any
-    item_seconds: float | None
-    interventions: dict[str, Spans] | None = None  # None: no arm recorded any
-    # the arm records as decoded, or (from the model) their finish reasons: only
-    # `finish_reason` is read of them (vbw.score.finish)
-    arms: dict[str, Any] | None = None
 
 
 def decode(line: bytes) -> Any:
@@ -93,92 +65,6 @@ def decode_exact(line: bytes) -> Any:
     return exact(decode(line), line)
 
 
-def _number_or_none(v: Any) -> bool:
-    return v is None or type(v) in _NUM
-
-
-# Per ArmRecord field, the types it keeps unchanged (None: any value, as the fast path
-# has always taken `tool` and `message`, which scoring never reads).
-_ARM_TYPES: dict[str, tuple[type, ...] | None] = {
-    "text": (type(None), str), "seconds": _NUM, "compile_seconds": _NUM,
-    "n_tokens": (type(None), int), "ttft_seconds": (type(None), *_NUM),
-    "finish_reason": (type(None), str), "reuses": (type(None), str),
-    "unsupported_schema": (type(None), str), "redacted": (type(None), bool),
-    "interventions": (type(None), list), "tool": None, "message": None}
-if _ARM_TYPES.keys() != _ARM_KEYS:  # a new ArmRecord field needs its types here
-    raise RuntimeError(f"_ARM_TYPES lacks {sorted(_ARM_KEYS ^ _ARM_TYPES.keys())}")
-
-
-def _light_arm(a: Any) -> bool:
-    """An arm record in exactly the types ArmRecord keeps unchanged: one look-up per
-    key it holds (an absent field keeps its default)."""
-    if type(a) is not dict:
-        return False
-    for k, v in a.items():
-        allowed = _ARM_TYPES.get(k, False)
-        if allowed is False or (allowed is not None and type(v) not in allowed):
-            return False
-    return a.get("finish_reason") in _FINISH and (
-        (events := a.get("interventions")) is None or _light_events(events))
-
-
-def _light_event(e: Any) -> bool:
-    """An intervention in exactly the types Intervention keeps unchanged (a float field
-    given as an int is left to the model, which makes it a float)."""
-    return (type(e) is dict and _EVENT_NEEDS <= e.keys() <= _EVENT_KEYS
-            and type(e["pos"]) is int and e["pos"] >= 0
-            and type(e["char"]) is int and e["char"] >= 0
-            and type(e["wanted"]) is str and type(e["forced"]) is str
-            and type(e["lp_wanted"]) is float and type(e["lp_forced"]) is float
-            and type(e.get("allowed_mass", 0.0)) in (float, type(None))
-            and all(type(e.get(k)) in (int, type(None)) for k in ("wanted_id", "forced_id")))
-
-
-def _light_events(events: Any) -> bool:
-    return type(events) is list and all(map(_light_event, events))
-
-
-def _spans(arms: dict[str, Any]) -> dict[str, Spans] | None:
-    """Per arm that recorded interventions, their (char, len(forced)) spans."""
-    out = {k: [(e["char"], len(e["forced"])) for e in a["interventions"]]
-           for k, a in arms.items() if a.get("interventions") is not None}
-    return out or None
-
-
-def _light(obj: Any) -> ScoredRecord | None:
-    """The record, if the line is in the plain shape (see the module docstring)."""
-    if type(obj) is not dict or not obj.keys() <= _ITEM_KEYS:
-        return None
-    item_id, arms, secs = obj.get("id"), obj.get("arms"), obj.get("item_seconds")
-    if type(item_id) is not str or type(arms) is not dict or not _number_or_none(secs):
-        return None
-    if obj.get("prompt_hash") is not None and type(obj.get("prompt_hash")) is not str:
-        return None
-    texts: dict[str, str | None] = {}
-    unsupported, marked = None, False
-    for k, a in arms.items():  # one pass: every arm plain, its text, the first exclusion
-        if not _light_arm(a):
-            return None
-        texts[k] = a.get("text")
-        if unsupported is None and a.get("unsupported_schema"):
-            unsupported = a["unsupported_schema"]
-        marked = marked or "interventions" in a
-    return ScoredRecord(item_id, texts, unsupported, None if secs is None else float(secs),
-                        _spans(arms) if marked else None, arms)
-
-
-def as_scored(rec: ItemRecord) -> ScoredRecord:
-    spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
-             for k, a in rec.arms.items() if a.interventions is not None}
-    return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
-                        rec.item_seconds, spans or None,
-                        {k: {"finish_reason": a.finish_reason} for k, a in rec.arms.items()})
-
-
-def scored_record(obj: dict[str, Any]) -> ScoredRecord:
-    """What scoring reads of an item line, from its values as json reads them and known
-    to be a valid item line (mode=merge scores the lines it writes: vbw.sweep.shards)."""
-    return _light(obj) or as_scored(ItemRecord.model_validate(obj))
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
@@ -251,7 +137,7 @@ class ReplayStream:
                                           "end.")
                 self.end_line = lineno
                 continue
-            rec: Any = None if full else _light(obj)
+            rec: Any = None if full else light(obj)
             if rec is None:  # the values are kept: json's, exactly
                 rec = validate_model(ItemRecord, exact(obj, line), self.path, lineno, "")
             arm_keys = rec.texts if isinstance(rec, ScoredRecord) else rec.arms

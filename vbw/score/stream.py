@@ -30,7 +30,8 @@ import numpy as np
 from vbw.errors import ConfigError, ReplayError, VbwError
 from vbw.replay.format import EndV1
 from vbw.replay.io import legacy_end
-from vbw.replay.stream import ReplayStream, ScoredRecord
+from vbw.replay.record import ScoredRecord
+from vbw.replay.stream import ReplayStream
 from vbw.score import split
 from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.finish import Finishes

@@ -4,7 +4,7 @@ mode=merge writes the merged replay, then scores it: a second pass that decodes 
 line it has just written and builds every item again. Instead, the processes that make
 the merged lines (vbw.sweep.shards) hand each record, in its decoded form, to a
 `Written`: the scoring pass of vbw.score.stream, fed what a `ReplayStream` would have
-read from that line (vbw.replay.stream.scored_record), with the line's number, id and
+read from that line (vbw.replay.record.scored_record), with the line's number, id and
 timing kept for the file order. A forked writer sends its `state()` back; the parent
 `merge`s it, and `finish` gives the pass that `score_stream(given=...)` completes: the
 same checks, in the same order, on the same arrays, so the report is the one of scoring
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from vbw.replay.format import EndV1
-from vbw.replay.stream import scored_record
+from vbw.replay.record import scored_record
 from vbw.score.stream import Pass
 from vbw.task.runner import Item
 

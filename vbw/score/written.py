@@ -8,7 +8,7 @@ read from that line (vbw.replay.record.scored_record), with the line's number, i
 timing kept for the file order. A forked writer sends its `state()` back; the parent
 `merge`s it, and `finish` gives the pass that `score_stream(given=...)` completes: the
 same checks, in the same order, on the same arrays, so the report is the one of scoring
-the written file (tests/sweep/test_shards.py compares every output file).
+the written file (tests/score/test_written.py compares the two passes).
 
 Anything that goes wrong on the way (an error in either process, a state that does not
 arrive) drops the written pass: the file is then scored by reading it, as before.

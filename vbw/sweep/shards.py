@@ -256,6 +256,7 @@ def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: P
             pass  # a shard of other prompts is the first refusal, as it was
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
                           "merge its own hydra.run.dir")
+
     def feed() -> _Feed | None:  # a fresh pass for each attempt at writing
         return None if scoring is None else _Feed(scoring(header.n))
 

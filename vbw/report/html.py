@@ -24,7 +24,6 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import orjson
 from jinja2 import BytecodeCache, Environment, FunctionLoader
 from jinja2.bccache import Bucket
 from markupsafe import Markup
@@ -37,6 +36,7 @@ from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.resources import cache_dir
 from vbw.score.model import Comparison, Report
 from vbw.score.paired import ALPHA
+from vbw.task.jsonvalues import json_text
 
 ASSETS = "html_assets"
 # str.translate builds its output in one buffer: re.sub with a function made a Python
@@ -48,15 +48,11 @@ _REPLACED = "<>&\u2028\u2029"  # without a surrogate, replaced one by one (same 
 
 def _dumps(value: Any, floats: bool) -> str:
     """json.dumps(value, ensure_ascii=False, separators=(",", ":")). Where the caller
-    knows the value holds no float (`floats=False`), orjson writes it: it escapes strings
-    as json does (tests/report/test_html.py) and writes ints and the rest alike, but
-    spells some floats otherwise (1e+16 as 1e16); it refuses lone surrogates and ints
-    beyond 64 bits, which json then writes."""
-    if not floats:
-        try:
-            return orjson.dumps(value).decode("utf-8")
-        except (orjson.JSONEncodeError, TypeError):
-            pass
+    knows the value holds no float (`floats=False`), orjson writes it
+    (vbw.task.jsonvalues.json_text; tests/report/test_html.py); a lone surrogate or an
+    int beyond 64 bits, which orjson refuses, and any float go to json."""
+    if not floats and (text := json_text(value, ensure_ascii=False, compact=True)) is not None:
+        return text.decode("utf-8")
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 

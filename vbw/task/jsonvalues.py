@@ -101,20 +101,21 @@ _ITEM_BREAK = re.compile(rb",\n *")
 _BREAK = re.compile(rb"\n *")
 
 
-def json_text(value: Any, ensure_ascii: bool = True) -> bytes | None:
-    """`json.dumps(value, ensure_ascii=...)` as UTF-8, written by orjson (several times
-    faster on long texts), for a value the caller knows to be made of str-keyed dicts,
-    lists, tuples, str, int, bool, None and floats orjson spells alike (none of magnitude
-    in [1e-9, SPELLED_ALIKE)). None where orjson cannot give json's text: it refuses a
-    lone surrogate or an int beyond 64 bits, and with `ensure_ascii` a text that is not
+def json_text(value: Any, ensure_ascii: bool = True, compact: bool = False) -> bytes | None:
+    """`json.dumps(value, ensure_ascii=...)` as UTF-8 (with `compact`, its
+    `separators=(",", ":")` text), written by orjson (several times faster on long
+    texts), for a value the caller knows to be made of str-keyed dicts, lists, tuples,
+    str, int, bool, None and floats orjson spells alike (none of magnitude in [1e-9,
+    SPELLED_ALIKE)). None where orjson cannot give json's text: it refuses a lone
+    surrogate or an int beyond 64 bits, and with `ensure_ascii` a text that is not
     printable ASCII plus layout (json escapes the rest, DEL included)."""
     try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        text = orjson.dumps(value, option=None if compact else orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:
         return None
     if ensure_ascii and (not text.isascii() or b"\x7f" in text):  # json escapes DEL too
         return None
-    return _BREAK.sub(b"", _ITEM_BREAK.sub(b", ", text))
+    return text if compact else _BREAK.sub(b"", _ITEM_BREAK.sub(b", ", text))
 
 
 def is_number(value: Any) -> bool:

@@ -267,8 +267,8 @@ def test_arm_keys_of_a_legacy_replay_in_two_processes(
         keys.append(split.arm_keys(legacy))
     assert keys[0] == keys[1] and len(keys[0]) == 6
     lines = legacy.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[40] = lines[3]  # line 41 (the parent's) repeats line 4's id (the worker's)
-    lines[9] = lines[9][:30] + "\n"  # and line 10 (the parent's) is cut short
+    lines[40] = lines[3]  # line 41 repeats line 4's id (of another run of lines)
+    lines[9] = lines[9][:30] + "\n"  # and line 10 is cut short
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(lines), encoding="utf-8")
     errors = []

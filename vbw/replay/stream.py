@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -94,22 +94,18 @@ class ReplayStream:
         self.last_line = 1  # the number of the last line read (the header is line 1)
         self.torn_tail = False
 
-    def lines(self, skip: Callable[[int], bool] | None = None,
-              exact_values: bool = False) -> Iterator[tuple[int, Any]]:
+    def lines(self, exact_values: bool = False) -> Iterator[tuple[int, Any]]:
         """(line number among non-blank lines, decoded JSON) per line after the header
         (`decode`'s values; json.loads' with `exact_values`); an unreadable last line
-        without its newline is a torn tail, skipped. Lines whose number `skip` names are
-        neither decoded nor checked (another process reads them: vbw.score.split)."""
-        for lineno, obj, line in self._decoded(skip):
+        without its newline is a torn tail, skipped."""
+        for lineno, obj, line in self._decoded():
             yield lineno, (exact(obj, line) if exact_values else obj)
 
-    def _decoded(self, skip: Callable[[int], bool] | None) -> Iterator[tuple[int, Any, bytes]]:
+    def _decoded(self) -> Iterator[tuple[int, Any, bytes]]:
         """`lines`, with each line's bytes."""
         try:
             for lineno, line in enumerate(self._lines, 2):
                 self.last_line = lineno
-                if skip is not None and skip(lineno):
-                    continue
                 if not line.endswith(b"\n"):  # the file's last line: a torn write?
                     try:
                         obj = decode(line)
@@ -122,16 +118,13 @@ class ReplayStream:
         finally:
             self._f.close()
 
-    def items(self, full: bool = False,
-              skip: Callable[[int], bool] | None = None) -> Iterator[tuple[int, Any]]:
+    def items(self, full: bool = False) -> Iterator[tuple[int, Any]]:
         """(line number, ScoredRecord, or ItemRecord with `full`) per item line, checked;
-        the end marker is kept in `self.end` (its line number in `self.end_line`). With
-        `skip`, only the other lines are read (see `lines`; ids are then unique among
-        them only)."""
+        the end marker is kept in `self.end` (its line number in `self.end_line`)."""
         seen: set[str] = set()
         listed = self.header.arms
         allowed = None if listed is None else frozenset(listed)
-        for lineno, obj, line in self._decoded(skip):
+        for lineno, obj, line in self._decoded():
             if isinstance(obj, dict) and len(obj) == 1 and "end" in obj:
                 self.end = validate_model(EndV1, exact(obj, line)["end"], self.path, lineno,
                                           "end.")

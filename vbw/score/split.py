@@ -70,15 +70,6 @@ def wanted(path: Path) -> bool:
         return False
 
 
-def _mine(lineno: int) -> bool:
-    """arm_keys' split of the lines: the parent's are the even indexes after the header."""
-    return (lineno - 2) % 2 == 0
-
-
-def _theirs(lineno: int) -> bool:
-    return not _mine(lineno)
-
-
 Line = tuple[int, str, "float | None"]  # an item line: (line number, id, item seconds)
 
 
@@ -162,52 +153,66 @@ class _Claims:
         self._shared.close()
 
 
-Part = tuple[int, list[Line], int, "tuple[int, Any] | None", bool]
-
-
-def _read_parts(p: Any, stream: ReplayStream, cuts: list[int], claims: _Claims,
-                worker: Pending | None = None) -> list[Part]:
-    """Score the runs this process claims into pass `p` (from the back in the worker,
-    from the front here, watching the `worker`): per run, its index, its item lines
-    (number within the run, id, timing), how many lines it holds, its end line (number,
-    EndV1) if any, and whether it ends in a torn line."""
-    out = []
-    while (i := claims.claim(worker is not None, worker)) is not None:
-        part = stream.part(cuts[i], cuts[i + 1])
-        lines = _read(p, part)
-        end = (part.end_line, part.end) if part.end is not None else None
-        out.append((i, lines, part.last_line - 1, end, part.torn_tail))
-    return out
-
-
-def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
-    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the runs of
-    lines a forked worker claims by it (`_Claims`); returns the pass that holds the
-    result (`p`, or one from `fresh()` when the run fell back to one process). Neither
-    process reads the other's lines: each checks its own (ids unique within a run), and
-    the parent merges the worker's states, numbers every line in file order, checks that
-    no id is repeated anywhere, and takes the last end line."""
+def in_runs(stream: ReplayStream, read: Callable[[ReplayStream], Any],
+            worker_start: Callable[[], None] = lambda: None,
+            worker_end: Callable[[], Any] = lambda: None
+            ) -> tuple[list[tuple[int, Any]], Any] | None:
+    """`read` each run of lines of `stream` (a stream whose header is all it has read;
+    ReplayStream.cuts and .part), the runs claimed by this process from the front and by
+    a forked worker from the back (`_Claims`): every (run index, result) in run order,
+    and what `worker_end()` gave in the worker (`worker_start()` runs there first); None
+    when either process raised or the worker failed in any way (it is then stopped)."""
     cuts = stream.cuts(PARTS)
     claims = _Claims(len(cuts) - 1)
 
-    def theirs() -> dict[str, Any]:  # in the worker, on its copy of `p`
-        p.forked()
-        parts = _read_parts(p, stream, cuts, claims)
-        return {"state": p.state(), "parts": parts}
+    def claimed(worker: Pending | None = None) -> list[tuple[int, Any]]:
+        out = []
+        while (i := claims.claim(worker is not None, worker)) is not None:
+            out.append((i, read(stream.part(cuts[i], cuts[i + 1]))))
+        return out
+
+    def theirs() -> tuple[list[tuple[int, Any]], Any]:  # in the worker
+        worker_start()
+        runs = claimed()
+        return runs, worker_end()
 
     worker = beside(theirs)
     try:
-        mine = _read_parts(p, stream, cuts, claims, worker)
+        mine = claimed(worker)
         found = worker.result()
     except Exception:  # noqa: BLE001 - the one-process run says which error is first
         found = None
     finally:  # (an interrupt stops the worker too; one whose result came is reaped)
         worker.cancel()
         claims.close()
-    if found is None:  # an error in either process's lines, or the worker failed
+    if found is None:
+        return None
+    return sorted(mine + found[0], key=lambda run: run[0]), found[1]
+
+
+Run = tuple[list[Line], int, "tuple[int, Any] | None", bool]
+
+
+def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any]) -> Any:
+    """Score every record of `stream` into pass `p` (vbw.score.stream.Pass), the runs of
+    lines a forked worker claims by it (`in_runs`); returns the pass that holds the
+    result (`p`, or one from `fresh()` when the run fell back to one process). Neither
+    process reads the other's lines: each checks its own (ids unique within a run), and
+    the parent merges the worker's states, numbers every line in file order, checks that
+    no id is repeated anywhere, and takes the last end line."""
+    def run(part: ReplayStream) -> Run:
+        """A run's item lines (number within the run, id, timing), how many lines it
+        holds, its end line (number, EndV1) if any, whether it ends in a torn line."""
+        lines = _read(p, part)
+        end = (part.end_line, part.end) if part.end is not None else None
+        return lines, part.last_line - 1, end, part.torn_tail
+
+    both = in_runs(stream, run, p.forked, p.state)  # the worker's pass, its own copy
+    if both is None:  # an error in either process's lines, or the worker failed
         return _alone(fresh, stream, path)
+    runs, state = both
     lines, before = [], 0
-    for _, part, count, end, torn in sorted(mine + found["parts"], key=lambda x: x[0]):
+    for _, (part, count, end, torn) in runs:
         lines += [(n + before, item_id, s) for n, item_id, s in part]
         if end is not None:
             stream.end, stream.end_line = end[1], end[0] + before
@@ -215,16 +220,17 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
         before += count
     if len({item_id for _, item_id, _ in lines}) != len(lines):  # an id in two runs
         return _alone(fresh, stream, path)
-    p.merge(found["state"])
+    p.merge(state)
     p.note_all(lines)
     stream.close()
     return p
 
 
-def _keys(path: Path, skip: Callable[[int], bool] | None) -> tuple[set[str], list[str]]:
+def _keys(stream: ReplayStream) -> tuple[set[str], list[str]]:
+    """The arm keys and ids of the stream's item lines, each line checked."""
     keys: set[str] = set()
     ids = []
-    for _, rec in open_replay(path).items(skip=skip):
+    for _, rec in stream.items():
         keys.update(rec.texts)
         ids.append(rec.id)
     return keys, ids
@@ -234,12 +240,15 @@ def arm_keys(path: Path) -> set[str]:
     """Every arm key the item lines of `path` hold, each line checked as
     `ReplayStream.records()` checks it (the first error in file order is raised): what
     mode=compare reads of a validbutwrong 0.1 replay, whose header lists no arms. Split
-    as scoring is (`wanted`); an error, an id in both halves or a failed worker reads
-    the replay again in one process."""
+    as scoring is (`wanted`, `in_runs`); an error, an id in two runs or a failed worker
+    reads the replay again in one process."""
     if wanted(path):
-        both = in_two(lambda: _keys(path, _theirs), lambda: _keys(path, _mine))
+        stream = open_replay(path)
+        both = in_runs(stream, _keys)
+        stream.close()
         if both is not None:
-            (keys, ids), (more, their_ids) = both
-            if set(ids).isdisjoint(their_ids):
-                return keys | more
-    return _keys(path, None)[0]
+            keys = set().union(*(k for _, (k, _) in both[0]))
+            ids = [i for _, (_, run_ids) in both[0] for i in run_ids]
+            if len(set(ids)) == len(ids):
+                return keys
+    return _keys(open_replay(path))[0]

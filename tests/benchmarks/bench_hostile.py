@@ -17,8 +17,11 @@
    takes to give up on a hostile server (dripping, silent, flooding), against its bound.
 5. Page memory: report.html of the 200-item GSM8K replay whose every text is `<` (which
    escaping makes 6 characters): page size against the run's peak RSS.
+6. Round 4: every end-to-end case of tests/hostile4 (exit code, seconds, peak RSS against
+   the case's bounds).
 
     python -m tests.benchmarks.bench_hostile page    # only 5, merged into hostile.json
+    python -m tests.benchmarks.bench_hostile round4  # only 6, merged into hostile.json
 
 The load average is recorded before and after: figures for the README come from an idle
 machine (the server rows are time bounds, valid on a busy one too).
@@ -395,7 +398,42 @@ def main_server() -> None:
     print(json.dumps(result["server_deadlines"], indent=1))
 
 
+def bench_round4() -> list[dict[str, Any]]:
+    """Every case of tests/hostile4, end to end in a fresh process: its exit code, wall
+    time and peak RSS against the bounds the case states (the tests assert the same)."""
+    from tests.hostile4 import all_cases, run
+
+    rows = []
+    for case in all_cases():
+        with tempfile.TemporaryDirectory() as tmp:
+            got = run(case, Path(tmp))
+        lines = len(got.stderr.strip().splitlines())
+        ok = (got.rc == case.rc and lines == case.lines and got.seconds <= case.seconds
+              and got.peak_rss_mb <= case.rss_mb and "Traceback" not in got.stderr)
+        rows.append({"class": case.cls, "case": case.name, "exit": got.rc, "want_exit": case.rc,
+                     "stderr_lines": lines, "seconds": round(got.seconds, 2),
+                     "bound_s": case.seconds, "peak_rss_mib": round(got.peak_rss_mb),
+                     "bound_mib": case.rss_mb, "ok": ok})
+        print(f"  {case.id}: exit {got.rc}, {got.seconds:.2f} s, {got.peak_rss_mb:.0f} MiB"
+              f"{'' if ok else '  <-- NOT AS WANTED'}", file=sys.stderr)
+    return rows
+
+
+def main_round4() -> None:
+    """Only the round-4 rows, merged into hostile.json."""
+    data = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    before = round(os.getloadavg()[0], 2)
+    rows = bench_round4()
+    data["round4"] = {"measured": time.strftime("%Y-%m-%d"),
+                      "load_average_1min": [before, round(os.getloadavg()[0], 2)],
+                      "rows": rows}
+    OUT.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["round4"]:
+        main_round4()
+        return
     if sys.argv[1:] == ["page"]:
         with tempfile.TemporaryDirectory() as tmp:
             page = bench_page_memory(Path(tmp))
@@ -427,8 +465,9 @@ def main() -> None:
                              "load_average_1min": result["load_average_1min"],
                              "old_cap_s": OLD_CAP_S, "rows": bench_regexes(runs),
                              "end_to_end": bench_regex_end_to_end(Path(tmp))}
-    if OUT.is_file() and "server_deadlines" in json.loads(OUT.read_text()):
-        result["server_deadlines"] = json.loads(OUT.read_text())["server_deadlines"]
+    for kept in ("server_deadlines", "round4"):  # measured by their own commands
+        if OUT.is_file() and kept in json.loads(OUT.read_text()):
+            result[kept] = json.loads(OUT.read_text())[kept]
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

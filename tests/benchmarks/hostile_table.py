@@ -42,7 +42,27 @@ def hostile_table() -> str:
         lines += ["", *_regex_rows(d["regexes"])]
     if "server_deadlines" in d:
         lines += ["", *server_deadline_table(d["server_deadlines"])]
+    if "round4" in d:
+        lines += ["", *round4_table(d["round4"])]
     return "\n".join(lines)
+
+
+def round4_table(d: dict) -> list[str]:
+    """Every end-to-end hostile case of tests/hostile4, against its bounds."""
+    before, after = d["load_average_1min"]
+    wanted = sum(r["ok"] for r in d["rows"])
+    lines = [f"Hostile input, round 4: {wanted} of {len(d['rows'])} cases end as wanted, each "
+             "`python -m vbw` in a fresh process, start-up included (measured "
+             f"{d['measured']} by `python -m tests.benchmarks.bench_hostile round4`; 1-minute "
+             f"load average {before} before, {after} after):", "",
+             "| class | case | exit (wanted) | stderr lines | s (bound) | peak RSS MiB (bound) |",
+             "|---|---|---|---|---|---|"]
+    for r in d["rows"]:
+        case = r["case"].replace("|", "\\|")
+        lines.append(f"| {r['class']} | {case} | {r['exit']} ({r['want_exit']}) | "
+                     f"{r['stderr_lines']} | {r['seconds']:.2f} ({r['bound_s']:g}) | "
+                     f"{r['peak_rss_mib']} ({r['bound_mib']:g}) |")
+    return lines
 
 
 def _regex_rows(r: dict) -> list[str]:

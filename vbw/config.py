@@ -35,6 +35,9 @@ class ModelConfig(StrictModel):
     package: str | None = None
     path: str | None = None
     gpu_layers: int = Field(default=0, ge=-1)  # layers offloaded to a GPU: 0 none, -1 all
+    # llama.cpp's extra weight buffer types (AMX, CPU_REPACK): auto is off on a CPU with AMX,
+    # where they crash (vbw.generate.repack), and llama.cpp's default (on) elsewhere
+    repack: Literal["auto", "on", "off"] = "auto"
 
 
 def bundled_model(name: str) -> ModelConfig:

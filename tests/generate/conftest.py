@@ -17,6 +17,7 @@ import pytest
 
 from tests.generate.standin import free_port
 
+ROOT = Path(__file__).resolve().parents[2]
 LIVE_REASON = "llama_cpp is not importable (install the live extra: pip install 'validbutwrong[live]')"
 
 
@@ -106,7 +107,8 @@ class LlamaServer:
 
     def start(self, timeout: float = SERVER_START_TIMEOUT) -> None:
         """Start the server and wait (bounded) until GET /v1/models answers."""
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+        # llama_cpp.server through a launcher that applies model.repack (auto: off on AMX)
+        cmd = [sys.executable, "-m", "tests.generate.serve", "--model", str(self.model_path),
                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
                "--verbose", "False"]
@@ -116,7 +118,7 @@ class LlamaServer:
             cmd += ["--chat_format", self.chat_format]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+                                            stdin=subprocess.DEVNULL, cwd=ROOT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -114,3 +114,24 @@ def test_in_process_replays_from_before_the_whitespace_setting_read_as_flexible(
     header.pop("whitespace", None)
     assert ReplayHeader.model_validate(header).whitespace == "flexible"
     assert _planned_header().whitespace == "flexible"
+
+
+def _planned_repack(repack: str) -> ReplayHeader:
+    cfg = _cfg()
+    cfg = cfg.model_copy(update={"model": cfg.model.model_copy(update={"repack": repack})})
+    return planned_header(TASK, cfg, len(ITEMS), ARMS, MODEL)
+
+
+def test_another_repack_is_refused(tmp_path: Path) -> None:
+    path = _started(tmp_path / "r.jsonl", _planned_repack("on"))
+    assert _check(path, _planned_repack("on")) == {"gsm8k_test_0"}
+    with pytest.raises(ReplayError, match="cannot resume: meta.repack is True, this run has False"):
+        _check(path, _planned_repack("off"), allow=True)
+
+
+def test_a_replay_from_before_the_repack_setting_was_made_with_repacking(tmp_path: Path) -> None:
+    before = _planned_repack("on").model_copy(update={"repack": None})
+    path = _started(tmp_path / "r.jsonl", before)
+    assert _check(path, _planned_repack("on")) == {"gsm8k_test_0"}
+    with pytest.raises(ReplayError, match="cannot resume: meta.repack is True, this run has False"):
+        _check(path, _planned_repack("off"), allow=True)

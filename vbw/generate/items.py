@@ -9,6 +9,7 @@ recorded for the item (which scoring then excludes), never generated around.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from vbw.config import MaxTokens
 from vbw.errors import UnsupportedSchema
@@ -57,12 +58,18 @@ def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str
                       prompt_hash=prompt_hash(task, item, arms))
 
 
-def _compile_all(item: Item, arms: list[Arm], backend: Backend) -> tuple[dict, dict]:
+def _no_mark(step: str) -> None:
+    """Where nobody watches the steps (vbw.generate.crashguard.Marks does)."""
+
+
+def _compile_all(item: Item, arms: list[Arm], backend: Backend,
+                 mark: Callable[[str], None] = _no_mark) -> tuple[dict, dict]:
     """Compile every enforced schema first: (seconds spent now, unsupported reasons)."""
     seconds: dict[str, float] = {}
     reasons: dict[str, str] = {}
     for arm in arms:
         if arm.enforced and arm.schema not in seconds:
+            mark(f"compiling schema {arm.schema} for item {item.id}")
             try:
                 seconds[arm.schema] = backend.compile(item.schemas[arm.schema])  # type: ignore[index]
             except UnsupportedSchema as e:
@@ -90,11 +97,12 @@ def _tools(task: Task, item: Item, arms: list[Arm]) -> tuple[dict, dict]:
 
 
 def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
-                  caps: MaxTokens) -> ItemRecord:
+                  caps: MaxTokens, mark: Callable[[str], None] = _no_mark) -> ItemRecord:
     """All arms of one item. A schema's compile time is charged to its first user:
-    constrained[S], or reason_then_constrain[S] when constrained[S] is not run."""
+    constrained[S], or reason_then_constrain[S] when constrained[S] is not run. `mark`
+    is told each step before it starts ("generating item 3, arm constrained[answer]")."""
     start = time.perf_counter()
-    compiled, reasons = _compile_all(item, arms, backend)
+    compiled, reasons = _compile_all(item, arms, backend, mark)
     tools, refused = _tools(task, item, arms)
     reasons.update(refused)
     if reasons:
@@ -103,6 +111,7 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
     free_text: str | None = None
     try:
         for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
+            mark(f"generating item {item.id}, arm {arm.key}")
             if arm.kind == "reason_then_constrain" and free_text is None:
                 free_text = backend.generate(task.messages(item, FREE),
                                              GenerateConfig(max_tokens=caps.free)).text

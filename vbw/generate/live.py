@@ -23,7 +23,8 @@ from vbw.generate.canary import run_canary
 from vbw.generate.items import generate_item, prompt_hash
 from vbw.generate.model import ModelFile
 from vbw.generate.progress import Progress
-from vbw.generate.providers import open_backend, planned
+from vbw.generate.crashguard import guarded, signal_name
+from vbw.generate.providers import crash_cause, native, open_backend, planned
 from vbw.generate.provenance import now, versions
 from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
                         ReplayWriter, ShardInfo, read_replay)
@@ -32,7 +33,7 @@ from vbw.task.runner import Item, Task
 
 # header fields that must match for a resumed run to continue the same experiment
 _RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse",
-                "whitespace", "shard")
+                "whitespace", "repack", "shard")
 
 
 def _shown(value: Any) -> str:
@@ -47,6 +48,8 @@ def _check_resume(path: Path, want: ReplayHeader, task: Task, items: list[Item],
         raise ReplayError(f"{path}: a validbutwrong 0.1 replay cannot be resumed")
     for key in _RESUME_KEYS:
         was, wanted = getattr(old.header, key), getattr(want, key)
+        if key == "repack" and was is None and wanted is not None:
+            was = True  # an in-process replay from before the setting: llama.cpp's default
         if was != wanted:
             raise ReplayError(f"{path}: cannot resume: meta.{key} is {_shown(was)}, "
                               f"this run has {_shown(wanted)}")
@@ -165,27 +168,49 @@ def runnable_arms(task: Task, cfg: RunConfig) -> list[Arm]:
 def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
              mf: ModelFile | None, err: TextIO) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
-    them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`."""
+    them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`.
+    A backend with native code generates in a child process (vbw.generate.crashguard), so
+    that a crash of it ends the run in one line; the replay keeps the finished items."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
     arms = runnable_arms(task, cfg)
     want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary
-    opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads)
-    backend, load, hardware = opened.backend, opened.load_seconds, opened.hardware
-    try:
-        return _run(task, items, arms, cfg, path, backend, want, done, load, hardware, err)
-    finally:
-        backend.close()
+
+    def work(mark: Callable[[str], None], out: TextIO) -> Path:
+        mark("loading the model")
+        opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads)
+        backend = opened.backend
+        try:
+            return _run(task, items, arms, cfg, path, backend, want, done,
+                        opened.load_seconds, opened.hardware, out, mark)
+        finally:
+            mark("closing the model")
+            backend.close()
+
+    if not native(cfg.backend):
+        return work(lambda step: None, err)
+    log = out_dir / "native.log"
+    return guarded(work, err, log, lambda sig, step: _crashed(cfg, path, log, sig, step))
+
+
+def _crashed(cfg: RunConfig, path: Path, log: Path, sig: int, step: str) -> str:
+    """The one line of a native crash: where, which signal, the likely cause, what stays."""
+    kept = (f"{path} keeps the finished items; resume=true continues" if path.is_file()
+            else "no item was written")
+    return (f"the native generation stack crashed with {signal_name(sig)} while {step}; "
+            f"likely cause: {crash_cause(cfg.backend, cfg.model, sig)}; its messages are "
+            f"in {log}; {kept}")
 
 
 def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: Path,
          backend: Backend, want: ReplayHeader, done: set[str], load: float,
-         hardware: dict[str, Any],
-         err: TextIO) -> Path:
+         hardware: dict[str, Any], err: TextIO,
+         mark: Callable[[str], None]) -> Path:
     # raises EngineError: the run refuses; a backend that cannot constrain has no canary
     # to pass, and runs no constrained arm (_refuse_enforced)
+    mark("running the canary")
     canary = run_canary(backend, tools=any(a.tool for a in arms)) \
         if backend.can_constrain else None
     backend.clear_cache()
@@ -213,7 +238,7 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     wall = time.perf_counter()
     try:
         for record in in_order(todo, lambda it: generate_item(task, it, arms, backend,
-                                                              cfg.arms.max_tokens),
+                                                              cfg.arms.max_tokens, mark),
                                concurrency):
             writer.append(record)
             bar.advance()

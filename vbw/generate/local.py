@@ -7,6 +7,7 @@ schema once; this backend renders the chat with the GGUF's own template and deco
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,6 +18,8 @@ from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.engines import Engine
 from vbw.generate.model import ModelFile, resolve_model
 from vbw.generate.providers import Opened, Provider
+from vbw.generate.repack import crash_flag
+from vbw.generate.repack import resolve as resolve_repack
 from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, Runtime, import_llama_cpp
 from vbw.replay import ModelInfo
 
@@ -58,6 +61,23 @@ class LocalProvider(Provider):
     """The `local` backend kind: the live extra and the hashed model file are checked
     first; opening loads the GGUF and builds the `engine` group's engine on it."""
 
+    native = True
+
+    def crash_cause(self, model: ModelConfig, signal_number: int) -> str:
+        repacked = resolve_repack(model.repack)
+        flag = crash_flag()
+        setting = f"model.repack={model.repack} ({'on' if repacked else 'off'})"
+        if signal_number in (signal.SIGSEGV, signal.SIGBUS) and repacked and flag:
+            return (f"llama.cpp's weight repacking on a CPU with {flag} (upstream "
+                    f"llama.cpp#20824; {setting}): run with model.repack=off")
+        if signal_number == signal.SIGILL:
+            return ("an instruction this CPU lacks: llama-cpp-python was built for another "
+                    "CPU; rebuild it here: CMAKE_ARGS=-DGGML_NATIVE=OFF pip install "
+                    "--force-reinstall --no-cache-dir llama-cpp-python")
+        if signal_number == signal.SIGABRT:
+            return f"llama.cpp or the engine stopped on a failed check ({setting})"
+        return f"a fault in llama.cpp or the engine's native code ({setting})"
+
     def prepare(self, backend: LocalBackendConfig, model: ModelConfig) -> ModelFile | None:
         import_llama_cpp()  # the run loads it next anyway
         return resolve_model(model)
@@ -75,7 +95,8 @@ class LocalProvider(Provider):
                                    source=_source(model, mf)),
                 "decoding": {"strategy": "greedy", "seed": DEFAULT_SEED, **SAMPLING,
                              "n_ctx": engine.n_ctx},
-                "kv_reuse": engine.kv_reuse, "whitespace": engine.whitespace}
+                "kv_reuse": engine.kv_reuse, "whitespace": engine.whitespace,
+                "repack": resolve_repack(model.repack)}
 
     def open(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
              mf: ModelFile | None, threads: int | None) -> Opened:
@@ -85,7 +106,8 @@ class LocalProvider(Provider):
         assert mf is not None
         start = time.perf_counter()
         runtime = Runtime(mf.path, n_ctx=engine.n_ctx, n_threads=threads, seed=DEFAULT_SEED,
-                          reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers)
+                          reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers,
+                          repack=resolve_repack(model.repack))
         load = round(time.perf_counter() - start, 3)
         hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}
         return Opened(LocalBackend(runtime, make_engine(engine.name, runtime,

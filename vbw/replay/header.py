@@ -118,6 +118,9 @@ class ReplayHeader(BaseModel):
     decoding: dict[str, Any] | None = _doc("Decoding settings: sampler, seed, context size.")
     max_tokens: dict[str, int] | None = _doc("Token caps per phase (free, json, package).")
     kv_reuse: bool | None = _doc("Whether the KV cache served shared prompt prefixes.")
+    repack: bool | None = _doc(
+        "Whether llama.cpp's extra weight buffer types (AMX, CPU_REPACK) were used "
+        "(model.repack); absent in server runs and in replays from before the setting.")
     whitespace: Literal["flexible", "compact"] | None = _doc(
         "JSON whitespace the engine allowed: its own rule (flexible) or none (compact). "
         "In-process replays from before the setting are read as flexible.")

@@ -35,7 +35,7 @@ from vbw.task.jsonvalues import json_text
 
 # what decides the texts: shards that differ in any of these are not one run
 GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
-                   "kv_reuse", "whitespace")
+                   "kv_reuse", "whitespace", "repack")
 # the software that decodes (meta.versions): another version may decode other texts
 GENERATING_PACKAGES = ("vbw", "llama-cpp-python", "outlines", "outlines-core", "llguidance")
 

@@ -27,7 +27,8 @@ def provenance(header: ReplayHeader, seconds: Sequence[float | None],
     recorded = {"generation time": when, "hardware": cpu, "engine": header.engine,
                 "model": model, "generator": who}
     missing = [name for name, value in recorded.items() if value is None]
-    engine_model = ", ".join(x for x in (header.engine, model) if x is not None)
+    repack = None if header.repack is None else f"repack {'on' if header.repack else 'off'}"
+    engine_model = ", ".join(x for x in (header.engine, model, repack) if x is not None)
     known = [when or "generated", f"on {cpu}" if cpu else "",
              f"({engine_model})" if engine_model else "", who or ""]
     clauses = [" ".join(k for k in known if k)] if len(missing) < len(recorded) else []

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import TASK_CONF
+from tests.generate.fakellama import EOG, ScriptedRule, scripted_model
+from tests.generate.fakellama import runtime as fake_runtime
 from vbw.config import MaxTokens
 from vbw.generate.interventions import Event, log_probs, to_interventions
 from vbw.generate.items import _ORDER, generate_item
@@ -49,6 +51,30 @@ def test_char_offsets_count_bytes_before_the_token_and_hold_back_a_split_charact
     assert text[got[2].char:].startswith(got[2].forced) and got[2].forced == "b"
     assert got[0].forced == "\ufffd" and got[3].forced == "" and got[3].char == len(text)
     assert got[1].allowed_mass is None and got[3].forced_id == 0 and got[0].wanted == "c"
+
+
+# The decode loop on a scripted model and rule (tests/generate/fakellama.py): the model's
+# argmax per output step, the tokens the rule allows there. Refused at steps 0 ("a" for
+# "{"), 3 ("1" for the first byte of "é"), 5 (an end of generation for '"') and 7 (" " for
+# the end of generation the rule forces); steps 1, 2, 4 and 6 take the model's own token.
+WANTED = [4, 3, 5, 8, 7, EOG, 2, 9]
+ALLOWED = [{1}, {3, 4}, {4, 5}, {6}, {7}, {3}, {2}]
+PROMPT = [1, 9]
+
+
+@pytest.mark.parametrize("greedy_first", [True, False])
+def test_recorded_pos_is_the_forced_tokens_index_among_the_output(greedy_first: bool) -> None:
+    rt = fake_runtime(scripted_model(WANTED, len(PROMPT)))
+    gen = rt.complete(PROMPT, max_tokens=20, rule=ScriptedRule(ALLOWED),
+                      greedy_first=greedy_first)
+    assert gen.text == '{"b\u00e9"}' and gen.finish_reason == "stop" and gen.n_tokens == 7
+    got = gen.interventions
+    assert [i.pos for i in got] == [0, 3, 5, 7]
+    assert [i.char for i in got] == [0, 3, 4, 6]  # "é" is one character of two tokens
+    assert [(i.wanted_id, i.forced_id) for i in got] == [(4, 1), (8, 6), (EOG, 3), (9, EOG)]
+    assert [(i.wanted, i.forced) for i in got] == [("a", "{"), ("1", "\ufffd"), ("", '"'),
+                                                    (" ", "")]
+    assert all(i.allowed_mass is not None and i.lp_wanted > i.lp_forced for i in got)
 
 
 # -- live: every engine, both bundled tasks --------------------------------------------

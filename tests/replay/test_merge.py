@@ -19,7 +19,7 @@ from vbw.app import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.replay import read_replay
-from vbw.replay.merge import merge_shards, read_shard
+from vbw.replay.merge import GENERATION_KEYS, merge_shards, read_shard
 from vbw.task.arms import ARM_KINDS
 from vbw.task.runner import load_task
 
@@ -201,6 +201,53 @@ def test_shards_of_other_generation_settings_are_one_line_exit_2(tmp_path: Path,
                                   cwd=tmp_path))
     assert time.perf_counter() - start < 30
     assert str(path) in line and all(w in line for w in words), line
+
+
+# shard 1's header -> the change another configuration would have written, one per key
+# merge_shards compares (GENERATION_KEYS, then the generating packages' versions)
+OTHER_RUN = {
+    "task": lambda h: {"task": "bfcl_simple"},
+    "task_hash": lambda h: {"task_hash": h["task_hash"][::-1]},
+    "engine": lambda h: {"engine": "llamacpp"},
+    "arms": lambda h: {"arms": h["arms"][::-1]},  # the same arms in another order
+    "model": lambda h: {"model": {**h["model"], "file": "other.gguf"}},
+    "decoding": lambda h: {"decoding": {**h["decoding"], "n_ctx": h["decoding"]["n_ctx"] // 2}},
+    "max_tokens": lambda h: {"max_tokens": {**h["max_tokens"], "json": 99}},
+    "kv_reuse": lambda h: {"kv_reuse": not h["kv_reuse"]},
+    "whitespace": lambda h: {"whitespace": "compact"},
+    "versions": lambda h: {"versions": {**h["versions"], "outlines": "0.0.1"}},
+}
+
+
+@pytest.fixture(scope="module")
+def two_shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The two shard replays of one scripted run, made once (tests edit copies)."""
+    return [d / "replay.jsonl" for d in shards(tmp_path_factory.mktemp("shards"), 2)]
+
+
+def test_every_compared_key_has_a_case() -> None:
+    assert list(OTHER_RUN) == [*GENERATION_KEYS, "versions"]
+
+
+@pytest.mark.parametrize("key", list(OTHER_RUN))
+def test_shards_differing_in_one_key_are_refused_naming_it(tmp_path: Path, key: str,
+                                                           two_shards: list[Path]) -> None:
+    """Shards that differ in that key only: the merge refuses in one line naming
+    `meta.<key>`, the shard and both values; unchanged, the same two shards merge."""
+    first, second = tmp_path / "s0.jsonl", tmp_path / "s1.jsonl"
+    first.write_bytes(two_shards[0].read_bytes())
+    second.write_bytes(two_shards[1].read_bytes())
+    assert merge_shards([read_shard(first), read_shard(second)], GSM8K.ids).ids
+    head = json.loads(second.read_text(encoding="utf-8").splitlines()[0])["meta"]
+    change = OTHER_RUN[key](head)
+    assert change[key] != head[key]
+    _edit(second, header=change)
+    with pytest.raises(ReplayError) as refused:
+        merge_shards([read_shard(first), read_shard(second)], GSM8K.ids)
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith(f"{second}: meta.{key}")
+    assert f"{first} has " in line and line.endswith("the shards are not of one run and "
+                                                     "cannot be merged")
 
 
 def test_a_shard_item_of_other_prompts_is_refused(tmp_path: Path) -> None:

@@ -1,0 +1,123 @@
+"""A scripted stand-in for llama.cpp's low-level API, enough to drive vbw's own decode loop
+(vbw.generate.decode.Decoder) and Runtime.complete without a model: a tiny byte vocabulary,
+logits that a script gives per step, and a TokenRule that allows a scripted set of tokens
+per step. What the loop and the intervention records make of them is vbw's real code."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+
+import numpy as np
+
+from vbw.generate.decode import Decoder, best_allowed
+from vbw.generate.runtime import Runtime
+
+EOG = 0
+# token id -> the bytes it appends; 6 and 7 are the two bytes of "é" (a split character)
+VOCAB = {EOG: b"", 1: b"{", 2: b"}", 3: b'"', 4: b"a", 5: b"b", 6: b"\xc3", 7: b"\xa9",
+         8: b"1", 9: b" "}
+N_VOCAB = len(VOCAB)
+
+# (context: the prompt and the tokens generated so far) -> logits over VOCAB
+Model = Callable[[Sequence[int]], np.ndarray]
+
+
+class FakeLib:
+    """The llama_cpp functions Decoder calls, over one sequence whose logits `model` gives."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.seq: list[int] = []  # what the fake KV cache holds
+        self._logits = (ctypes.c_float * N_VOCAB)()
+        self.decoded = 0  # llama_decode calls
+
+    def llama_batch_init(self, n: int, _embd: int, _seqs: int) -> SimpleNamespace:
+        return SimpleNamespace(n_tokens=0, token=[0] * n, pos=[0] * n, n_seq_id=[0] * n,
+                               seq_id=[[0] for _ in range(n)], logits=[False] * n)
+
+    def llama_decode(self, _ctx: object, batch: SimpleNamespace) -> int:
+        n = batch.n_tokens
+        assert batch.logits[n - 1] and batch.pos[0] == len(self.seq)  # the loop's bookkeeping
+        self.seq.extend(batch.token[:n])
+        self._logits[:] = [float(x) for x in self.model(self.seq)]
+        self.decoded += 1
+        return 0
+
+    def llama_get_logits_ith(self, _ctx: object, _i: int) -> object:
+        return ctypes.cast(self._logits, ctypes.POINTER(ctypes.c_float))
+
+    def llama_sampler_sample(self, _sampler: object, _ctx: object, _i: int) -> int:
+        return int(np.asarray(self._logits[:], np.float32).argmax())
+
+    def llama_memory_seq_rm(self, _memory: object, _seq: int, keep: int, _end: int) -> bool:
+        del self.seq[keep:]
+        return True
+
+    def llama_memory_clear(self, _memory: object, _data: bool) -> None:
+        self.seq = []
+
+    def llama_vocab_is_eog(self, _vocab: object, token: int) -> bool:
+        return token == EOG
+
+    def llama_sampler_init_greedy(self) -> object:
+        return object()
+
+    def llama_get_memory(self, _ctx: object) -> object:
+        return object()
+
+    def llama_batch_free(self, _batch: object) -> None:
+        pass
+
+    def llama_sampler_free(self, _sampler: object) -> None:
+        pass
+
+
+def runtime(model: Model, n_batch: int = 4) -> Runtime:
+    """A Runtime whose Decoder runs on FakeLib (complete() and its records are vbw's)."""
+    rt = Runtime.__new__(Runtime)
+    lib = FakeLib(model)
+    rt._lib, rt.vocab, rt.n_ctx, rt.reuse_kv, rt.n_vocab = lib, None, 512, False, N_VOCAB
+    rt.llm = SimpleNamespace(detokenize=lambda ts: b"".join(VOCAB[t] for t in ts))
+    rt.token_bytes = VOCAB.__getitem__  # type: ignore[method-assign]
+    rt.decoder = Decoder(lib, None, N_VOCAB, n_batch, rt.is_eog)
+    return rt
+
+
+def scripted_model(wanted: Sequence[int], prompt_len: int, seed: int = 0) -> Model:
+    """A model whose argmax at output step k is `wanted[k]` (EOG past the end), under
+    logits that otherwise look random (a fixed generator per step)."""
+    def logits(context: Sequence[int]) -> np.ndarray:
+        k = len(context) - prompt_len
+        x = np.random.default_rng([seed, k]).normal(size=N_VOCAB).astype(np.float32)
+        x[wanted[k] if k < len(wanted) else EOG] = x.max() + 1.5
+        return x
+    return logits
+
+
+class ScriptedRule:
+    """A TokenRule that allows the tokens `allowed[k]` at output step k (only EOG past
+    the end), with the boolean mask of the last `best` call, as the engines' rules give."""
+
+    def __init__(self, allowed: Sequence[set[int]]) -> None:
+        self.allowed_sets = allowed
+        self.k = 0
+        self._mask: np.ndarray | None = None
+
+    def _now(self) -> set[int]:
+        return set(self.allowed_sets[self.k]) if self.k < len(self.allowed_sets) else {EOG}
+
+    def allows(self, token: int) -> bool:
+        return token in self._now()
+
+    def best(self, logits: np.ndarray) -> int:
+        self._mask = np.isin(np.arange(N_VOCAB), sorted(self._now()))
+        return best_allowed(self._mask, logits, "scripted")
+
+    def allowed(self) -> np.ndarray | None:
+        return self._mask
+
+    def accept(self, token: int) -> None:
+        assert self.allows(token)
+        self.k += 1

@@ -1,0 +1,85 @@
+"""The wrong-but-valid gate (vbw.modes.scoring): a constrained arm trips it when its rate
+EXCEEDS gate.wrong_valid_above; a rate exactly at the threshold, as a user types it, does
+not. On hand-made item states (the rate is k of n items) and on a committed replay."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, TASK_CONF
+from vbw.app import run
+from vbw.config import RunConfig
+from vbw.modes.scoring import tripped_arms
+from vbw.report.numbers import pct
+from vbw.score.metrics import build_report
+from vbw.score.model import Report
+from vbw.score.states import ItemStates
+from vbw.task.arms import parse_arm
+from vbw.task.runner import load_task
+
+ARMS = [parse_arm(k) for k in ("prompt_json[s]", "constrained[s]", "reason_then_constrain[s]")]
+
+
+def _report(n: int, wrong_valid: int) -> Report:
+    """n items; on every arm the first `wrong_valid` are valid and wrong, the rest valid
+    and right."""
+    wrong = np.arange(n) < wrong_valid
+    right = np.repeat(~wrong[:, None], len(ARMS), axis=1)
+    states = ItemStates(ids=[f"x{i}" for i in range(n)], arms=ARMS,
+                        valid=np.ones((n, len(ARMS)), np.int8), right=right,
+                        excluded=[], excluded_reasons={})
+    return build_report(states, task="t", label="acc", mode="replay", meta={}, source="r",
+                        provenance="p", seed=0, resamples=20, n_task=n, missing=[])
+
+
+# (k, n): rates whose decimal a user would type; 1/3 typed as its shortest repr
+@pytest.mark.parametrize("k,n", [(1, 4), (3, 10), (7, 10), (1, 3), (2, 3), (0, 5), (5, 5)])
+def test_a_rate_exactly_at_the_threshold_does_not_trip(k: int, n: int) -> None:
+    typed = float(str(k / n))  # what gate.wrong_valid_above=<that decimal> holds
+    at = _report(n, k)
+    assert at.arms["constrained[s]"].wrong_but_valid.rate == typed
+    assert tripped_arms(at, ARMS, typed) == []
+
+
+@pytest.mark.parametrize("k,n", [(1, 4), (3, 10), (7, 10), (1, 3), (2, 3), (0, 5)])
+def test_one_item_above_the_threshold_trips_only_the_constrained_arm(k: int, n: int) -> None:
+    above = _report(n, k + 1)
+    rate = above.arms["constrained[s]"].wrong_but_valid.rate
+    assert tripped_arms(above, ARMS, float(str(k / n))) == [f"constrained[s] ({pct(rate)})"]
+
+
+def _gsm8k(tmp_path: Path, gate: float | None) -> tuple[int, str, dict]:
+    """mode=replay on the committed Qwen GSM8K replay's first 10 items: exit code,
+    stderr, report.json."""
+    cfg = RunConfig.model_validate({
+        "model": {"name": "qwen2_5_0_5b"}, "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": ["prompt_json", "constrained"],
+                 "max_tokens": {"free": 1, "json": 1, "package": 1}},
+        "mode": "replay", "n": 10, "outputs": ["json"], "gate": {"wrong_valid_above": gate},
+        "replay": str(ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl")})
+    err = io.StringIO()
+    code = run(cfg, [load_task(TASK_CONF / "gsm8k.yaml")], tmp_path, tmp_path, io.StringIO(),
+               err)
+    return code, err.getvalue(), json.loads((tmp_path / "report.json").read_text())
+
+
+def test_the_gate_at_and_just_below_a_scored_rate(tmp_path: Path) -> None:
+    """The threshold typed as the highest constrained arm's rate (its k of n as a decimal)
+    exits 0; the rate of one item fewer (k-1 of n) exits 1 naming that arm."""
+    code, _, report = _gsm8k(tmp_path / "plain", None)
+    assert code == 0
+    gated = {k: a["quadrant"]["valid_wrong"] for k, a in report["arms"].items()
+             if k.startswith("constrained[")}
+    arm, k = max(gated.items(), key=lambda kv: kv[1])
+    n = report["n"]
+    assert 0 < k and report["arms"][arm]["wrong_but_valid"]["rate"] == k / n
+    code, err, _ = _gsm8k(tmp_path / "at", float(str(k / n)))
+    assert code == 0 and "gate tripped" not in err
+    code, err, _ = _gsm8k(tmp_path / "below", float(str((k - 1) / n)))
+    assert code == 1 and f"gsm8k: {arm} ({pct(k / n)})" in err
+    assert err.count("wrong-but-valid above") == 1

@@ -129,3 +129,9 @@ def test_repacking_on_an_amx_cpu_is_one_line_naming_the_setting(smollm2_file,
     assert "crashed with SIGSEGV" in line and "while running the canary" in line, line
     assert f"weight repacking on a CPU with {crash_flag()}" in line, line
     assert "run with model.repack=off" in line and "no item was written" in line, line
+
+
+def test_a_runtime_built_without_the_setting_decides_as_auto(runtime) -> None:
+    """Tests and benchmarks build `Runtime` directly: they get `auto` too, and decode."""
+    assert runtime.repack is (crash_flag() is None)
+    assert runtime.complete(runtime.chat_tokens("Say hi."), max_tokens=2).n_tokens >= 1

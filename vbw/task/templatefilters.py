@@ -34,6 +34,13 @@ ELEMENT_FILTERS = frozenset({
     "unique"})
 ALLOWED_FILTERS = TEXT_FILTERS | ELEMENT_FILTERS
 ALLOWED_GLOBALS = frozenset({"range", "dict", "namespace", "cycler", "joiner"})
+# tests compare or classify a value: none builds anything
+ALLOWED_TESTS = frozenset({
+    "!=", "<", "<=", "==", ">", ">=", "boolean", "callable", "defined", "divisibleby",
+    "eq", "equalto", "escaped", "even", "false", "filter", "float", "ge", "greaterthan",
+    "gt", "in", "integer", "iterable", "le", "lessthan", "lower", "lt", "mapping", "ne",
+    "none", "number", "odd", "sameas", "sequence", "string", "test", "true", "undefined",
+    "upper"})
 
 
 class PromptBudget(ValueError):

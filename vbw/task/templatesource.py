@@ -16,7 +16,7 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
 
-from vbw.task.templatefilters import ALLOWED_FILTERS
+from vbw.task.templatefilters import ALLOWED_FILTERS, ALLOWED_TESTS
 
 MAX_TEMPLATE_CHARS = 100_000
 MAX_TEMPLATE_BRACKETS = 32
@@ -51,10 +51,12 @@ def _depth(tree: nodes.Node) -> int:
 
 
 def _filters(tree: nodes.Node) -> None:
-    for node in tree.find_all(nodes.Filter):
-        if node.name not in ALLOWED_FILTERS:
-            raise ValueError(f"filter {node.name!r} is not allowed in a vbw template "
-                             f"(allowed: {', '.join(sorted(ALLOWED_FILTERS))})")
+    for kind, node_type, allowed in (("filter", nodes.Filter, ALLOWED_FILTERS),
+                                     ("test", nodes.Test, ALLOWED_TESTS)):
+        for node in tree.find_all(node_type):
+            if node.name not in allowed:
+                raise ValueError(f"{kind} {node.name!r} is not allowed in a vbw template "
+                                 f"(allowed: {', '.join(sorted(allowed))})")
 
 
 def checked_parse(env: Any, source: str) -> nodes.Template:

@@ -11,6 +11,7 @@ most that much.
 from __future__ import annotations
 
 from collections.abc import ItemsView, KeysView, Mapping, ValuesView
+from itertools import chain
 from typing import Any
 
 from jinja2.utils import Namespace
@@ -18,6 +19,7 @@ from jinja2.utils import Namespace
 # repr of a float is at most 24 characters (-1.2345678901234567e-308); of an object the
 # sandbox can reach (a loop, a macro, a range, a bound method) well under 200
 _FLOAT, _OTHER = 24, 200
+_END = object()
 _CONTAINERS = (list, tuple, set, frozenset, KeysView, ValuesView, ItemsView)
 
 
@@ -32,12 +34,18 @@ def _str_size(s: str, quoted: bool) -> int:
 
 def text_size(value: Any, limit: int, quoted: bool = False) -> int:
     """An upper bound on len(str(value)) (len(repr(value)) with quoted=True), or some
-    number past `limit` once the bound passes it. Containers are walked without recursion
-    (a shared element is counted each time it appears, as its text would be)."""
-    total, stack = 0, [(value, quoted)]
+    number past `limit` once the bound passes it. Containers are walked by a stack of
+    iterators, one per level (a shared element is counted each time it appears, as its
+    text would be)."""
+    if type(value) is str and not quoted:  # the common case: a prompt's own text
+        return len(value)
+    total, stack = 0, [(iter((value,)), quoted)]
     while stack and total <= limit:
-        v, q = stack.pop()
-        if isinstance(v, str):
+        items, q = stack[-1]
+        v = next(items, _END)
+        if v is _END:
+            stack.pop()
+        elif isinstance(v, str):
             total += _str_size(v, q)
         elif type(v) is bool or v is None:
             total += 5
@@ -47,20 +55,14 @@ def text_size(value: Any, limit: int, quoted: bool = False) -> int:
             total += _FLOAT
         elif isinstance(v, Mapping):
             total += 2 + 4 * len(v)
-            for k, item in v.items():
-                stack.append((k, True))
-                stack.append((item, True))
-                if len(stack) > limit:
-                    return limit + 1
+            stack.append((chain.from_iterable(v.items()), True))
         elif isinstance(v, _CONTAINERS):
             total += 2 + 2 * len(v)
-            if total > limit:
-                break
-            stack.extend((item, True) for item in v)
+            stack.append((iter(v), True))
         else:
             total += _OTHER
             if isinstance(v, Namespace):
-                stack.append((v._Namespace__attrs, True))
+                stack.append((iter((v._Namespace__attrs,)), True))
     return total
 
 

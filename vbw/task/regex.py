@@ -285,7 +285,8 @@ class Regex:
             if start is None:
                 return None
             if self._match is not None and type(data) is bytes:
-                return self._spans(self._match(_ANCHORS[2], data, start, len(data)).__getitem__)
+                found = self._match(_ANCHORS[2], data, start, len(data))
+                return self._spans(found.__getitem__)
             m = self._rx.match(data, start)
             return None if m is None else self._spans(m.span)
         if self._match is not None and type(data) is bytes:
@@ -296,7 +297,7 @@ class Regex:
 
     def _last_start(self, data: str | bytes) -> int | None:
         """Where the last match of the scan starts, found without captures."""
-        if type(data) is bytes:
+        if type(data) is bytes and self._scan._match is not None:
             found = self._scan._last_bytes(data)
             return None if found is None else found[0][0]
         m = next(iter(deque(self._scan._rx.finditer(data), maxlen=1)), None)
@@ -346,6 +347,12 @@ def _compiled(pattern: str, options: Any = _OPTIONS) -> Any:
         raw = e.args[0] if e.args else b""
         problem = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
         raise ValueError(refusal(pattern, problem)) from None
+
+
+@lru_cache(maxsize=512)
+def compile_re2(pattern: str) -> Regex:
+    """Compile an RE2 pattern as is; ValueError with the one-line refusal."""
+    return Regex(_compiled(pattern))
 
 
 @lru_cache(maxsize=512)

@@ -114,10 +114,6 @@ def _center(budget: int, value: Any, width: Any = 80) -> None:
     check_number(width, budget)
 
 
-def _join(budget: int, value: Any, d: Any = "", attribute: Any = None) -> None:
-    """The join's items are sized by bounded_join as they come (see wrap)."""
-
-
 def _json(budget: int, value: Any) -> None:
     """json.dumps' text sized before it is built: within a bound of 12 characters a
     character of the value's text (json's longest escape), else by counting the
@@ -131,7 +127,7 @@ def _json(budget: int, value: Any) -> None:
 
 _PRECHECK: dict[str, Callable[..., None]] = {
     "indent": _indent, "replace": replace_size, "batch": _batch, "slice": _slice,
-    "sum": _sum, "format": _format, "center": _center, "join": _join, "json": _json}
+    "sum": _sum, "format": _format, "center": _center, "json": _json}
 
 
 def bounded_join(sep: str, items: Any, budget: int) -> list[Any]:

@@ -303,6 +303,8 @@ def test_upto_repeat_matches_empty() -> None:
     ("(?P<vbw_x>a)", "group 'vbw_x'"),
     ("a$\n", "text after \\$"),
     ("a$b", "text after \\$"),
+    ("(a$)b", "text after \\$"),
+    ("(a$|b)\n", "text after \\$"),
 ])
 def test_refused_at_load_in_one_line(pattern: str, error: str) -> None:
     with pytest.raises(ValueError, match=error) as info:
@@ -310,7 +312,8 @@ def test_refused_at_load_in_one_line(pattern: str, error: str) -> None:
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("pattern", ["a$", "(a$)", "a$|b", "a$$", r"a$\Z", "(?m)a$\nb"])
+@pytest.mark.parametrize("pattern", ["a$", "(a$)", "a$|b", "a$$", r"a$\Z", "(?m)a$\nb",
+                                     "(a$|b)", "(a$)?$", "((a$)|b)|c", "(a$|[)]b)"])
 def test_dollar_at_the_end_of_a_branch_is_kept(pattern: str) -> None:
     _compile(pattern)
 

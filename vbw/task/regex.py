@@ -14,7 +14,7 @@ task patterns keep Python's meaning (`translate`): `$` without MULTILINE also ma
 before a final newline (RE2's only at the very end), `\\Z` is RE2's `\\z`, `{,n}` and `{,}`
 are `{0,n}` and `{0,}` (RE2 reads them as literal text), `\\uXXXX`, `\\UXXXXXXXX` and
 `\\N{name}` are spelled `\\x{...}`, and `(?#...)` comments are dropped. Refused, where no
-translation keeps Python's meaning: text after such a `$` in its branch (`a$\\n`), `\\C`
+translation keeps Python's meaning: text that can match after such a `$` (`a$\\n`), `\\C`
 (Python refuses it; RE2 reads a byte), group names starting with `vbw_` (the translation's
 own), and more than MAX_GROUPS capture groups. `\\d`, `\\w`, `\\s` and `\\b` are ASCII (RE2
 has no Unicode word boundary); `\\p{Nd}`, `\\pL` ask for Unicode classes. Documented, not
@@ -57,6 +57,7 @@ MAX_GROUPS = 100  # capture groups in a task regex
 _INLINE = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 _HEX4, _HEX8 = re.compile(r"[0-9a-fA-F]{4}"), re.compile(r"[0-9a-fA-F]{8}")
 _NAMED = re.compile(r"N\{([^}]*)\}")
+_REPEAT = re.compile(r"\{\d*,?\d*\}\??")
 _UPTO = re.compile(r"\{,(\d*)\}")  # Python 3.11's {,n} and {,} (as {0,})
 _ECMA_BRACED = re.compile(r"u\{([0-9a-fA-F]{1,6})\}")
 _EOL = "vbw_eol_"  # the name of the groups `$` takes a final newline in
@@ -143,13 +144,44 @@ def translate(pattern: str, flags: Iterable[str] = (), eol: bool = True) -> str:
 
 
 def _check_end(pattern: str, i: int) -> None:
-    """A `$` (without MULTILINE) must end the pattern or its branch: what follows it could
-    only match the final newline Python's `$` steps before, which the translation takes."""
-    rest = pattern[i:i + 2]
-    if rest[:1] not in ("", ")", "|", "$") and rest not in ("\\Z", "\\z"):
-        raise ValueError(f"{pattern[i - 1:i + 10]!r}: text after $ (without MULTILINE) is "
-                         "not supported: end the pattern or the branch at $, or write "
-                         "\\n?\\Z for an optional final newline")
+    """A `$` (without MULTILINE) must end what can match after it: what follows it in the
+    pattern (past closing groups, quantifiers, other branches of its group) could only
+    match the final newline Python's `$` steps before, which the translation takes."""
+    j, n = i, len(pattern)
+    while j < n:
+        if pattern[j] in ")?*+$":
+            j += 1
+        elif pattern.startswith(("\\Z", "\\z"), j):
+            j += 2
+        elif pattern[j] == "{" and (m := _REPEAT.match(pattern, j)):
+            j = m.end()
+        elif pattern[j] == "|":
+            j = _group_end(pattern, j + 1)
+        else:
+            raise ValueError(f"{pattern[i - 1:i + 10]!r}: text after $ (without "
+                             "MULTILINE) is not supported: end the pattern or the branch "
+                             "at $, or write \\n?\\Z for an optional final newline")
+
+
+def _group_end(pattern: str, j: int) -> int:
+    """Where the group that holds pattern[j] closes (its `)`), or the pattern's end."""
+    depth, n = 0, len(pattern)
+    while j < n:
+        ch = pattern[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "[":
+            j = _char_class(pattern, j)[1]
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return j
+            depth -= 1
+        j += 1
+    return n
 
 
 def _escape(pattern: str, i: int) -> tuple[str, int]:

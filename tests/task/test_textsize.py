@@ -56,6 +56,7 @@ def test_the_walk_stops_past_its_limit() -> None:
     ("%s and %r", ("a'", "b\n")), ("%5d|%-8.3f|%x", (42, 3.14159, 255)),
     ("%(a)s %(b)10s %%", {"a": [1, 2], "b": "x"}), ("%*s %.*f", (7, "y", 2, 1.5)),
     ("%a", ("é😀",)), ("%s", "single"), ("%c%%", 65), ("%(a(b))s", {"a(b)": "nested"}),
+    ("%s", {"a mapping": "x" * 1000}), ("%s %s", ({"k": "v" * 1000}, [1, 2])),
 ])
 def test_printf_bound_never_undercounts(fmt: str, args: object) -> None:
     assert printf_size(fmt, args, BIG) >= len(fmt % args)

@@ -92,7 +92,8 @@ def printf_size(fmt: str, args: Any, limit: int, factor: int = 1) -> int:
             break
         i += 1
         arg: Any = None
-        if fmt[i:i + 1] == "(":  # a key, parentheses nested as Python counts them
+        keyed = fmt[i:i + 1] == "("
+        if keyed:  # a key, parentheses nested as Python counts them
             depth, j = 1, i + 1
             while j < n and depth:
                 depth += {"(": 1, ")": -1}.get(fmt[j], 0)
@@ -111,7 +112,7 @@ def printf_size(fmt: str, args: Any, limit: int, factor: int = 1) -> int:
         i += 1
         if conversion == "%":
             continue
-        if mapping is None and positional:
+        if not keyed and positional:
             arg = positional.pop(0)
         size = text_size(arg, limit, quoted=conversion in ("r", "a"))
         if conversion == "a":  # ascii() spells a character in up to 10

@@ -272,3 +272,91 @@ def test_native_match_calls_agree_with_the_re2_module(pattern: str) -> None:
         text = "".join(rng.choice("ab1.2z\n ") for _ in range(rng.randint(0, 12)))
         for how in ("search", "fullmatch", "last"):
             assert getattr(fast, how)(text) == getattr(slow, how)(text), (how, text)
+
+
+# -- issue 30, items 11 and 14 ------------------------------------------------------------
+import re as _re  # noqa: E402
+import time as _time  # noqa: E402
+
+from vbw.task.regex import MAX_GROUPS, compile_task_regex as _compile  # noqa: E402
+
+
+def test_empty_upto_repeat_is_pythons_zero_or_more() -> None:
+    """Python 3.11 reads `a{,}` as `a{0,}`: it no longer stays literal text."""
+    rx = _compile("a{,}")
+    for text in ("aaa", "b", "a{,}"):
+        m = _re.search("a{,}", text)
+        assert rx.search(text) == [m.span()]
+    assert rx.search("x") == [(0, 0)]
+
+
+def test_upto_repeat_matches_empty() -> None:
+    """`a{,3}` is `a{0,3}`: on `b` the empty match at 0, as Python; `{1,3}` would miss."""
+    assert _re.search("a{,3}", "b").span() == (0, 0)
+    assert _compile("a{,3}").search("b") == [(0, 0)]
+    assert _compile("xa{,3}y").search("xy") == [(0, 2)]
+
+
+@pytest.mark.parametrize("pattern, error", [
+    (r"a\C", r"bad escape \\C"),
+    ("(?P<vbw_eol_0>a)b$", "group 'vbw_eol_0': group names starting with vbw_ are reserved"),
+    ("(?P<vbw_x>a)", "group 'vbw_x'"),
+    ("a$\n", "text after \\$"),
+    ("a$b", "text after \\$"),
+    ("(a$)b", "text after \\$"),
+    ("(a$|b)\n", "text after \\$"),
+])
+def test_refused_at_load_in_one_line(pattern: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error) as info:
+        _compile(pattern)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("pattern", ["a$", "(a$)", "a$|b", "a$$", r"a$\Z", "(?m)a$\nb",
+                                     "(a$|b)", "(a$)?$", "((a$)|b)|c", "(a$|[)]b)"])
+def test_dollar_at_the_end_of_a_branch_is_kept(pattern: str) -> None:
+    _compile(pattern)
+
+
+def test_groups_at_the_cap() -> None:
+    assert _compile("(a)" * MAX_GROUPS).groups == MAX_GROUPS
+    with pytest.raises(ValueError, match=f"{MAX_GROUPS + 1} capture groups, over"):
+        _compile("(a)" * (MAX_GROUPS + 1))
+    _compile("(?:a)" * (MAX_GROUPS + 1))  # groups that capture nothing are not counted
+
+
+def test_last_with_many_groups_scans_without_captures() -> None:
+    """1,000 groups took 30 s per 2 KB; at the cap, 100,000 empty matches stay linear."""
+    rx = _compile("(a)?" * MAX_GROUPS)
+    start = _time.perf_counter()
+    assert rx.last("b" * 100_000)[:2] == [(100_000, 100_000), (-1, -1)]
+    assert _time.perf_counter() - start < 3
+
+
+@pytest.mark.parametrize("pattern, text", [
+    ("(a)(b)?", "ab a ab"), ("(a|b)*c", "abc bac c"), ("(x)?$", "ax\n"), ("(é)", "é e é"),
+    ("(a*)", "aaba"), (r"(\d+)\.?", "1. 22 333."),
+])
+def test_last_gives_pythons_last_match_and_groups(pattern: str, text: str) -> None:
+    want = list(_re.finditer(pattern, text))[-1]
+    got = _compile(pattern).last(text)
+    assert got == [want.span(g) for g in range(want.re.groups + 1)]
+
+
+@pytest.mark.parametrize("pattern, text", [
+    ("(?s).*?$", "a\n"), ("(?s)(a.*?)$", "ab\n"), ("a*?$", "aa\n"), ("a*$", "aa"),
+])
+def test_fullmatch_with_a_lazy_quantifier_before_dollar_is_pythons(pattern: str,
+                                                                    text: str) -> None:
+    assert _compile(pattern).fullmatch(text) == (_re.fullmatch(pattern, text) is not None)
+
+
+def test_documented_differences_stay_as_documented() -> None:
+    """docs/reference/task-format.md lists these: if one changes, change the docs."""
+    # Turkish dotted/dotless i: RE2 folds by simple case folding only
+    for pattern, text in (("i", "\u0130"), ("i", "\u0131"), ("\u0131", "I")):
+        assert _re.search(pattern, text, _re.I) is not None
+        assert _compile(pattern, ("IGNORECASE",)).search(text) is None
+    # a capture inside a repeated group that can match empty: RE2's last non-empty turn
+    assert _re.search("(a|)*", "aa").span(1) == (2, 2)
+    assert _compile("(a|)*").search("aa") == [(0, 2), (1, 2)]

@@ -1,15 +1,20 @@
 """A Jinja sandbox whose renders are bounded in size and time.
 
 A prompt template is untrusted task input, and Jinja's sandbox stops attribute escapes,
-not work: `{{ 'a' * 10**9 }}` built a 1 GB prompt (4.8 GB peak, 64 s) and two nested
-`range` loops ran for minutes. Here a render has a character budget and a deadline:
+not work: `{{ 'a' * 10**9 }}` built a 1 GB prompt (4.8 GB peak, 64 s), an `indent` by a
+string width 23 GB, two nested `range` loops ran for minutes. Here a render has a
+character budget and a deadline:
 
+- the template's source is checked before it compiles (vbw.task.templatesource): its
+  size, its nesting, and that it uses only the allowed filters and globals
+  (vbw.task.templatefilters, each filter wrapped with its bound);
+- no operation builds text past the budget: every place a value becomes text (output,
+  `~`, a block's capture, `%`, str.format, the text filters, str methods) sizes it
+  first (vbw.task.textsize), a list of references to one string counted as its text;
+  `*` and `+` on sequences are sized before they run, integers are capped at
+  MAX_INT_BITS, and of str's methods only those that keep to their input's size, or
+  are sized first, may be called;
 - output is streamed (`generate`) and counted, the deadline checked at every chunk;
-- no single operation may build a value past the budget: `*`, `+`, `%` and `**` are
-  intercepted and sized before they run, as are `~` (concatenation), the filters that
-  widen text (center, indent, wordwrap, join, replace, format) and method calls (a
-  number argument beyond the budget, str.replace/join/format sized first); a result past
-  the budget is refused too;
 - a template with loops or macros runs under a line tracer (this thread, template frames
   only) that checks the deadline on every line, so a loop that prints nothing still ends.
 
@@ -18,100 +23,105 @@ Any breach raises PromptBudget (a ValueError): the caller names the prompt and t
 
 from __future__ import annotations
 
-import functools
-import re
 import sys
 import time
 from collections.abc import Iterator
+from functools import update_wrapper
 from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import (ImmutableSandboxedEnvironment, SandboxedEscapeFormatter,
+                            SandboxedFormatter)
+from markupsafe import Markup
+
+from vbw.task.templatefilters import (ALLOWED_GLOBALS, ALLOWED_TESTS, PromptBudget, bounded_filters,
+                                      bounded_join, check_number, check_size,
+                                      replace_size, too_long)
+from vbw.task.textsize import printf_size, text_size
+
+__all__ = ["MAX_PROMPT_CHARS", "MAX_RENDER_SECONDS", "MAX_INT_BITS", "BoundedSandbox",
+           "PromptBudget", "needs_tracer", "render_bounded"]
 
 MAX_PROMPT_CHARS = 2_000_000  # a prompt this long is ~500k tokens: past any context
 MAX_RENDER_SECONDS = 5.0
-MAX_POWER_BITS = 100_000      # `**` results beyond this many bits are refused
-# a width or precision of 1,000,000 and up in a format spec: {:>9999999} or %9999999s
-_BIG_WIDTH = re.compile(r"\{[^{}]*:[^{}]*?(\d{7,})[^{}]*\}|%[-#0 +]*(\d{7,})|%[-#0 +]*\.(\d{7,})")
-_WIDENING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})  # str methods
+MAX_INT_BITS = 100_000        # integer results beyond this many bits are refused
+
+# str methods a template may call: all keep to a few times their input's size, but the
+# widening ones, which are sized first (BoundedSandbox.call, wrap_str_format)
+_STR_METHODS = frozenset({
+    "capitalize", "casefold", "center", "count", "endswith", "expandtabs", "find",
+    "format", "format_map", "index", "isalnum", "isalpha", "isascii", "isdecimal",
+    "isdigit", "isidentifier", "islower", "isnumeric", "isprintable", "isspace",
+    "istitle", "isupper", "join", "ljust", "lower", "lstrip", "partition", "removeprefix",
+    "removesuffix", "replace", "rfind", "rindex", "rjust", "rpartition", "rsplit",
+    "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title", "upper",
+    "zfill"})
+_METHODS: dict[type, frozenset[str]] = {
+    dict: frozenset({"items", "keys", "values", "get"}),
+    list: frozenset({"index", "count"}), tuple: frozenset({"index", "count"}),
+    int: frozenset({"bit_length"}), float: frozenset({"is_integer"})}
+_WIDENING = frozenset({"center", "ljust", "rjust", "zfill"})
+_SPEC_NUMBER_DIGITS = 19
 
 
-class PromptBudget(ValueError):
-    """A render past MAX_PROMPT_CHARS or MAX_RENDER_SECONDS."""
-
-
-def _too_long(n: int) -> PromptBudget:
-    return PromptBudget(f"the prompt would exceed {MAX_PROMPT_CHARS:,} characters "
-                        f"(an operation building {n:,}); vbw bounds rendered prompts")
-
-
-def _sized(value: Any) -> Any:
-    """`value`, refused if it is text or a sequence past the budget."""
-    if isinstance(value, (str, list, tuple, bytes)) and len(value) > MAX_PROMPT_CHARS:
-        raise _too_long(len(value))
+def _sized_text(value: Any) -> Any:
+    """`value`, refused if its text would pass the budget (a string is its own text, which
+    the output's count or the operation that uses it sizes)."""
+    if type(value) is not str:
+        check_size(text_size(value, MAX_PROMPT_CHARS), MAX_PROMPT_CHARS)
     return value
 
 
-def _check_number(value: Any) -> None:
-    if type(value) is int and abs(value) > MAX_PROMPT_CHARS:
-        raise PromptBudget(f"the number {value if value < 10**12 else '(huge)'} is beyond "
-                           f"what a prompt of at most {MAX_PROMPT_CHARS:,} characters needs")
+def _int_bits(value: Any) -> Any:
+    if type(value) is int and value.bit_length() > MAX_INT_BITS:
+        raise PromptBudget(f"an integer of {value.bit_length():,} bits is beyond what a "
+                           f"prompt needs (at most {MAX_INT_BITS:,})")
+    return value
 
 
-def _check_format(fmt: Any, args: Any = ()) -> None:
-    """A format string's widths and precisions; with a `*` width, its number arguments."""
-    if not isinstance(fmt, str):
-        return
-    for groups in _BIG_WIDTH.findall(fmt):
-        _check_number(int(next(g for g in groups if g)[:20]))
-    if "*" in fmt:
-        for a in args:
-            _check_number(a)
+def _spec_numbers(spec: str) -> None:
+    """The widths and precisions of a str.format field's spec: each within the budget."""
+    digits = ""
+    for ch in spec + " ":
+        if ch in "0123456789":
+            digits += ch
+            if len(digits) > _SPEC_NUMBER_DIGITS:
+                check_number(10 ** 20, MAX_PROMPT_CHARS)
+        elif digits:
+            check_number(int(digits), MAX_PROMPT_CHARS)
+            digits = ""
 
 
-def _length(value: Any) -> int:
-    return len(value) if isinstance(value, str) else len(str(value))
+class _BoundedFormatter(SandboxedFormatter):
+    """str.format in the sandbox, each field sized before and counted after."""
+
+    def __init__(self, env: Any, **kwargs: Any) -> None:
+        super().__init__(env, **kwargs)
+        self.vbw_size = 0
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        _spec_numbers(format_spec)
+        _sized_text(value)
+        piece = super().format_field(value, format_spec)
+        self.vbw_size += len(piece)
+        check_size(self.vbw_size, MAX_PROMPT_CHARS)
+        return piece
 
 
-def _join_size(sep: str, items: Any) -> list[Any]:
-    """The items of a join, refused once their joined size passes the budget."""
-    out, total = [], 0
-    for i, item in enumerate(items):
-        total += _length(item) + (len(sep) if i else 0)
-        if total > MAX_PROMPT_CHARS:
-            raise _too_long(total)
-        out.append(item)
-    return out
+class _BoundedEscapeFormatter(_BoundedFormatter, SandboxedEscapeFormatter):
+    """Markup.format, bounded the same way."""
 
 
-def _replace_size(s: Any, old: Any, new: Any, count: Any = -1) -> None:
-    s, old, new = str(s), str(old), str(new)
-    hits = s.count(old) if old else len(s) + 1
-    if isinstance(count, int) and count >= 0:
-        hits = min(hits, count)
-    size = len(s) + hits * (len(new) - len(old))
-    if size > MAX_PROMPT_CHARS:
-        raise _too_long(size)
-
-
-def _guarded_filter(name: str, f: Any) -> Any:
-    @functools.wraps(f)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        plain = [a for a in args if not hasattr(a, "environment")]  # context args aside
-        if name in ("center", "indent", "wordwrap"):  # widths
-            for a in (*plain[1:], *kwargs.values()):
-                _check_number(a)
-        if name == "format" and plain:
-            _check_format(plain[0], plain[1:])
-        if name == "replace" and len(plain) >= 3:
-            _replace_size(*plain[:4])
-        if name == "join" and plain:
-            sep = plain[1] if len(plain) > 1 else kwargs.get("d", "")
-            items = _join_size(str(sep), plain[0])
-            args = tuple(items if a is plain[0] else a for a in args)
-        return _sized(f(*args, **kwargs))
-    return guarded
+def _format_call(fmt: str, method: str, formatter: _BoundedFormatter) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        if method == "format_map":
+            if kwargs or len(args) != 1:
+                raise TypeError("format_map() takes exactly one argument")
+            args, kwargs = (), args[0]
+        check_size(len(fmt), MAX_PROMPT_CHARS)
+        return type(fmt)(formatter.vformat(fmt, args, kwargs))
+    return wrapper
 
 
 class _BoundedCodeGenerator(CodeGenerator):
@@ -129,52 +139,91 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
     """See the module docstring."""
 
     code_generator_class = _BoundedCodeGenerator
-    intercepted_binops = frozenset({"*", "+", "%", "**"})
+    intercepted_binops = frozenset({"*", "+", "-", "%", "**"})
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        for name in ("center", "indent", "wordwrap", "join", "replace", "format"):
-            self.filters[name] = _guarded_filter(name, self.filters[name])
+    def __init__(self, json_filter: Any, **kwargs: Any) -> None:
+        super().__init__(finalize=_sized_text, **kwargs)
+        self.filters = bounded_filters(self.filters, MAX_PROMPT_CHARS, json_filter)
+        self.globals = {k: v for k, v in self.globals.items() if k in ALLOWED_GLOBALS}
+        self.tests = {k: v for k, v in self.tests.items() if k in ALLOWED_TESTS}
+
+    def concat(self, parts: Any) -> str:  # type: ignore[override]
+        """A block's captured output (macro, call, set block, filter block)."""
+        parts = list(parts)
+        check_size(sum(map(len, parts)), MAX_PROMPT_CHARS)
+        return "".join(parts)
 
     def bounded_concat(self, parts: tuple[Any, ...]) -> str:
-        texts = [p if isinstance(p, str) else str(p) for p in parts]
-        total = sum(map(len, texts))
-        if total > MAX_PROMPT_CHARS:
-            raise _too_long(total)
-        return "".join(texts)
+        total = 0
+        for p in parts:
+            total += text_size(p, MAX_PROMPT_CHARS)
+            check_size(total, MAX_PROMPT_CHARS)
+        return "".join([p if isinstance(p, str) else str(p) for p in parts])
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**" and type(left) is int and type(right) is int and right > 0 \
-                and abs(left) > 1 and right * abs(left).bit_length() > MAX_POWER_BITS:
+        ints = type(left) is int and type(right) is int
+        if operator == "**" and ints and right > 0 and abs(left) > 1 and \
+                right * (abs(left).bit_length() - 1) > MAX_INT_BITS:
             raise PromptBudget(f"{left} ** {right} is beyond what a prompt needs")
         if operator == "*":
+            if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS + 1:
+                raise PromptBudget("a product of integers beyond what a prompt needs "
+                                   f"(at most {MAX_INT_BITS:,} bits)")
             for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and type(n) is int and \
-                        len(seq) * n > MAX_PROMPT_CHARS:
-                    raise _too_long(len(seq) * n)
+                if isinstance(seq, (str, list, tuple)) and type(n) is int:
+                    check_size(len(seq) * n, MAX_PROMPT_CHARS)
         if operator == "+" and isinstance(left, (str, list, tuple)) and \
-                isinstance(right, (str, list, tuple)) and \
-                len(left) + len(right) > MAX_PROMPT_CHARS:
-            raise _too_long(len(left) + len(right))
+                isinstance(right, (str, list, tuple)):
+            check_size(len(left) + len(right), MAX_PROMPT_CHARS)
         if operator == "%" and isinstance(left, str):
-            _check_format(left, right if isinstance(right, tuple) else (right,))
-        return _sized(super().call_binop(context, operator, left, right))
+            check_size(printf_size(left, right, MAX_PROMPT_CHARS,
+                                   6 if isinstance(left, Markup) else 1), MAX_PROMPT_CHARS)
+        result = super().call_binop(context, operator, left, right)
+        if isinstance(result, str):
+            check_size(len(result), MAX_PROMPT_CHARS)
+        return _int_bits(result)
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if not super().is_safe_attribute(obj, attr, value):
+            return False
+        if not callable(value) or getattr(value, "__self__", None) is not obj:
+            return True
+        if isinstance(obj, str):
+            return attr in _STR_METHODS
+        allowed = next((names for t, names in _METHODS.items() if isinstance(obj, t)), None)
+        if allowed is not None:
+            return attr in allowed
+        return not isinstance(obj, (bytes, set, frozenset))
+
+    def wrap_str_format(self, value: Any) -> Any:
+        if getattr(value, "__name__", None) not in ("format", "format_map") or \
+                not isinstance(getattr(value, "__self__", None), str):
+            return None
+        fmt = value.__self__
+        formatter = _BoundedEscapeFormatter(self, escape=fmt.escape) \
+            if isinstance(fmt, Markup) else _BoundedFormatter(self)
+        return update_wrapper(_format_call(fmt, value.__name__, formatter), value)
 
     def call(__self, __context: Any, __obj: Any, *args: Any,  # noqa: N805 (Jinja's names)
              **kwargs: Any) -> Any:
-        method = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format
-        owner, name = getattr(method, "__self__", None), getattr(method, "__name__", "")
+        owner, name = getattr(__obj, "__self__", None), getattr(__obj, "__name__", "")
         if isinstance(owner, str):
             if name in _WIDENING:
                 for a in (*args, *kwargs.values()):
-                    _check_number(a)
-            elif name in ("format", "format_map"):
-                _check_format(owner)
+                    check_number(a, MAX_PROMPT_CHARS)
+            elif name == "expandtabs":
+                size = args[0] if args else kwargs.get("tabsize", 8)
+                check_number(size, MAX_PROMPT_CHARS)
+                if type(size) is int:
+                    check_size(len(owner) + owner.count("\t") * size, MAX_PROMPT_CHARS)
             elif name == "replace" and len(args) >= 2:
-                _replace_size(owner, *args[:3])
+                replace_size(MAX_PROMPT_CHARS, owner, *args[:3])
             elif name == "join" and args:
-                args = (_join_size(owner, args[0]), *args[1:])
-        return _sized(super().call(__context, __obj, *args, **kwargs))
+                args = (bounded_join(owner, args[0], MAX_PROMPT_CHARS), *args[1:])
+        result = super().call(__context, __obj, *args, **kwargs)
+        if isinstance(result, str):
+            check_size(len(result), MAX_PROMPT_CHARS)
+        return _int_bits(result)
 
 
 def _loops(template_ast: nodes.Template) -> bool:
@@ -221,8 +270,9 @@ def _collect(chunks: Iterator[str], deadline: float) -> str:
     for chunk in chunks:
         total += len(chunk)
         if total > MAX_PROMPT_CHARS:
-            raise _too_long(total)
+            raise too_long(total, MAX_PROMPT_CHARS)
         if time.monotonic() > deadline:
             raise _deadline_passed()
-        out.append(chunk)
+        if chunk:
+            out.append(chunk)
     return "".join(out)

@@ -15,6 +15,7 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateSyntaxError, nodes
 
 from vbw.task.bounded import MAX_PROMPT_CHARS, BoundedSandbox, needs_tracer, render_bounded
+from vbw.task.templatesource import checked_parse, compile_checked
 
 
 _LAST: list[tuple[Any, str]] = []  # the last few (object, its JSON), object kept alive
@@ -37,18 +38,16 @@ def _json(obj: Any) -> str:
 @lru_cache(maxsize=1)
 def environment() -> BoundedSandbox:
     """The sandbox, bounded in output size and render time (vbw.task.bounded)."""
-    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True,
-                         autoescape=False)
-    env.filters.pop("tojson", None)
-    env.filters["json"] = _json
-    return env
+    return BoundedSandbox(_json, undefined=StrictUndefined, keep_trailing_newline=True,
+                          autoescape=False)
 
 
 @lru_cache(maxsize=64)
 def compile_template(source: str) -> Any:
-    """Compile once; raises ValueError with Jinja's message on a syntax error."""
+    """Compile once, its source checked first (vbw.task.templatesource); raises
+    ValueError with Jinja's message on a syntax error, or the check's one line."""
     try:
-        template = environment().from_string(source)
+        template = compile_checked(environment(), source)
     except TemplateSyntaxError as e:
         raise ValueError(f"template syntax error (line {e.lineno}): {e.message}") from None
     # Jinja layers the template's globals over the environment's as a ChainMap and copies
@@ -78,8 +77,8 @@ def plain_parts(source: str) -> tuple[tuple[str, str], ...] | None:
     for `{{ name | json }}`, in order; None if it holds anything else (a statement, an
     expression, another filter) or does not parse."""
     try:
-        body = environment().parse(source).body
-    except TemplateSyntaxError:
+        body = checked_parse(environment(), source).body
+    except (TemplateSyntaxError, ValueError):
         return None
     parts: list[tuple[str, str]] = []
     for out in body:

@@ -11,10 +11,16 @@ one is refused at load time in one line naming the construct and what to write i
 The dialect is RE2's, which reads like Python's without those constructs. Where a Python
 user would otherwise be silently surprised,
 task patterns keep Python's meaning (`translate`): `$` without MULTILINE also matches
-before a final newline (RE2's only at the very end), `\\Z` is RE2's `\\z`, `{,n}` is
-`{0,n}` (RE2 reads it as literal text), `\\uXXXX`, `\\UXXXXXXXX` and `\\N{name}` are
-spelled `\\x{...}`, and `(?#...)` comments are dropped. `\\d`, `\\w`, `\\s` and `\\b` are
-ASCII (RE2 has no Unicode word boundary); `\\p{Nd}`, `\\pL` ask for Unicode classes.
+before a final newline (RE2's only at the very end), `\\Z` is RE2's `\\z`, `{,n}` and `{,}`
+are `{0,n}` and `{0,}` (RE2 reads them as literal text), `\\uXXXX`, `\\UXXXXXXXX` and
+`\\N{name}` are spelled `\\x{...}`, and `(?#...)` comments are dropped. Refused, where no
+translation keeps Python's meaning: text that can match after such a `$` (`a$\\n`), `\\C`
+(Python refuses it; RE2 reads a byte), group names starting with `vbw_` (the translation's
+own), and more than MAX_GROUPS capture groups. `\\d`, `\\w`, `\\s` and `\\b` are ASCII (RE2
+has no Unicode word boundary); `\\p{Nd}`, `\\pL` ask for Unicode classes. Documented, not
+translated: IGNORECASE folds by simple case folding (Python also folds the Turkish
+dotted and dotless i), and a group repeated by `*` that can match empty captures RE2's
+last non-empty turn.
 JSON Schema patterns are ECMA-262, whose `$` and `\\d` already agree with RE2, so they only
 get the escape spellings (`schema_regex`).
 """
@@ -33,8 +39,9 @@ import re2
 # RE2's match call under the re2 module's Python layer (which builds a match object per
 # match): used on ASCII text where the module exposes it, else the module decides.
 try:
-    _ANCHORS: tuple[Any, Any] | None = (re2._re2.RE2.Anchor.UNANCHORED,
-                                         re2._re2.RE2.Anchor.ANCHOR_BOTH)
+    _ANCHORS: tuple[Any, Any, Any] | None = (re2._re2.RE2.Anchor.UNANCHORED,
+                                              re2._re2.RE2.Anchor.ANCHOR_BOTH,
+                                              re2._re2.RE2.Anchor.ANCHOR_START)
 except AttributeError:
     _ANCHORS = None
 _NO_SPAN = (-1, -1)
@@ -42,13 +49,19 @@ _NO_SPAN = (-1, -1)
 FLAGS = {"IGNORECASE": "i", "MULTILINE": "m", "DOTALL": "s"}
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would log every refusal on stderr: one line is ours
+_SCAN_OPTIONS = re2.Options()  # `last`'s scan: where matches are, not what they capture
+_SCAN_OPTIONS.log_errors = False
+_SCAN_OPTIONS.never_capture = True
+MAX_GROUPS = 100  # capture groups in a task regex
 
 _INLINE = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 _HEX4, _HEX8 = re.compile(r"[0-9a-fA-F]{4}"), re.compile(r"[0-9a-fA-F]{8}")
 _NAMED = re.compile(r"N\{([^}]*)\}")
-_UPTO = re.compile(r"\{,(\d+)\}")
+_REPEAT = re.compile(r"\{\d*,?\d*\}\??")
+_UPTO = re.compile(r"\{,(\d*)\}")  # Python 3.11's {,n} and {,} (as {0,})
 _ECMA_BRACED = re.compile(r"u\{([0-9a-fA-F]{1,6})\}")
 _EOL = "vbw_eol_"  # the name of the groups `$` takes a final newline in
+_RESERVED = re.compile(r"(?<!\\)\(\?P?<(vbw_\w*)>")  # group names vbw keeps
 _SURROGATE = re.compile("[\ud800-\udfff]")  # fixed and linear: one character each
 
 # RE2's complaint (after "...: ") -> the construct, and what to write instead.
@@ -75,9 +88,10 @@ _UNSUPPORTED = "is not supported by the linear-time engine (RE2)"
 _BACKREF_FIX = "match the repeated text explicitly, or compare the parts in the checker"
 
 
-def translate(pattern: str, flags: Iterable[str] = ()) -> str:
+def translate(pattern: str, flags: Iterable[str] = (), eol: bool = True) -> str:
     """The RE2 pattern that means what `pattern` means to Python (module docstring), with
-    the listed `flags` (FLAGS' keys) turned on for the whole pattern."""
+    the listed `flags` (FLAGS' keys) turned on for the whole pattern; eol=False spells `$`
+    as `\\z`, its meaning where the match must end at the end of the text."""
     flags = list(flags)
     multiline = [("MULTILINE" in flags)]  # per open group: is MULTILINE on inside it
     out, i, n = [], 0, len(pattern)
@@ -98,8 +112,9 @@ def translate(pattern: str, flags: Iterable[str] = ()) -> str:
             out.append(piece)
             continue
         if ch == "$" and not multiline[-1]:  # the newline it may take is a group: Regex
-            eol = sum(_EOL in piece for piece in out)  # gives it back (see there)
-            out.append(rf"(?:(?P<{_EOL}{eol}>\n)?\z)")
+            _check_end(pattern, i + 1)
+            taken = sum(_EOL in piece for piece in out)  # gives it back (see there)
+            out.append(rf"(?:(?P<{_EOL}{taken}>\n)?\z)" if eol else "\\z")
             i += 1
             continue
         if ch == "{" and (m := _UPTO.match(pattern, i)):
@@ -128,9 +143,53 @@ def translate(pattern: str, flags: Iterable[str] = ()) -> str:
     return (f"(?{prefix})" if prefix else "") + "".join(out)
 
 
+def _check_end(pattern: str, i: int) -> None:
+    """A `$` (without MULTILINE) must end what can match after it: what follows it in the
+    pattern (past closing groups, quantifiers, other branches of its group) could only
+    match the final newline Python's `$` steps before, which the translation takes."""
+    j, n = i, len(pattern)
+    while j < n:
+        if pattern[j] in ")?*+$":
+            j += 1
+        elif pattern.startswith(("\\Z", "\\z"), j):
+            j += 2
+        elif pattern[j] == "{" and (m := _REPEAT.match(pattern, j)):
+            j = m.end()
+        elif pattern[j] == "|":
+            j = _group_end(pattern, j + 1)
+        else:
+            raise ValueError(f"{pattern[i - 1:i + 10]!r}: text after $ (without "
+                             "MULTILINE) is not supported: end the pattern or the branch "
+                             "at $, or write \\n?\\Z for an optional final newline")
+
+
+def _group_end(pattern: str, j: int) -> int:
+    """Where the group that holds pattern[j] closes (its `)`), or the pattern's end."""
+    depth, n = 0, len(pattern)
+    while j < n:
+        ch = pattern[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "[":
+            j = _char_class(pattern, j)[1]
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return j
+            depth -= 1
+        j += 1
+    return n
+
+
 def _escape(pattern: str, i: int) -> tuple[str, int]:
     """One escape at pattern[i] ('\\'), respelled for RE2; and where the next item starts."""
     nxt = pattern[i + 1:i + 2]
+    if nxt == "C":
+        raise ValueError("bad escape \\C: Python's re refuses it, and RE2 would match one "
+                         "byte of a character's UTF-8; write . for any character")
     if nxt == "u" and (m := _HEX4.match(pattern, i + 2)):
         return f"\\x{{{m.group(0)}}}", m.end()
     if nxt == "U" and (m := _HEX8.match(pattern, i + 2)):
@@ -216,9 +275,12 @@ class Regex:
     and everything from that newline on matched empty, so every span boundary at the end
     moves back onto the newline: the spans Python gives, and a fullmatch is no match."""
 
-    __slots__ = ("_rx", "groups", "_user", "_eol", "_match")
+    __slots__ = ("_rx", "groups", "_user", "_eol", "_match", "_scan", "_whole")
 
-    def __init__(self, rx: Any) -> None:
+    def __init__(self, rx: Any, scan: Any = None, whole: Regex | None = None) -> None:
+        """`scan`: the pattern compiled without captures, which `last` scans with (RE2's
+        cost per match grows with the groups); `whole`: the pattern with `$` as `\\z`,
+        which `fullmatch` matches with (a match of the whole text ends at its end)."""
         self._rx = rx
         names = {i: name for name, i in rx.groupindex.items()}
         self._eol = [i for i, name in names.items() if name.startswith(_EOL)]
@@ -226,6 +288,8 @@ class Regex:
         self.groups: int = len(self._user) - 1
         native = getattr(rx, "_regexp", None) if _ANCHORS is not None else None
         self._match = getattr(native, "Match", None)
+        self._scan = scan if rx.groups else None
+        self._whole = whole
 
     def search(self, text: str) -> list[tuple[int, int]] | None:
         data = _encodable(text)
@@ -236,6 +300,8 @@ class Regex:
         return None if m is None else self._spans(m.span)
 
     def fullmatch(self, text: str) -> bool:
+        if self._whole is not None:
+            return self._whole.fullmatch(text)
         data = _encodable(text)
         if self._match is not None and type(data) is bytes:
             found = self._match(_ANCHORS[1], data, 0, len(data))
@@ -246,11 +312,28 @@ class Regex:
     def last(self, text: str) -> list[tuple[int, int]] | None:
         """The last match of a left-to-right scan of non-overlapping matches."""
         data = _encodable(text)
+        if self._scan is not None:  # where the last match starts, then its groups
+            start = self._last_start(data)
+            if start is None:
+                return None
+            if self._match is not None and type(data) is bytes:
+                found = self._match(_ANCHORS[2], data, start, len(data))
+                return self._spans(found.__getitem__)
+            m = self._rx.match(data, start)
+            return None if m is None else self._spans(m.span)
         if self._match is not None and type(data) is bytes:
             found = self._last_bytes(data)
             return None if found is None else self._spans(found.__getitem__)
         m = next(iter(deque(self._rx.finditer(data), maxlen=1)), None)
         return None if m is None else self._spans(m.span)
+
+    def _last_start(self, data: str | bytes) -> int | None:
+        """Where the last match of the scan starts, found without captures."""
+        if type(data) is bytes and self._scan._match is not None:
+            found = self._scan._last_bytes(data)
+            return None if found is None else found[0][0]
+        m = next(iter(deque(self._scan._rx.finditer(data), maxlen=1)), None)
+        return None if m is None else m.start()
 
     def _last_bytes(self, data: bytes) -> Any:
         """`last` on ASCII text, by RE2's own match call: the scan the re2 module's
@@ -288,11 +371,10 @@ def _encodable(text: str) -> str | bytes:
     return _SURROGATE.sub("\ufffd", text)
 
 
-@lru_cache(maxsize=512)
-def compile_re2(pattern: str) -> Regex:
-    """Compile an RE2 pattern as is; ValueError with the one-line refusal."""
+def _compiled(pattern: str, options: Any = _OPTIONS) -> Any:
+    """re2.compile; ValueError with the one-line refusal."""
     try:
-        return Regex(re2.compile(pattern, _OPTIONS))
+        return re2.compile(pattern, options)
     except re2.error as e:
         raw = e.args[0] if e.args else b""
         problem = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
@@ -300,9 +382,27 @@ def compile_re2(pattern: str) -> Regex:
 
 
 @lru_cache(maxsize=512)
+def compile_re2(pattern: str) -> Regex:
+    """Compile an RE2 pattern as is; ValueError with the one-line refusal."""
+    return Regex(_compiled(pattern))
+
+
+@lru_cache(maxsize=512)
 def compile_task_regex(pattern: str, flags: tuple[str, ...] = ()) -> Regex:
-    """A task pattern (Python meaning kept where RE2 can keep it), compiled once."""
-    return compile_re2(translate(pattern, flags))
+    """A task pattern (Python meaning kept where RE2 can keep it), compiled once; at
+    most MAX_GROUPS groups, none named vbw_* (vbw's own)."""
+    reserved = _RESERVED.search(pattern)
+    if reserved is not None:
+        raise ValueError(f"group {reserved.group(1)!r}: group names starting with vbw_ "
+                         "are reserved for vbw's translation; rename the group")
+    rx = _compiled(translate(pattern, flags))
+    regex = Regex(rx)
+    if regex.groups > MAX_GROUPS:
+        raise ValueError(f"the pattern has {regex.groups} capture groups, over "
+                         f"{MAX_GROUPS}; use (?:...) for groups you do not read")
+    whole = Regex(_compiled(translate(pattern, flags, eol=False))) if regex._eol else None
+    scan = Regex(_compiled(translate(pattern, flags), _SCAN_OPTIONS))
+    return Regex(rx, scan, whole)
 
 
 @lru_cache(maxsize=512)

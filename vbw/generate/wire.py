@@ -32,7 +32,8 @@ class Endpoint:
     shown_query: str  # the query without key-like parameters
     userinfo: Secret | None  # "user:password" from the URL, sent as HTTP Basic
     secrets: tuple[Secret, ...]  # every credential in the URL, to scrub from messages
-    # masked in model text too: key-like query values and the password, not a user name
+    # masked in model text too: key-like query values, the password and the userinfo
+    # (whose base64 is the Basic token; a short user name alone is too short to mask)
     text_secrets: tuple[Secret, ...] = ()
 
     def url(self, path: str) -> str:
@@ -59,9 +60,9 @@ def parse_base_url(base_url: str) -> Endpoint:
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     secrets = [Secret(v) for k, v in pairs if _KEYLIKE.search(k) and v]
     passwords = [Secret(p) for p in userinfo.split(":", 1)[1:] if p]
-    text_secrets = (*secrets, *passwords)
     if userinfo:
         secrets += [Secret(userinfo), *passwords]
+    text_secrets = tuple(secrets)
     shown_query = urlencode([(k, v) for k, v in pairs if not _KEYLIKE.search(k)])
     return Endpoint(scheme=parts.scheme, hostport=hostport, path=parts.path.rstrip("/"),
                     query=parts.query, shown_query=shown_query,

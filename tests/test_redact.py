@@ -89,6 +89,8 @@ def _forms(value: str) -> dict[str, str]:
             "percent-encoded": quote(value, safe=""), "lower-case hex": quote(value, safe="").lower(),
             "form-encoded (+)": quote_plus(value),
             "line break": value[:5] + "\r\n  " + value[5:],
+            "JSON-escaped line break": json.dumps(value[:5] + "\n" + value[5:])[1:-1],
+            "JSON-escaped U+200B": json.dumps(value[:5] + "\u200b" + value[5:])[1:-1],
             **{f"U+{ord(c):04X} inside": value[:3] + c + value[3:9] + c + value[9:]
                for c in INVISIBLE}}
 
@@ -174,8 +176,10 @@ def test_linear_time_on_hostile_text(text) -> None:
 
 @pytest.mark.parametrize("text", [
     KEY[:-1] * 40_000, (KEY[:12] + "\u200b \n") * 60_000, "%73%6B%2D" * 100_000,
+    (KEY[:12] + "\\n\\u200b\\u") * 60_000,
     "s" + " " * 1_000_000 + "k", b64encode(KEY.encode()).decode()[:-2] * 30_000,
-], ids=["prefixes", "split prefixes", "percent", "one long gap", "base64 prefixes"])
+], ids=["prefixes", "split prefixes", "percent", "escaped gaps", "one long gap",
+        "base64 prefixes"])
 def test_a_known_secret_s_forms_are_found_in_linear_time(text) -> None:
     start = time.perf_counter()
     mask_text(text, [Secret(KEY), Secret("Bearer " + KEY)])

@@ -16,9 +16,9 @@ apply the same rules:
   `user:password`; plain or URL-safe alphabet), URL-encoded (`%2F` in either case, `+`
   for a space) or URL-decoded, and split anywhere by whitespace (a wrapped line) or by
   invisible characters (INVISIBLE: zero-width spaces and joiners, the word joiner, the
-  byte order mark, the soft hyphen). `redact` does this on a whole message before it is
-  flattened to one line or cut to a length (a cut key is no longer found), then applies
-  the patterns above.
+  byte order mark, the soft hyphen), raw or JSON-escaped (`\\n`, `\\u200b`). `redact`
+  does this on a whole message before it is flattened to one line or cut to a length (a
+  cut key is no longer found), then applies the patterns above.
 - Model text and everything else a server returns (tool names, log-probability
   alternatives, the finish reason) is not rewritten by the patterns (a completion may
   legitimately contain a URL); only the known secrets are masked there (`mask_text` and
@@ -33,6 +33,7 @@ the text times the secret's length.
 
 from __future__ import annotations
 
+import json
 import re
 from base64 import b64encode, urlsafe_b64encode
 from collections.abc import Iterable
@@ -53,7 +54,10 @@ KEYLIKE = re.compile("|".join(sorted(SECRET_PARAMS, key=len, reverse=True)), re.
 # what may sit inside a known secret and still show it: whitespace (a wrapped line) and
 # invisible characters (zero-width space, non-joiner, joiner, word joiner, BOM, soft hyphen)
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-_GAP = f"[\\s{INVISIBLE}]*"
+# ... also as a JSON string escapes them (a server's nested error detail is quoted as JSON)
+_ESCAPED = "|".join([r"\\[nrtf]", *(r"\\u" + "".join(f"[{d.upper()}{d}]" if d.isalpha() else d
+                                                   for d in f"{ord(c):04x}") for c in INVISIBLE)])
+_GAP = f"(?:[\\s{INVISIBLE}]|{_ESCAPED})*"
 
 _USERINFO = re.compile(r"://[^/\s?#]*@")  # greedy to the last @ before the host
 _QUERY_PARAM = re.compile(r"([?&;])([^=&;\s#?]+)=([^&;\s#'\"<>]*)")
@@ -133,23 +137,32 @@ def _hex(byte: int) -> str:
 
 
 def _char(c: str) -> str:
-    """One character of a secret: as is, percent-encoded, or `+` for a space."""
+    """One character of a secret: as is, percent-encoded, `+` for a space, or as a JSON
+    string escapes it (`\\u00e9`, `\\"`, `\\/`)."""
     alts = [re.escape(c)] + ([r"\+"] if c == " " else [])
     try:
         alts.append("".join(f"%{_hex(b)}" for b in c.encode("utf-8")))
     except UnicodeEncodeError:  # a lone surrogate has no percent form
         pass
+    escaped = json.dumps(c)[1:-1] if c != "/" else "\\/"
+    if escaped != c:
+        alts.append(re.sub(r"[a-f]", lambda m: f"[{m[0]}{m[0].upper()}]", re.escape(escaped)))
     return f"(?:{'|'.join(alts)})"
 
 
 def _forms(value: str) -> re.Pattern[str]:
     """`value` as is, URL-decoded and base64-encoded (both alphabets, padding optional),
     each also percent-encoded and split anywhere by _GAP."""
+    if not value:
+        return re.compile("(?!)")  # matches nothing (masking an empty value would insert ***)
     raw = value.encode("utf-8", "surrogatepass")
     coded = {b64encode(raw).decode().rstrip("="), urlsafe_b64encode(raw).decode().rstrip("=")}
-    forms = [_GAP.join(_char(c) for c in form) for form in dict.fromkeys([value, unquote(value)])]
+    plain = [f for f in dict.fromkeys([value, unquote(value)]) if f]
+    forms = [_GAP.join(_char(c) for c in form) for form in plain]
     forms += [_GAP.join(_char(c) for c in form) + "=*" for form in sorted(coded)]
-    return re.compile("|".join(forms))
+    # where a match can start: half the time of trying every form at every position
+    starts = "".join(re.escape(c) for c in {f[0] for f in (*plain, *coded) if f} | {"%", "\\"})
+    return re.compile(f"(?=[{starts}])(?:{'|'.join(forms)})")
 
 
 def mask_text(text: str, secrets: Iterable[Secret],

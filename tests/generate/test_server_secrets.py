@@ -102,6 +102,19 @@ def test_the_basic_token_quoted_alone_in_a_400_is_masked() -> None:
         assert "pw-S3CRET" not in shown
 
 
+def test_the_key_in_a_nested_error_detail_quoted_as_json_is_masked() -> None:
+    """FastAPI-style `detail` objects are quoted as JSON: the key split by a line break or
+    a zero-width space there reads `\\n`, `\\u200b`."""
+    detail = {"detail": [{"msg": "bad header", "input": {
+        "authorization": f"Bearer {KEY[:6]}\n{KEY[6:]}", "x": f"{KEY[:4]}\u200b{KEY[4:]}é"}}]}
+    with StandIn([Canned(422, json.dumps(detail).encode())]) as srv:
+        with pytest.raises(UnsupportedSchema) as info:
+            ask(_keyed(srv.base_url), "hi", schema=SCHEMA)
+    shown = str(info.value)
+    assert '"x": "***\\u00e9"' in shown  # quoted as JSON, escapes and all
+    assert KEY[:6] not in shown and KEY[6:] not in shown and KEY[4:] not in shown, shown
+
+
 @pytest.mark.parametrize("name", ["code", "pass", "jwt", "Session", "X-Amz-Signature"])
 def test_a_secret_query_value_is_sent_never_shown_and_masked_in_replies(name: str) -> None:
     value = "Q-9f8e7d6c5b4a"

@@ -15,6 +15,7 @@ import pytest
 from tests.generate.standin import StandIn, error
 from tests.generate.test_server import ask, backend
 from vbw.errors import EngineError
+from vbw.generate.wire import parse_base_url
 from vbw.redact import (INVISIBLE, MIN_SECRET, MIN_TEXT_SECRET, SECRET_PARAMS, Secret,
                         escape_surrogates, mask_json, mask_text, redact, redact_obj,
                         redact_text)
@@ -134,9 +135,16 @@ def test_mask_json_masks_every_string_and_key_in_place_without_recursion() -> No
 
 
 @pytest.mark.parametrize("name", [*SECRET_PARAMS, "X-Amz-Signature", "CODE", "Pass",
-                                  "refresh_token", "x-api-key"])
+                                  "refresh_token", "x-api-key", "%63ode", "j%77t", "pa\u200bss",
+                                  "api+key"])
 def test_every_listed_query_parameter_is_a_secret(name: str) -> None:
     assert redact_text(f"http://h/v1?a=1&{name}=V4LUE9&b=2") == f"http://h/v1?a=1&{name}=***&b=2"
+
+
+@pytest.mark.parametrize("name", ["model", "api-version", "n", "temperature", "user"])
+def test_other_query_parameters_are_kept(name: str) -> None:
+    assert redact_text(f"http://h/v1?{name}=V4LUE9") == f"http://h/v1?{name}=V4LUE9"
+    assert parse_base_url(f"http://h/v1?{name}=V4LUE9").shown() == f"http://h/v1?{name}=V4LUE9"
 
 
 def test_the_listed_names_cover_the_issue_s_and_more() -> None:

@@ -6,8 +6,8 @@ files Hydra writes, sweep status and summaries, replays, reports and error messa
 apply the same rules:
 
 - A URL's userinfo (`http://user:pass@host`) and the values of query parameters whose
-  names hold one of SECRET_PARAMS (`?api-key=`, `&code=`, `X-Amz-Signature=`, ...)
-  become `***`, wherever a URL appears in a text (`redact_text`), or in every string of
+  names hold one of SECRET_PARAMS (`?api-key=`, `&code=`, `X-Amz-Signature=`, `%63ode=`:
+  `secret_param`) become `***`, wherever a URL appears in a text (`redact_text`), or in every string of
   a JSON-like structure (`redact_obj`).
 - `Authorization: ...`, `Bearer <token>` and `Basic <token>` quoted by a server lose the token.
 - Known secret values (the API key, the URL's password and userinfo, secret query values,
@@ -38,7 +38,7 @@ import re
 from base64 import b64encode, urlsafe_b64encode
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_plus
 
 MASK = "***"
 MIN_SECRET = 4  # shortest known secret value masked in messages
@@ -50,7 +50,7 @@ MIN_TEXT_SECRET = 8  # shortest known secret masked in model text (shorter ones 
 SECRET_PARAMS = ("key", "api_key", "apikey", "token", "access_token", "auth", "password",
                  "pass", "passwd", "pwd", "secret", "client_secret", "code", "jwt",
                  "signature", "sig", "session", "credential")
-KEYLIKE = re.compile("|".join(sorted(SECRET_PARAMS, key=len, reverse=True)), re.I)
+_SECRET_PARAM = re.compile("|".join(sorted(SECRET_PARAMS, key=len, reverse=True)), re.I)
 # what may sit inside a known secret and still show it: whitespace (a wrapped line) and
 # invisible characters (zero-width space, non-joiner, joiner, word joiner, BOM, soft hyphen)
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
@@ -58,6 +58,7 @@ INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _ESCAPED = "|".join([r"\\[nrtf]", *(r"\\u" + "".join(f"[{d.upper()}{d}]" if d.isalpha() else d
                                                    for d in f"{ord(c):04x}") for c in INVISIBLE)])
 _GAP = f"(?:[\\s{INVISIBLE}]|{_ESCAPED})*"
+_NO_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 
 _USERINFO = re.compile(r"://[^/\s?#]*@")  # greedy to the last @ before the host
 _QUERY_PARAM = re.compile(r"([?&;])([^=&;\s#?]+)=([^&;\s#'\"<>]*)")
@@ -93,8 +94,16 @@ class Secret:
     __str__ = __repr__
 
 
+def secret_param(name: str) -> bool:
+    """Whether a query parameter `name` carries a credential (SECRET_PARAMS), also when
+    written URL-encoded (`%63ode`, as a server decodes it) or with invisible characters."""
+    if "%" in name or "+" in name:
+        name = unquote_plus(name)
+    return _SECRET_PARAM.search(name.translate(_NO_INVISIBLE)) is not None
+
+
 def _param(m: re.Match[str]) -> str:
-    return f"{m[1]}{m[2]}={MASK}" if KEYLIKE.search(m[2]) and m[3] else m[0]
+    return f"{m[1]}{m[2]}={MASK}" if m[3] and secret_param(m[2]) else m[0]
 
 
 def _looks_like_token(token: str) -> bool:

@@ -115,7 +115,7 @@ def test_the_key_in_a_nested_error_detail_quoted_as_json_is_masked() -> None:
     assert KEY[:6] not in shown and KEY[6:] not in shown and KEY[4:] not in shown, shown
 
 
-@pytest.mark.parametrize("name", ["code", "pass", "jwt", "Session", "X-Amz-Signature"])
+@pytest.mark.parametrize("name", ["code", "pass", "jwt", "Session", "X-Amz-Signature", "%63ode"])
 def test_a_secret_query_value_is_sent_never_shown_and_masked_in_replies(name: str) -> None:
     value = "Q-9f8e7d6c5b4a"
     with StandIn([completion(f"echo {quote(value)}"), error(401, f"bad {name}={value}")]) as srv:

@@ -7,8 +7,8 @@ apply the same rules:
 
 - A URL's userinfo (`http://user:pass@host`) and the values of query parameters whose
   names hold one of SECRET_PARAMS (`?api-key=`, `&code=`, `X-Amz-Signature=`, `%63ode=`:
-  `secret_param`) become `***`, wherever a URL appears in a text (`redact_text`), or in every string of
-  a JSON-like structure (`redact_obj`).
+  `secret_param`) become `***`, wherever a URL appears in a text (`redact_text`), or in
+  every string of a JSON-like structure (`redact_obj`).
 - `Authorization: ...`, `Bearer <token>` and `Basic <token>` quoted by a server lose the token.
 - Known secret values (the API key, the URL's password and userinfo, secret query values,
   the Authorization header) are found in every form a server or a model may give them

@@ -64,14 +64,15 @@ def _reply(message: dict[str, Any], finish: str = "stop", logprobs: Any = None) 
 
 def honest(req: dict[str, Any], free: str = f"Answer: {ANSWER}",
            constrained: Callable[[], Canned] = lambda: completion(ANSWER),
-           tool: str | None = None) -> Canned:
+           tool: str | None = None, canary_tool: str | None = None) -> Canned:
     """The canary's value (both ways), then the item's answers: `free` text, the
-    `constrained` reply, and a call to `tool` (the function offered when None)."""
+    `constrained` reply, and a call to `tool`; `canary_tool` is the function the tool
+    canary's call names (each the function offered when None)."""
     schema = _schema(req)
     if "tools" in req:
         offered = req["tools"][0]["function"]["name"]
         if offered == CANARY_TOOL:
-            return _tool_reply(tool or offered, json.dumps(CANARY_EXPECTED))
+            return _tool_reply(canary_tool or offered, json.dumps(CANARY_EXPECTED))
         return _tool_reply(tool or offered, ANSWER)
     if schema is not None and "canary" in schema.get("properties", {}):
         return completion(json.dumps(CANARY_EXPECTED))
@@ -133,11 +134,10 @@ CASES = [
          _run(_basic_quoted, url=_userinfo, key=False), rc=2, lines=2, seconds=60,
          secrets=(BASIC, PASSWORD, BASIC[:12], BASIC[-12:])),
     Case(CLS, "the key as the tool name the canary is called with (printed)",
-         _run(lambda req: honest(req, tool=KEY), "arms=tools"), rc=2, seconds=60, env=ENV,
+         _run(lambda req: honest(req, canary_tool=KEY), "arms=tools"), rc=2, seconds=60, env=ENV,
          secrets=(KEY, *HALVES)),
     Case(CLS, "the key as the tool name an item is called with (tool.called)",
-         _run(lambda req: honest(req, tool=None if CANARY_TOOL in json.dumps(req.get("tools"))
-                                 else KEY), "arms=tools"),
+         _run(lambda req: honest(req, tool=KEY), "arms=tools"),
          rc=0, lines=1, seconds=60, env=ENV, secrets=(KEY, *HALVES)),
     Case(CLS, "the key as a log-probability alternative (interventions[].wanted)",
          _run(lambda req: honest(req, constrained=lambda: _reply(
@@ -153,7 +153,8 @@ CASES = [
          _run(_in_free_text(quote(KEY, safe=""))), rc=0, lines=1, seconds=60, env=ENV,
          secrets=(KEY, quote(KEY, safe=""), *HALVES)),
     Case(CLS, "?code= ?pass= ?jwt= in backend.base_url (run files, header, report)",
-         _run(honest, url=_query, key=False), rc=0, lines=1, seconds=60, secrets=tuple(QUERY.values())),
+         _run(honest, url=_query, key=False), rc=0, lines=1, seconds=60,
+         secrets=tuple(QUERY.values())),
     Case(CLS, "?code= ?pass= ?jwt= and a password in a sweep's base URL (-m, a job fails)",
          _sweep, rc=2, lines=2, seconds=90, secrets=SECRET_QUERY),
 ]

@@ -54,8 +54,8 @@ import time
 import urllib.error
 import urllib.request
 from base64 import b64encode
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from vbw import __version__
@@ -298,9 +298,9 @@ class OpenAIServerBackend(Backend):
         # join up to the masked text (a key split across tokens) give none
         asked = logprob_fields(self.settings.dialect, has_schema) and not tool
         found = interventions(reply.logprobs, reply.text) if asked else None
-        return Generation(text=reply.text, n_tokens=tokens, seconds=seconds, ttft_seconds=reply.ttft,
-                          finish_reason=finish, redacted=masked, interventions=found,
-                          message=reply.message if tool else None)
+        return Generation(text=reply.text, n_tokens=tokens, seconds=seconds,
+                          ttft_seconds=reply.ttft, finish_reason=finish, redacted=masked,
+                          interventions=found, message=reply.message if tool else None)
 
     def describe(self) -> dict[str, Any]:
         """Base URL (credentials stripped), served model id, dialect, the sampling fields

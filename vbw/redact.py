@@ -6,34 +6,59 @@ files Hydra writes, sweep status and summaries, replays, reports and error messa
 apply the same rules:
 
 - A URL's userinfo (`http://user:pass@host`) and the values of query parameters whose
-  names look like credentials (`?api-key=`, `&token=`, `sig=`, ...) become `***`, wherever
-  a URL appears in a text (`redact_text`), or in every string of a JSON-like structure
-  (`redact_obj`).
+  names hold one of SECRET_PARAMS (`?api-key=`, `&code=`, `X-Amz-Signature=`, `%63ode=`:
+  `secret_param`) become `***`, wherever a URL appears in a text (`redact_text`), or in
+  every string of a JSON-like structure (`redact_obj`).
 - `Authorization: ...`, `Bearer <token>` and `Basic <token>` quoted by a server lose the token.
-- Known secret values (the API key, the URL's password) are found in the text as it is,
-  before it is flattened to one line or cut to a length, and also when whitespace (a line
-  break) splits them (`redact`).
-- Model text is not rewritten by these patterns (a completion may legitimately contain a
-  URL); only the API key's own value is masked there (`mask_exact`).
+- Known secret values (the API key, the URL's password and userinfo, secret query values,
+  the Authorization header) are found in every form a server or a model may give them
+  back (`mask_text`): as they are, base64-encoded (a Basic token is base64 of
+  `user:password`; plain or URL-safe alphabet), URL-encoded (`%2F` in either case, `+`
+  for a space) or URL-decoded, and split anywhere by whitespace (a wrapped line) or by
+  invisible characters (INVISIBLE: zero-width spaces and joiners, the word joiner, the
+  byte order mark, the soft hyphen), raw or JSON-escaped (`\\n`, `\\u200b`). `redact`
+  does this on a whole message before it is flattened to one line or cut to a length (a
+  cut key is no longer found), then applies the patterns above.
+- Model text and everything else a server returns (tool names, log-probability
+  alternatives, the finish reason) is not rewritten by the patterns (a completion may
+  legitimately contain a URL); only the known secrets are masked there (`mask_text` and
+  `mask_json`, at the one point a server's reply enters vbw: vbw.generate.server).
 - A lone surrogate (`"\\ud800"` in a server's JSON) cannot be encoded as UTF-8; written
   as its `\\udXXX` escape it stays lossless in JSON and readable elsewhere (`escape_surrogates`).
 
 Every pattern is matched in time linear in the text (no nested quantifiers; each scan
-stops at a delimiter the next match cannot cross).
+stops at a delimiter the next match cannot cross); a known secret's, in time linear in
+the text times the secret's length.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from base64 import b64encode, urlsafe_b64encode
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote, unquote_plus
 
 MASK = "***"
 MIN_SECRET = 4  # shortest known secret value masked in messages
 MIN_TEXT_SECRET = 8  # shortest known secret masked in model text (shorter ones are words)
 
-# names of query parameters that carry a credential (Azure's api-key, signed URLs' sig, ...)
-KEYLIKE = re.compile(r"key|token|secret|sig|passw|pwd|auth|credential|session", re.I)
+# Query parameters whose values are credentials: a name that contains one of these,
+# ignoring case (`x-api-key`, `refresh_token`, `X-Amz-Signature`, Azure's `sig`, OAuth's
+# `code`), has its value masked and dropped from the URL a record shows.
+SECRET_PARAMS = ("key", "api_key", "apikey", "token", "access_token", "auth", "password",
+                 "pass", "passwd", "pwd", "secret", "client_secret", "code", "jwt",
+                 "signature", "sig", "session", "credential")
+_SECRET_PARAM = re.compile("|".join(sorted(SECRET_PARAMS, key=len, reverse=True)), re.I)
+# what may sit inside a known secret and still show it: whitespace (a wrapped line) and
+# invisible characters (zero-width space, non-joiner, joiner, word joiner, BOM, soft hyphen)
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+# ... also as a JSON string escapes them (a server's nested error detail is quoted as JSON)
+_ESCAPED = "|".join([r"\\[nrtf]", *(r"\\u" + "".join(f"[{d.upper()}{d}]" if d.isalpha() else d
+                                                   for d in f"{ord(c):04x}") for c in INVISIBLE)])
+_GAP = f"(?:[\\s{INVISIBLE}]|{_ESCAPED})*"
+_NO_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 
 _USERINFO = re.compile(r"://[^/\s?#]*@")  # greedy to the last @ before the host
 _QUERY_PARAM = re.compile(r"([?&;])([^=&;\s#?]+)=([^&;\s#'\"<>]*)")
@@ -48,13 +73,20 @@ class Secret:
     """A credential that prints as *** in repr, str and f-strings: holding it in a Secret
     means no message, log line or repr built from the object can leak it."""
 
-    __slots__ = ("_value",)
+    __slots__ = ("_value", "_forms")
 
     def __init__(self, value: str) -> None:
         self._value = value
+        self._forms: re.Pattern[str] | None = None
 
     def reveal(self) -> str:
         return self._value
+
+    def forms(self) -> re.Pattern[str]:
+        """The value in every form the module docstring lists (compiled once)."""
+        if self._forms is None:
+            self._forms = _forms(self._value)
+        return self._forms
 
     def __repr__(self) -> str:
         return "Secret('***')"
@@ -62,8 +94,16 @@ class Secret:
     __str__ = __repr__
 
 
+def secret_param(name: str) -> bool:
+    """Whether a query parameter `name` carries a credential (SECRET_PARAMS), also when
+    written URL-encoded (`%63ode`, as a server decodes it) or with invisible characters."""
+    if "%" in name or "+" in name:
+        name = unquote_plus(name)
+    return _SECRET_PARAM.search(name.translate(_NO_INVISIBLE)) is not None
+
+
 def _param(m: re.Match[str]) -> str:
-    return f"{m[1]}{m[2]}={MASK}" if KEYLIKE.search(m[2]) and m[3] else m[0]
+    return f"{m[1]}{m[2]}={MASK}" if m[3] and secret_param(m[2]) else m[0]
 
 
 def _looks_like_token(token: str) -> bool:
@@ -100,34 +140,89 @@ def redact_text(text: str) -> str:
     return _SCHEME_TOKEN.sub(_scheme_token, text)
 
 
-def _spread(value: str) -> re.Pattern[str]:
-    """`value` matched also when whitespace (a wrapped line) splits it anywhere."""
-    return re.compile(r"\s*".join(re.escape(c) for c in value))
+def _hex(byte: int) -> str:
+    """A byte's two hex digits, either case: `%2f` is `%2F`."""
+    return "".join(d if d.isdigit() else f"[{d}{d.lower()}]" for d in f"{byte:02X}")
+
+
+def _char(c: str) -> str:
+    """One character of a secret: as is, percent-encoded, `+` for a space, or as a JSON
+    string escapes it (`\\u00e9`, `\\"`, `\\/`)."""
+    alts = [re.escape(c)] + ([r"\+"] if c == " " else [])
+    try:
+        alts.append("".join(f"%{_hex(b)}" for b in c.encode("utf-8")))
+    except UnicodeEncodeError:  # a lone surrogate has no percent form
+        pass
+    escaped = json.dumps(c)[1:-1] if c != "/" else "\\/"
+    if escaped != c:
+        alts.append(re.sub(r"[a-f]", lambda m: f"[{m[0]}{m[0].upper()}]", re.escape(escaped)))
+    return f"(?:{'|'.join(alts)})"
+
+
+def _forms(value: str) -> re.Pattern[str]:
+    """`value` as is, URL-decoded and base64-encoded (both alphabets, padding optional),
+    each also percent-encoded and split anywhere by _GAP."""
+    if not value:
+        return re.compile("(?!)")  # matches nothing (masking an empty value would insert ***)
+    raw = value.encode("utf-8", "surrogatepass")
+    coded = {b64encode(raw).decode().rstrip("="), urlsafe_b64encode(raw).decode().rstrip("=")}
+    plain = [f for f in dict.fromkeys([value, unquote(value)]) if f]
+    forms = [_GAP.join(_char(c) for c in form) for form in plain]
+    forms += [_GAP.join(_char(c) for c in form) + "=*" for form in sorted(coded)]
+    # where a match can start: half the time of trying every form at every position
+    starts = "".join(re.escape(c) for c in {f[0] for f in (*plain, *coded) if f} | {"%", "\\"})
+    return re.compile(f"(?=[{starts}])(?:{'|'.join(forms)})")
+
+
+def mask_text(text: str, secrets: Iterable[Secret],
+              shortest: int = MIN_TEXT_SECRET) -> tuple[str, bool]:
+    """`text` with every known secret of at least `shortest` characters masked in any
+    of its forms (module docstring), longest first, and whether one was. Shorter values
+    are left alone: they would match inside ordinary words."""
+    found = False
+    for secret in sorted(secrets, key=lambda s: -len(s.reveal())):
+        if len(secret.reveal()) >= shortest:
+            text, n = secret.forms().subn(MASK, text)
+            found = found or n > 0
+    return text, found
+
+
+def mask_json(obj: Any, secrets: Iterable[Secret]) -> tuple[Any, bool]:
+    """A parsed JSON value with `mask_text` applied to every string, keys included, and
+    whether one changed. Containers are rewritten in place, without recursion (a deeply
+    nested reply cannot exhaust the stack)."""
+    secrets = tuple(secrets)
+    found = False
+
+    def mask(s: Any) -> Any:
+        nonlocal found
+        if not isinstance(s, str):
+            return s
+        s, hit = mask_text(s, secrets)
+        found = found or hit
+        return s
+
+    stack, obj = [obj], mask(obj)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = [(mask(k), v) for k, v in node.items()]
+            node.clear()
+            node.update(items)
+        slots = node.keys() if isinstance(node, dict) else \
+            range(len(node)) if isinstance(node, list) else ()
+        for k in slots:
+            node[k] = mask(node[k])
+            if isinstance(node[k], (dict, list)):
+                stack.append(node[k])
+    return obj, found
 
 
 def redact(text: str, secrets: Iterable[Secret] = ()) -> str:
-    """`text` with every known secret masked (also when whitespace splits it), then the
-    patterns of `redact_text`. Call it on the whole text, before any flattening or cut:
-    a cut can leave a prefix of a key that no longer matches. Values shorter than
-    MIN_SECRET are left alone: they would match inside ordinary words."""
-    for secret in sorted(secrets, key=lambda s: -len(s.reveal())):
-        value = secret.reveal()
-        if len(value) >= MIN_SECRET:
-            text = text.replace(value, MASK)
-            if any(c in text for c in " \t\r\n\f\v") and value[0] in text:
-                text = _spread(value).sub(MASK, text)
-    return redact_text(text)
-
-
-def mask_exact(text: str, secrets: Iterable[Secret]) -> tuple[str, bool]:
-    """Model text with each secret of at least MIN_TEXT_SECRET characters replaced by
-    ***, and whether any was (the record says so)."""
-    found = False
-    for secret in sorted(secrets, key=lambda s: -len(s.reveal())):
-        value = secret.reveal()
-        if len(value) >= MIN_TEXT_SECRET and value in text:
-            text, found = text.replace(value, MASK), True
-    return text, found
+    """`text` with every known secret of at least MIN_SECRET characters masked in any of
+    its forms, then the patterns of `redact_text`. Call it on the whole text, before any
+    flattening or cut: a cut can leave a prefix of a key that no longer matches."""
+    return redact_text(mask_text(text, secrets, MIN_SECRET)[0])
 
 
 def redact_obj(obj: Any) -> Any:

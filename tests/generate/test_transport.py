@@ -116,6 +116,38 @@ def test_a_valid_reply_over_the_cap_is_not_recorded() -> None:
     assert len(gen.text) == 2 << 20
 
 
+def _body_of(size: int, sse: bool) -> bytes:
+    """A complete reply ("ok", finish_reason stop) of exactly `size` bytes: JSON padded
+    with trailing spaces, or a stream padded with a comment line."""
+    if sse:
+        events = (b'data: {"choices": [{"index": 0, "delta": {"content": "ok"}, '
+                  b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n')
+        return b": " + b"x" * (size - len(events) - 3) + b"\n" + events
+    obj = json.dumps({"choices": [{"index": 0, "finish_reason": "stop",
+                                   "message": {"content": "ok"}}]}).encode()
+    return obj + b" " * (size - len(obj))
+
+
+@pytest.mark.parametrize("framing", ["content-length", "until-close", "stream"])
+def test_a_reply_of_exactly_the_cap_is_kept_and_one_byte_more_is_not(framing) -> None:
+    """The cap is the largest reply recorded: the Content-Length check, the count of a
+    body read to the close and the count of a stream each let `max_reply_bytes` through
+    and refuse one byte more."""
+    cap, sse = 4096, framing == "stream"
+    kind = SSE if sse else "application/json"
+
+    def answer(size: int):
+        body = _body_of(size, sse)
+        assert len(body) == size
+        head = headers(content_type=kind, length=size if framing == "content-length" else None)
+        return lambda c, m, p, b, stop: c.sendall(head + body)
+
+    with Hostile(answer(cap)) as srv:
+        gen = ask(backend(srv.base_url, max_reply_bytes=cap, max_retries=0, stream=sse), "hi")
+    assert (gen.text, gen.finish_reason) == ("ok", "stop")
+    _too_large(answer(cap + 1), cap=cap, stream=sse)
+
+
 def test_a_reply_under_the_deadline_but_streamed_slowly_is_kept() -> None:
     """The deadline is the whole exchange, not a stall detector: a slow honest stream
     that finishes in time is recorded."""

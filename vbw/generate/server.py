@@ -35,9 +35,12 @@ Credentials: the API key (read from the variable named by api_key_env) and a bas
 userinfo are held as Secrets and sent only in the Authorization header (Bearer, or Basic
 for userinfo when there is no key); redirects are refused, so they never follow one;
 every message quoting a server or a URL is scrubbed of them (vbw.redact, on the whole
-message before it is cut to one line). A completion that contains the API key's value (or
-the URL's password or a key-like query value, 8 characters or more) is recorded with ***
-in its place and `redacted: true`.
+message before it is cut to one line). A reply is masked where it enters vbw (`_masked`):
+in every string it holds (the text, the finish reason, tool names and arguments, the
+log-probabilities' tokens), the API key, the URL's userinfo and password and its secret
+query values (8 characters or more) become *** in any form vbw.redact knows (as is,
+base64, URL-encoded, split by a line break or an invisible character), and the arm is
+recorded with `redacted: true`.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ import urllib.error
 import urllib.request
 from base64 import b64encode
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from vbw import __version__
@@ -68,7 +72,7 @@ from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
                                    read_error_body, read_lines)
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
                                one_line_text, parse_base_url, parse_completion, read_stream)
-from vbw.redact import mask_exact, redact
+from vbw.redact import mask_json, redact
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +107,7 @@ class OpenAIServerBackend(Backend):
         key = self._api_key(env)
         self._auth = self._authorization(key)
         self._secrets = tuple(s for s in (*self._endpoint.secrets, key, self._auth) if s)
-        # masked in model text: the key, the URL's password and key-like query values
+        # masked in every reply (_masked): the key and the URL's credentials
         self._text_secrets = tuple(s for s in (*self._endpoint.text_secrets, key) if s)
         self._opener = opener()
         self._lock = threading.Lock()
@@ -152,8 +156,7 @@ class OpenAIServerBackend(Backend):
                 gen = self._attempt(self._body(messages, config, stream),
                                     has_schema=config.schema_ is not None, stream=stream,
                                     tool=config.tool is not None)
-                return gen if config.tool is None else as_called(gen, config.tool.name,
-                                                                   self._text_secrets)
+                return gen if config.tool is None else as_called(gen, config.tool.name)
             except CutShort as exc:
                 stream = False
                 log.debug("stream cut short; asking again without streaming: %s", exc.cause)
@@ -213,6 +216,14 @@ class OpenAIServerBackend(Backend):
             raise
         return self._generation(reply, time.perf_counter() - start, has_schema, tool)
 
+    def _masked(self, reply: Reply) -> tuple[Reply, bool]:
+        """The reply with the credentials masked in every string the server sent (text,
+        finish reason, message with its tool calls, log-probabilities), and whether one
+        was: the one point where a server's reply enters a record or a message."""
+        fields = {f: getattr(reply, f) for f in ("text", "finish_reason", "message", "logprobs")}
+        masked, found = mask_json(fields, self._text_secrets)
+        return replace(reply, **masked), found
+
     def _exchange(self, data: bytes, has_schema: bool, stream: bool, budget: Budget,
                   start: float) -> Reply:
         accept = "text/event-stream" if stream else "application/json"
@@ -269,6 +280,7 @@ class OpenAIServerBackend(Backend):
 
     def _generation(self, reply: Reply, seconds: float, has_schema: bool = False,
                     tool: bool = False) -> Generation:
+        reply, masked = self._masked(reply)
         finish = reply.finish_reason
         if finish == "abort":
             raise Retry("the server aborted the generation (finish_reason 'abort')")
@@ -281,14 +293,14 @@ class OpenAIServerBackend(Backend):
         tokens = reply.completion_tokens
         if tokens is None and reply.content_chunks:
             tokens = reply.content_chunks
-        text, masked = mask_exact(reply.text, self._text_secrets)
         # interventions: only where the server's logprobs come before its grammar, and
-        # never for a tool call (its arguments carry no per-token list)
-        asked = logprob_fields(self.settings.dialect, has_schema) and not masked and not tool
+        # never for a tool call (its arguments carry no per-token list); tokens that do not
+        # join up to the masked text (a key split across tokens) give none
+        asked = logprob_fields(self.settings.dialect, has_schema) and not tool
         found = interventions(reply.logprobs, reply.text) if asked else None
-        return Generation(text=text, n_tokens=tokens, seconds=seconds, ttft_seconds=reply.ttft,
-                          finish_reason=finish, redacted=masked, interventions=found,
-                          message=reply.message if tool else None)
+        return Generation(text=reply.text, n_tokens=tokens, seconds=seconds,
+                          ttft_seconds=reply.ttft, finish_reason=finish, redacted=masked,
+                          interventions=found, message=reply.message if tool else None)
 
     def describe(self) -> dict[str, Any]:
         """Base URL (credentials stripped), served model id, dialect, the sampling fields

@@ -33,8 +33,9 @@ def _masked(backend: OpenAIBackendConfig) -> str | None:
 
     what = [f"the API key (${backend.api_key_env})"] if backend.api_key_env else []
     if parse_base_url(backend.base_url).text_secrets:
-        what.append("the base URL's password and key-like query values")
-    return f"{' and '.join(what)}, wherever a generated text contains them" if what else None
+        what.append("the base URL's userinfo, password and secret query values")
+    return (f"{' and '.join(what)}, in any form, wherever a server's reply contains them"
+            if what else None)
 
 
 class OpenAIProvider(Provider):

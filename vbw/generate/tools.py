@@ -30,7 +30,6 @@ from typing import Any
 
 from vbw.errors import UnsupportedSchema
 from vbw.generate.backend import Generation, Tool
-from vbw.redact import Secret, mask_exact
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -151,14 +150,8 @@ def read_call(message: Mapping[str, Any], sent: str) -> tuple[str, list[str]]:
     return json.dumps(args, ensure_ascii=False, separators=(",", ":")), names
 
 
-def as_called(gen: Generation, sent: str, secrets: tuple[Secret, ...]) -> Generation:
-    """A tool reply as the arm records it: the call's arguments as the text, the names
-    called, and the message, each with a credential's value masked (vbw.generate.server)."""
+def as_called(gen: Generation, sent: str) -> Generation:
+    """A tool reply as the arm records it: the call's arguments as the text and the names
+    called (the reply's credentials are already masked: vbw.generate.server)."""
     text, called = read_call(gen.message or {}, sent)
-    text, masked = mask_exact(text, secrets)
-    message = gen.message
-    if message is not None:
-        raw, hidden = mask_exact(json.dumps(message, ensure_ascii=False), secrets)
-        message, masked = json.loads(raw), masked or hidden
-    return gen.model_copy(update={"text": text, "called": called, "message": message,
-                                  "redacted": gen.redacted or masked})
+    return gen.model_copy(update={"text": text, "called": called})

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from vbw.redact import KEYLIKE as _KEYLIKE
-from vbw.redact import Secret
+from vbw.redact import Secret, secret_param
 
 MESSAGE_LIMIT = 300  # characters of a server's error message quoted in ours
 
@@ -32,7 +31,8 @@ class Endpoint:
     shown_query: str  # the query without key-like parameters
     userinfo: Secret | None  # "user:password" from the URL, sent as HTTP Basic
     secrets: tuple[Secret, ...]  # every credential in the URL, to scrub from messages
-    # masked in model text too: key-like query values and the password, not a user name
+    # masked in model text too: key-like query values, the password and the userinfo
+    # (whose base64 is the Basic token; a short user name alone is too short to mask)
     text_secrets: tuple[Secret, ...] = ()
 
     def url(self, path: str) -> str:
@@ -57,12 +57,12 @@ def parse_base_url(base_url: str) -> Endpoint:
     parts = urlsplit(base_url.strip())
     userinfo, _, hostport = parts.netloc.rpartition("@")
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    secrets = [Secret(v) for k, v in pairs if _KEYLIKE.search(k) and v]
+    secrets = [Secret(v) for k, v in pairs if secret_param(k) and v]
     passwords = [Secret(p) for p in userinfo.split(":", 1)[1:] if p]
-    text_secrets = (*secrets, *passwords)
     if userinfo:
         secrets += [Secret(userinfo), *passwords]
-    shown_query = urlencode([(k, v) for k, v in pairs if not _KEYLIKE.search(k)])
+    text_secrets = tuple(secrets)
+    shown_query = urlencode([(k, v) for k, v in pairs if not secret_param(k)])
     return Endpoint(scheme=parts.scheme, hostport=hostport, path=parts.path.rstrip("/"),
                     query=parts.query, shown_query=shown_query,
                     userinfo=Secret(userinfo) if userinfo else None, secrets=tuple(secrets),

@@ -76,7 +76,9 @@ class ArmRecord(BaseModel):
     unsupported_schema: str | None = _doc(
         None, "Why the engine could not compile the schema; excludes the item from scoring.")
     redacted: bool | None = _doc(
-        None, "true: the text contained the API key's value, recorded as *** instead.")
+        None, "true: the server's reply held a credential (the API key, or the base URL's "
+              "userinfo, password or a secret query value) in some form, recorded as *** "
+              "instead (in the text, the message, tool names or interventions).")
     interventions: list[Intervention] | None = _doc(
         None, "Steps where the constraint refused the model's argmax, in output order. "
               "Only arms decoded under a grammar carry it ([] : none happened); absent or "

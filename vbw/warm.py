@@ -21,7 +21,7 @@ What a one-process run shows is kept (tests/test_warm.py runs both and compares)
 - Any other end of the worker (a bug, a crash, a kill) sends nothing, and this process
   runs the job itself, from the start: the traceback and the exit code are its own. A
   worker's files are the ones the same run writes again (reports are written whole and
-  atomically; a dead worker's claim on the folder is taken over, vbw.rundir).
+  atomically; the folder is the caller's claim, vbw.rundir, held while it waits).
 - A worker that gets no job (a sweep, --help, --cfg, a usage error) is killed and reaped,
   at the latest when this process exits.
 Not started on one core, where os.fork does not exist, while another thread runs (a lock
@@ -197,7 +197,6 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
     from vbw.app import run
     from vbw.errors import VbwError
     from vbw.modes import only_reads
-    from vbw.rundir import claimed
     from vbw.sweep.status import JobInputs
 
     os.environ.clear()
@@ -211,7 +210,7 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
         cfg, tasks = inputs.resolve()
         if not only_reads(cfg, tasks, Path(inputs.cwd)):
             return REFUSED  # an unknown mode's error, too, is the caller's to raise
-        with claimed(out_dir):
-            return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err), None)
+        # the folder is the caller's claim (vbw.rundir), held while it waits for this
+        return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err), None)
     except VbwError as e:
         return Outcome(events, None, e)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     JobRuntime().set("name", job_name)
 
     args = parse_args(argv)
+    _hydra_plugins()
     if args.help or args.hydra_help or args.shell_completion or args.info:
         return None  # nothing is composed
     loader = hydra_adapter.config_loader(search_path(args.config_dir, args.config_path))
@@ -116,6 +118,40 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     if cfg is None or args.config_path is not None or not _plain_run(args, parsed, cfg):
         return None  # Hydra's own path (with --config-path: Hydra's search path, as here)
     return Composed(loader=loader, config_name=name, cfg=cfg)
+
+
+def _hydra_plugins() -> None:
+    """Hydra imports every module of the installed `hydra_plugins` package the first time
+    it composes: one that raises (anything but an ImportError, SystemExit included) stops
+    every run, and Hydra's warning for one that fails to import is several lines. So the
+    scan runs here first: a module that raises is one line naming it (exit 2); one that
+    does not import is Hydra's to skip, with one warning line naming it."""
+    import warnings
+
+    from hydra.core.plugins import Plugins
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            Plugins.instance()
+        except (Exception, SystemExit) as e:
+            raise ConfigError(f"hydra_plugins: {_plugin_module(e)} does not import "
+                              f"({one_line(e)}); fix or uninstall that Hydra "
+                              "plugin") from None
+    for w in caught:
+        print(f"vbw: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+
+
+def _plugin_module(e: BaseException) -> str:
+    """The module of package `hydra_plugins` that raised `e` (deepest in its traceback)."""
+    name = "a module"
+    tb = e.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if isinstance(module, str) and module.startswith("hydra_plugins."):
+            name = module
+        tb = tb.tb_next
+    return name
 
 
 def _plain_run(args: argparse.Namespace, parsed: list[Any], cfg: Any) -> bool:

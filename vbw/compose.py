@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from vbw import hydra_adapter
+from vbw import bounds, hydra_adapter
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
 
@@ -103,6 +103,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
         return None  # nothing is composed
     loader = hydra_adapter.config_loader(search_path(args.config_dir, args.config_path))
     name = args.config_name or CONFIG_NAME
+    bounds.check_overrides(args.overrides)
     try:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
     except HydraException as e:
@@ -111,6 +112,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     with hydra_adapter.guarded_yaml(CONF):  # every file Hydra reads to compose, read by vbw's loader first
         for job in _jobs(parsed, args.overrides, bool(args.multirun)):
             cfg = _compose(loader, name, job)
+            bounds.check_interpolations(cfg)
             if args.cfg is None:
                 _check_required(cfg, job)
     if cfg is not None and args.cfg is None:
@@ -170,7 +172,8 @@ def _check_required(cfg: Any, overrides: list[str]) -> None:
     every key still needed, not an OmegaConf error in the middle of a run."""
     from omegaconf import OmegaConf
 
-    mine = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    # the task is pure YAML, never interpolated: a `???` in it is text
+    mine = OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "task")])
     missing = sorted(OmegaConf.missing_keys(mine))
     if missing:
         given = " ".join(o for o in overrides if "=" in o and o.split("=")[0] in GROUPS)
@@ -212,6 +215,7 @@ def _jobs(parsed: list[Any], raw: list[str], multirun: bool) -> list[list[str]]:
     if not all(o.is_discrete_sweep() for o in parsed if o.is_sweep_override()):
         # range/interval sweeps belong to a sweeper plugin: check the fixed part only
         return [[o.input_line for o in parsed if not o.is_sweep_override()]]
+    bounds.check_sweep(parsed)  # counted, before anything is expanded
     return hydra_adapter.sweep_jobs(parsed)
 
 

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from vbw import hydra_adapter
 from vbw.compose import Composed
+from vbw.errors import ConfigError, one_line
 from vbw.rundir import claimed
 
 
@@ -51,6 +52,9 @@ def _run_dir(cfg: Any) -> Path:
     HydraConfig.instance().set_config(cfg)  # (which marks the hydra node read-only)
     try:
         return Path(str(OmegaConf.select(cfg, "hydra.run.dir")))
+    except Exception as e:  # noqa: BLE001  OmegaConf's and its resolvers' errors alike
+        msg = one_line(e, typed=False).split(" full_key:")[0]
+        raise ConfigError(f"hydra.run.dir: cannot resolve it ({msg})") from None
     finally:
         OmegaConf.set_readonly(cfg.hydra, None)  # as composed: `_run` still records the mode
 

@@ -1,4 +1,4 @@
-"""Round 4's hostile cases of the command line and start-up (issue 30 items 4, 6, 10, 15):
+"""Round 4's hostile cases of the command line and start-up (issue 30 items 4, 6, 10):
 a run folder another run holds, interpolation in task files and overrides, sweeps too
 large to expand, broken plugins and Hydra plugins, a writer aiming outside the run folder.
 
@@ -43,6 +43,32 @@ def _held(folder: Path, stack: contextlib.ExitStack) -> list[str]:
     return ["task=gsm8k", "n=3", DIR]
 
 
+# --- 6 interpolation --------------------------------------------------------------------
+
+def _priced(folder: Path, stack: contextlib.ExitStack) -> list[str]:
+    """A task file whose prompt holds `${price}`: text, as the rest of a task file is."""
+    import yaml
+
+    from tests.conftest import portable_task
+
+    task = portable_task("gsm8k")
+    task["prompts"]["free"] = "It costs ${price}. " + task["prompts"]["free"]
+    (folder / "task").mkdir()
+    (folder / "task" / "priced.yaml").write_text(yaml.safe_dump(task), encoding="utf-8")
+    return ["--config-dir", str(folder), "task=priced", "n=3", "mode=check", DIR]
+
+
+def _overrides(*extra: str):
+    def make(folder: Path, stack: contextlib.ExitStack) -> list[str]:
+        return ["task=gsm8k", "n=3", "mode=check", DIR, *extra]
+    return make
+
+
+S = "$"
+DOUBLING = ["+b0=xxxxxxxx", *(f"+b{i}={S}{{b{i - 1}}}{S}{{b{i - 1}}}" for i in range(1, 64))]
+LISTS = ["+c0=[1,2]", *(f"+c{i}=[{S}{{c{i - 1}}},{S}{{c{i - 1}}}]" for i in range(1, 64))]
+
+
 # --- 10 plugins -------------------------------------------------------------------------
 
 RAISES = "raise RuntimeError('plugin broken\\nat import')\n"
@@ -79,6 +105,23 @@ def _hydra_plugin(source: str):
 
 CASES = [
     Case("4 run dir claim", "hydra.run.dir held by a live run", _held, seconds=20),
+    Case("6 interpolation", "${price} in a --config-dir task file's prompt is text",
+         _priced, rc=0, lines=0, seconds=20),
+    Case("6 interpolation", "a string doubled by ${b}${b} 63 times in overrides",
+         _overrides(*DOUBLING), seconds=20),
+    Case("6 interpolation", "a list doubled by [${c},${c}] 63 times in overrides",
+         _overrides(*LISTS), seconds=20),
+    Case("6 interpolation", "an interpolation cycle", _overrides("+a=${b}", "+b=${a}"),
+         seconds=20),
+    Case("6 interpolation", "an oc.decode parse error",
+         _overrides('+a=${oc.decode:"{"}'), seconds=20),
+    Case("6 interpolation", "hydra.run.dir with an oc.decode parse error",
+         _overrides('hydra.run.dir=${oc.decode:"{"}'), seconds=20),
+    Case("6 interpolation", "an override nested 3,000 deep",
+         _overrides("+a=" + "[" * 3000 + "]" * 3000), seconds=20),
+    Case("6 interpolation", "-m n=range(1,3000000)",
+         lambda folder, stack: ["-m", "task=gsm8k", "n=range(1,3000000)", "mode=check",
+                                "hydra.sweep.dir=sweep"], seconds=20),
     Case("10 plugins", "mode= names a plugin that raises at import",
          _plugin("vbw.modes", RAISES, ["task=gsm8k", "n=3", "mode=zoo", DIR]), seconds=20),
     Case("10 plugins", "a mode typo reads a plugin that raises at import",

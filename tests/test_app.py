@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPLAYS, ROOT, load_json, one_line_error, run_vbw
 from vbw.rundir import LOCK
 

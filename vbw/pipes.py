@@ -67,7 +67,10 @@ POLL = 0.2  # seconds between looks at a child that sends nothing
 
 def stopped(pid: int) -> bool:
     """Whether forked child `pid` is stopped now (SIGSTOP, SIGTSTP, ...): it sends nothing
-    until something continues it. Its state is only looked at (WNOWAIT), never reaped."""
+    until something continues it. Its state is only looked at (WNOWAIT), never reaped;
+    where os.waitid does not exist (macOS) a stopped child is not noticed."""
+    if not hasattr(os, "waitid"):
+        return False
     try:
         return os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOHANG | os.WNOWAIT) is not None
     except OSError:  # not a child of this process (any more)

@@ -1,6 +1,7 @@
-"""Round 4's hostile cases of the command line and start-up (issue 30 items 4, 6, 10):
+"""Round 4's hostile cases of the command line and start-up (issue 30 items 4, 6, 10, 15):
 a run folder another run holds, interpolation in task files and overrides, sweeps too
-large to expand, broken plugins and Hydra plugins, a writer aiming outside the run folder.
+large to expand, broken plugins and Hydra plugins, a writer aiming outside the run folder,
+ledger.csv ids a spreadsheet would read as formulas.
 
 A plugin is a real installed distribution: a `.dist-info` folder with its entry points and
 the module beside it, written into the run's working folder, which `python -m vbw` puts
@@ -146,4 +147,27 @@ CASES = [
          _hydra_plugin(EXITS), seconds=20),
     Case("10 plugins", "a hydra_plugins module that does not import: one warning line",
          _hydra_plugin("import zoo_no_such_module\n"), rc=0, seconds=20),
+]
+
+
+# --- 15 low -----------------------------------------------------------------------------
+
+def _ledger_ids(prefix: str):
+    """A replay whose item ids start with `prefix` (the task's id prefix set to match): a
+    ledger.csv line starting with it would be a formula to a spreadsheet."""
+    def make(folder: Path, stack: contextlib.ExitStack) -> list[str]:
+        from tests.conftest import REPLAYS
+
+        text = (REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl").read_text(encoding="utf-8")
+        (folder / "r.jsonl").write_text(text.replace('"gsm8k_test_', f'"{prefix}'),
+                                        encoding="utf-8")
+        return ["task=gsm8k", "n=5", "mode=replay", "replay=r.jsonl",
+                f"task.dataset.id.prefix='{prefix}'", DIR]
+    return make
+
+
+CASES += [
+    Case("15 low", f"ledger.csv ids starting with {prefix!r}", _ledger_ids(prefix), rc=0,
+         lines=0, seconds=20, secrets=(f"\n{prefix}",))
+    for prefix in (" =cmd|", "＝cmd|", "\u3000＋cmd|", "－cmd|", "＠cmd|")
 ]

@@ -8,11 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPLAYS, ROOT, load_json, one_line_error, run_vbw
-from vbw.errors import ConfigError
-from vbw.rundir import LOCK, claim, claimed
+from vbw.rundir import LOCK
 
 GSM8K = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
 
@@ -96,17 +93,20 @@ def test_two_runs_started_together_get_their_own_folders(tmp_path: Path) -> None
     assert not list(tmp_path.rglob(LOCK))  # released
 
 
-def test_a_folder_in_use_is_refused_and_a_stale_lock_taken_over(tmp_path: Path) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+def test_a_folder_in_use_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """The second run is one line naming the folder, and writes nothing there (not even
+    Hydra's .hydra/ files): the folder is claimed before Hydra sets the job up."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+         "from vbw.rundir import claim; claim(Path(sys.argv[1])); print('held', flush=True); "
+         "time.sleep(60)", str(tmp_path / "o")], stdout=subprocess.PIPE, text=True)
     try:
-        (tmp_path / LOCK).write_text(str(holder.pid))
-        with pytest.raises(ConfigError, match=f"in use by another vbw run \\(pid {holder.pid}\\)"):
-            claim(tmp_path)
-        proc = run_vbw("task=gsm8k", "n=5", f"hydra.run.dir={tmp_path}", cwd=ROOT)
-        assert proc.returncode == 2 and "in use by another vbw run" in proc.stderr
+        assert holder.stdout.readline() == "held\n"
+        line = one_line_error(run_vbw("task=gsm8k", "n=5", f"hydra.run.dir={tmp_path}/o",
+                                      cwd=tmp_path))
+        assert line == (f"vbw: error: {tmp_path}/o is in use by another vbw run (pid "
+                        f"{holder.pid}); give this run its own hydra.run.dir")
+        assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [LOCK]
     finally:
         holder.kill()
         holder.wait()
-    with claimed(tmp_path):  # the holder is gone: its lock is stale
-        assert (tmp_path / LOCK).read_text() != str(holder.pid)
-    assert not (tmp_path / LOCK).exists()

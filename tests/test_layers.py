@@ -34,8 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("vbw.report",)),
     ("sweep", ("vbw.sweep",)),
     ("generate", ("vbw.generate",)),
-    ("app", ("vbw.app", "vbw.modes", "vbw.compose", "vbw.launch", "vbw.rundir",
-             "vbw.hydrafiles", "vbw.hydra_adapter", "vbw.warm")),
+    ("app", ("vbw.app", "vbw.modes", "vbw.compose", "vbw.bounds", "vbw.launch",
+             "vbw.rundir", "vbw.hydrafiles", "vbw.hydra_adapter", "vbw.warm")),
     # what a user or Hydra calls: the console script, and the multirun-end callback that
     # conf/config.yaml names (it merges shards through vbw.app.run, as cli runs jobs)
     ("entry", ("vbw.cli", "vbw.__main__", "vbw.sweep.callback")),

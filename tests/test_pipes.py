@@ -75,3 +75,35 @@ def test_a_forked_child_dies_with_its_parent() -> None:
     while _state(child) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _state(child) in (None, "Z")
+
+
+def test_a_stopped_child_is_not_waited_for_forever() -> None:
+    """Issue 30 item 15: a SIGSTOPped child sends nothing and never exits; its result is
+    None within a few polls, and it is killed and reaped."""
+    import signal
+
+    pending = pipes.beside(lambda: os.kill(os.getpid(), signal.SIGSTOP) or 1)
+    pid = pending._pid
+    start = time.perf_counter()
+    assert pending.result() is None
+    assert time.perf_counter() - start < 10 * pipes.POLL + 2
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+    assert pipes.beside(lambda: 7).result() == 7  # a child that is not stopped: its result
+
+
+def test_stopped_looks_without_reaping() -> None:
+    import signal
+
+    pid = pipes.fork()
+    if pid == 0:
+        os.kill(os.getpid(), signal.SIGSTOP)
+        os._exit(5)
+    deadline = time.monotonic() + 10
+    while not pipes.stopped(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pipes.stopped(pid) and pipes.stopped(pid)  # still stopped, still there
+    os.kill(pid, signal.SIGCONT)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 5
+    assert not pipes.stopped(pid)

@@ -101,8 +101,30 @@ def test_a_broken_plugin_is_one_line_naming_it(site: Path) -> None:
     install(site, "zoo-bad", "vbw.test_zoo3", {"yak": "zoo_bad:Nothing"}, "zoo_bad", "X = 1\n")
     reg = _animals("vbw.test_zoo3")
     with pytest.raises(PluginError, match=r"entry point 'yak' = 'zoo_bad:Nothing' of group "
-                       r"'vbw.test_zoo3' does not load: AttributeError"):
+                       r"'vbw.test_zoo3' \(module 'zoo_bad'\) does not load: AttributeError"):
         reg.get("yak")
+
+
+def test_a_plugin_that_exits_or_raises_at_import_is_a_usage_error_naming_it(
+        site: Path) -> None:
+    """Issue 30 item 10: SystemExit at import made vbw exit 0 silently, any other exception
+    exit 3; now both are a PluginError (a VbwError: exit 2), one line naming the group,
+    the entry point and its module."""
+    from vbw.errors import VbwError
+
+    install(site, "zoo_exit", "vbw.test_zoo9", {"gnu": "zoo_exit:Gnu"}, "zoo_exit",
+            "import sys\nsys.exit(0)\n")
+    install(site, "zoo_raise", "vbw.test_zoo10", {"elk": "zoo_raise:Elk"}, "zoo_raise",
+            "raise RuntimeError('no\\nelk')\n")
+    for group, entry, why in (("vbw.test_zoo9", "'gnu' = 'zoo_exit:Gnu'", "SystemExit: 0"),
+                              ("vbw.test_zoo10", "'elk' = 'zoo_raise:Elk'",
+                               "RuntimeError: no elk")):
+        with pytest.raises(VbwError) as e:
+            _animals(group).get("pig")
+        assert str(e.value) == (f"entry point {entry} of group {group!r} (module "
+                                f"'{entry.split(chr(39))[3].split(':')[0]}') does not load: "
+                                f"{why}")
+        assert isinstance(e.value, PluginError) and e.value.exit_code == 2
 
 
 def test_a_plugin_cannot_take_a_kind_vbw_has(site: Path) -> None:
@@ -368,7 +390,7 @@ def test_the_registry_is_the_base_layer() -> None:
     tree = ast.parse(Path(vbw.registry.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not {m for m in imported if m and m.split(".")[0] == "vbw"}
+    assert {m for m in imported if m and m.split(".")[0] == "vbw"} == {"vbw.errors"}
 
 
 def test_a_kind_plugged_from_outside_joins_a_built_union() -> None:

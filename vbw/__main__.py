@@ -38,6 +38,13 @@ def _leave(code: object) -> None:
 
 
 def main() -> None:
+    try:
+        _main()
+    except KeyboardInterrupt:  # ^C at any point, start-up included: one line, not a traceback
+        _interrupted()
+
+
+def _main() -> None:
     gc.disable()  # until composed: see the docstring
     from vbw import warm
 
@@ -50,6 +57,19 @@ def main() -> None:
         _leave(0 if e.code is None else e.code)
         raise
     _leave(0)
+
+
+def _interrupted() -> None:
+    """Exit 130 with one line; a second ^C while leaving changes nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        print("vbw: interrupted", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+    _leave(130)
+    sys.exit(130)
 
 
 if __name__ == "__main__":

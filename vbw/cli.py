@@ -228,7 +228,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         if hc.mode == RunMode.MULTIRUN:
             _sweep_job(cfg, hc)
             return
-        code = _plain_job(job_fields(cfg, hc), Path(hc.runtime.output_dir))
+        out_dir = Path(hc.runtime.output_dir)
+        with claimed(out_dir):  # vbw.launch's claim already, for a plain run it composed
+            code = _plain_job(job_fields(cfg, hc), out_dir)
     except VbwError as e:
         _fail(e)
     except KeyboardInterrupt:
@@ -284,7 +286,10 @@ def main() -> None:
         gc.enable()  # vbw.__main__ turns it off while the command line is composed
     sys.argv[1:] = argv
     if composed is not None:  # a plain run, already composed: not composed again
-        run_composed(composed, _hydra_main)
+        try:
+            run_composed(composed, _hydra_main)
+        except VbwError as e:  # its folder is another run's (vbw.rundir)
+            _fail(e)
         return
     warm.stop()  # a sweep, --cfg, --help: no plain job to hand over
     with sweep_dir_told() as told:  # a multirun's end says where its summary.json is

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from vbw import hydra_adapter
+from vbw import bounds, hydra_adapter
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
 
@@ -97,10 +98,12 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     JobRuntime().set("name", job_name)
 
     args = parse_args(argv)
+    _hydra_plugins()
     if args.help or args.hydra_help or args.shell_completion or args.info:
         return None  # nothing is composed
     loader = hydra_adapter.config_loader(search_path(args.config_dir, args.config_path))
     name = args.config_name or CONFIG_NAME
+    bounds.check_overrides(args.overrides)
     try:
         parsed = OverridesParser.create(config_loader=loader).parse_overrides(args.overrides)
     except HydraException as e:
@@ -109,6 +112,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     with hydra_adapter.guarded_yaml(CONF):  # every file Hydra reads to compose, read by vbw's loader first
         for job in _jobs(parsed, args.overrides, bool(args.multirun)):
             cfg = _compose(loader, name, job)
+            bounds.check_interpolations(cfg)
             if args.cfg is None:
                 _check_required(cfg, job)
     if cfg is not None and args.cfg is None:
@@ -116,6 +120,40 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     if cfg is None or args.config_path is not None or not _plain_run(args, parsed, cfg):
         return None  # Hydra's own path (with --config-path: Hydra's search path, as here)
     return Composed(loader=loader, config_name=name, cfg=cfg)
+
+
+def _hydra_plugins() -> None:
+    """Hydra imports every module of the installed `hydra_plugins` package the first time
+    it composes: one that raises (anything but an ImportError, SystemExit included) stops
+    every run, and Hydra's warning for one that fails to import is several lines. So the
+    scan runs here first: a module that raises is one line naming it (exit 2); one that
+    does not import is Hydra's to skip, with one warning line naming it."""
+    import warnings
+
+    from hydra.core.plugins import Plugins
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            Plugins.instance()
+        except (Exception, SystemExit) as e:
+            raise ConfigError(f"hydra_plugins: {_plugin_module(e)} does not import "
+                              f"({one_line(e)}); fix or uninstall that Hydra "
+                              "plugin") from None
+    for w in caught:
+        print(f"vbw: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+
+
+def _plugin_module(e: BaseException) -> str:
+    """The module of package `hydra_plugins` that raised `e` (deepest in its traceback)."""
+    name = "a module"
+    tb = e.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if isinstance(module, str) and module.startswith("hydra_plugins."):
+            name = module
+        tb = tb.tb_next
+    return name
 
 
 def _plain_run(args: argparse.Namespace, parsed: list[Any], cfg: Any) -> bool:
@@ -134,7 +172,8 @@ def _check_required(cfg: Any, overrides: list[str]) -> None:
     every key still needed, not an OmegaConf error in the middle of a run."""
     from omegaconf import OmegaConf
 
-    mine = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    # the task is pure YAML, never interpolated: a `???` in it is text
+    mine = OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "task")])
     missing = sorted(OmegaConf.missing_keys(mine))
     if missing:
         given = " ".join(o for o in overrides if "=" in o and o.split("=")[0] in GROUPS)
@@ -176,6 +215,7 @@ def _jobs(parsed: list[Any], raw: list[str], multirun: bool) -> list[list[str]]:
     if not all(o.is_discrete_sweep() for o in parsed if o.is_sweep_override()):
         # range/interval sweeps belong to a sweeper plugin: check the fixed part only
         return [[o.input_line for o in parsed if not o.is_sweep_override()]]
+    bounds.check_sweep(parsed)  # counted, before anything is expanded
     return hydra_adapter.sweep_jobs(parsed)
 
 

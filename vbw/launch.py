@@ -6,17 +6,21 @@ Each composition costs tens of milliseconds of a demo run that should take well 
 second, so a plain run hands vbw.compose's composition to what `Hydra.run` does after its
 own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
 override recorded, Hydra's logging setup, callbacks and `run_job` (output folder,
-`.hydra/` files, job logging), and Hydra's error report. Everything else (sweeps, --cfg,
+`.hydra/` files, job logging), and Hydra's error report; the run's folder is claimed
+(vbw.rundir) before any of that writes into it. Everything else (sweeps, --cfg,
 --help, ...) still goes through `@hydra.main`. Hydra's private parts are reached through
 vbw.hydra_adapter only.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from vbw import hydra_adapter
 from vbw.compose import Composed
+from vbw.errors import ConfigError, one_line
+from vbw.rundir import claimed
 
 
 def job_name(task_function: Callable[[Any], Any]) -> str:
@@ -32,9 +36,27 @@ def run_composed(composed: Composed, task_function: Callable[[Any], Any]) -> Non
     hydra = hydra_adapter.new_hydra(job_name(task_function), composed.loader)
     GlobalHydra.instance().initialize(hydra)
     try:
-        hydra_adapter.run_and_report(lambda: _run(composed, hydra, task_function))
+        with claimed(_run_dir(composed.cfg)):  # before Hydra writes anything there
+            hydra_adapter.run_and_report(lambda: _run(composed, hydra, task_function))
     finally:
         GlobalHydra.instance().clear()
+
+
+def _run_dir(cfg: Any) -> Path:
+    """The folder Hydra's job runner will run in (hydra.run.dir, resolved as it resolves
+    it: with the config set in HydraConfig, and the same config object, so a `${now:}` in
+    it is the value the runner reads from the resolver's cache)."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    HydraConfig.instance().set_config(cfg)  # (which marks the hydra node read-only)
+    try:
+        return Path(str(OmegaConf.select(cfg, "hydra.run.dir")))
+    except Exception as e:  # noqa: BLE001  OmegaConf's and its resolvers' errors alike
+        msg = one_line(e, typed=False).split(" full_key:")[0]
+        raise ConfigError(f"hydra.run.dir: cannot resolve it ({msg})") from None
+    finally:
+        OmegaConf.set_readonly(cfg.hydra, None)  # as composed: `_run` still records the mode
 
 
 def _run(composed: Composed, hydra: Any, task_function: Callable[[Any], Any]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import select
 import signal
 import sys
 from collections.abc import Callable
@@ -59,6 +60,37 @@ def receive_all(fd: int) -> bytes:
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+POLL = 0.2  # seconds between looks at a child that sends nothing
+
+
+def stopped(pid: int) -> bool:
+    """Whether forked child `pid` is stopped now (SIGSTOP, SIGTSTP, ...): it sends nothing
+    until something continues it. Its state is only looked at (WNOWAIT), never reaped;
+    where os.waitid does not exist (macOS) a stopped child is not noticed."""
+    if not hasattr(os, "waitid"):
+        return False
+    try:
+        return os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOHANG | os.WNOWAIT) is not None
+    except OSError:  # not a child of this process (any more)
+        return False
+
+
+def receive_from(fd: int, pid: int) -> bytes | None:
+    """`receive_all` from child `pid`'s pipe, or None as soon as the child is found stopped
+    while it sends nothing (a stopped child would keep the reader waiting forever)."""
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], POLL)
+        if not ready:
+            if stopped(pid):
+                return None
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 def die_with_parent(parent: int) -> None:
@@ -101,15 +133,23 @@ class Pending:
         self._pid, self._fd = pid, fd
 
     def result(self) -> Any | None:
-        """The child's result; None if it raised, was killed or failed in any other way."""
+        """The child's result; None if it raised, was killed, was found stopped (it is
+        killed then) or failed in any other way."""
         if self._fd < 0:
             return None
         try:
-            data = receive_all(self._fd)
+            data = receive_from(self._fd, self._pid)
+            if data is None:
+                stop(self._pid)
+                return None
             _, status = os.waitpid(self._pid, 0)
         finally:
             self._close()
         return pickle.loads(data) if os.waitstatus_to_exitcode(status) == 0 and data else None
+
+    def stopped(self) -> bool:
+        """Whether the child is stopped now (see `stopped`)."""
+        return self._fd >= 0 and stopped(self._pid)
 
     def fileno(self) -> int:
         """The pipe the result comes by: readable once the child sends it or is gone."""

@@ -22,7 +22,8 @@ attribute instead, and may name a `package` whose modules are all imported on th
 miss, before the entry points are read (only if the tag is still unknown), so a built-in
 kind is its module alone and a run of vbw's own kinds still reads no group.
 
-This module is the base layer: it imports nothing of vbw.
+This module is the base layer: it imports nothing of vbw but vbw.errors (which imports
+nothing).
 """
 
 from __future__ import annotations
@@ -38,13 +39,17 @@ from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, WrapVali
 from pydantic_core import PydanticCustomError
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
+from vbw.errors import VbwError, one_line
+
 TAG = "kind"
 M = TypeVar("M")
 
 
-class PluginError(ValueError):
+class PluginError(VbwError, ValueError):
     """An installed package's entry point does not load or does not name a model of its
-    registry: one line naming the group, the entry point and the value."""
+    registry: one line naming the group, the entry point and the value. A usage error
+    (exit 2: the installed package is the user's setup, not vbw's bug), and a ValueError
+    for what validates a name (a pydantic validator turns it into its own error)."""
 
 
 class Registry(Generic[M]):
@@ -122,9 +127,9 @@ class Registry(Generic[M]):
                 where = f"entry point {ep.name!r} = {ep.value!r} of group {self.group!r}"
                 try:
                     cls = ep.load()
-                except Exception as e:  # a broken plugin: say which, in one line
-                    raise PluginError(f"{where} does not load: "
-                                      f"{type(e).__name__}: {e}") from None
+                except (Exception, SystemExit) as e:  # a broken plugin: say which, in one
+                    raise PluginError(f"{where} (module {ep.module!r}) does not load: "
+                                      f"{one_line(e)}") from None  # line; its exit too
                 if not isinstance(cls, type):
                     raise PluginError(f"{where} names {cls!r}, not a class")
                 try:

@@ -2,13 +2,22 @@
 
 Default folders already differ (their names carry the process id), but a user may point
 two concurrent runs at one `hydra.run.dir`; then one report would silently overwrite the
-other, or two live runs would append to one replay. A run claims its folder with a lock
-file created exclusively; a folder claimed by a live process is refused, one left by a
-dead process is taken over. Running again in the same folder later is fine.
+other, or two live runs would append to one replay. A run claims its folder by an
+exclusive lock (flock) on a lock file in it, taken before anything else is written there
+(vbw.launch claims a plain run's folder before Hydra writes `.hydra/`): the kernel grants
+it to exactly one process, and drops it when that process ends however it ends, so a
+folder left by a killed run is simply claimed again. A second run is refused in one line
+naming the folder. Running again in the same folder later is fine.
+
+A claim is held by the process (and the children it forks afterwards, which share the
+open lock): claiming a folder this process already holds is a no-op, so the launcher's
+claim covers the job it runs (in a warm worker too, which runs the job while the
+launcher waits for it).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,55 +26,80 @@ from pathlib import Path
 from vbw.errors import ConfigError
 
 LOCK = ".vbw-run.lock"
+_HELD: dict[str, int] = {}  # realpath of a folder this process holds -> its lock's fd
 
 
-def _alive(pid: int) -> bool:
+def _holder(fd: int) -> str:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        text = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f" (pid {text})" if text.isdigit() else ""
 
 
-def _holder(lock: Path) -> int | None:
+def _open_locked(lock: Path, out_dir: Path) -> int | None:
+    """The lock file's fd, locked by this process; None if the lock was a file another
+    run removed while this one waited (try again)."""
     try:
-        return int(lock.read_text(encoding="ascii").strip() or "0")
-    except (OSError, ValueError):
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise ConfigError(f"hydra.run.dir: cannot write into {out_dir} "
+                          f"({e.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        who = _holder(fd)
+        os.close(fd)
+        raise ConfigError(f"{out_dir} is in use by another vbw run{who}; give this run "
+                          "its own hydra.run.dir") from None
+    try:
+        same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        same = False
+    if not same:  # its holder removed it on release: lock the file now under the name
+        os.close(fd)
         return None
+    return fd
 
 
-def claim(out_dir: Path) -> Path:
-    """Create the lock or raise ConfigError naming the run that holds the folder."""
+def claim(out_dir: Path) -> bool:
+    """Take the folder (creating it) or raise ConfigError naming it; False when this
+    process already holds it (nothing to release)."""
+    key = os.path.realpath(out_dir)
+    if key in _HELD:
+        return False
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"hydra.run.dir: cannot create {out_dir} ({e.strerror})") from None
-    lock = out_dir / LOCK
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            pid = _holder(lock)
-            if pid and pid != os.getpid() and _alive(pid):
-                raise ConfigError(f"{out_dir} is in use by another vbw run (pid {pid}); "
-                                  "give this run its own hydra.run.dir") from None
-            lock.unlink(missing_ok=True)  # left by a dead run
-            continue
-        except OSError as e:
-            raise ConfigError(f"hydra.run.dir: cannot write into {out_dir} "
-                              f"({e.strerror})") from None
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(str(os.getpid()))
-        return lock
-    raise ConfigError(f"{out_dir}: cannot claim the folder (another run keeps taking it)")
+    for _ in range(100):
+        fd = _open_locked(out_dir / LOCK, out_dir)
+        if fd is not None:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+            _HELD[key] = fd
+            return True
+    raise ConfigError(f"{out_dir}: cannot claim the folder (other runs keep taking it)")
+
+
+def release(out_dir: Path) -> None:
+    """Give the folder up: the lock file goes (while still locked), then the lock."""
+    fd = _HELD.pop(os.path.realpath(out_dir), None)
+    if fd is None:
+        return
+    try:
+        (out_dir / LOCK).unlink(missing_ok=True)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 @contextmanager
 def claimed(out_dir: Path) -> Iterator[Path]:
-    lock = claim(out_dir)
+    """The folder held for the block (see `claim`)."""
+    mine = claim(out_dir)
     try:
         yield out_dir
     finally:
-        lock.unlink(missing_ok=True)
+        if mine:
+            release(out_dir)

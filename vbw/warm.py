@@ -18,10 +18,11 @@ What a one-process run shows is kept (tests/test_warm.py runs both and compares)
 - A run that may generate (mode=live; mode=auto without a recorded replay) is refused by
   the worker before it does anything, and runs here: progress shows as it goes, and the
   model lives in the process the user interrupts. So does a sweep's job.
-- Any other end of the worker (a bug, a crash, a kill) sends nothing, and this process
+- Any other end of the worker (a bug, a crash, a kill, a SIGSTOP: a stopped worker is
+  killed) sends nothing, and this process
   runs the job itself, from the start: the traceback and the exit code are its own. A
   worker's files are the ones the same run writes again (reports are written whole and
-  atomically; a dead worker's claim on the folder is taken over, vbw.rundir).
+  atomically; the folder is the caller's claim, vbw.rundir, held while it waits).
 - A worker that gets no job (a sweep, --help, --cfg, a usage error) is killed and reaped,
   at the latest when this process exits.
 Not started on one core, where os.fork does not exist, while another thread runs (a lock
@@ -42,7 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from vbw.pipes import Event, Recorder, fork, leave, receive_all, replay, send_all
+from vbw.pipes import (Event, Recorder, fork, leave, receive_all, receive_from, replay,
+                       send_all)
 from vbw.pipes import stop as stop_child
 
 ENV = "VBW_WARM"  # "0": never fork a warm worker
@@ -144,7 +146,12 @@ def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | None:
         except BrokenPipeError:  # the worker is gone
             pass
         os.close(worker.job_w)
-        data = receive_all(worker.result_r)
+        worker.job_w = -1
+        data = receive_from(worker.result_r, worker.pid)
+        if data is None:  # found stopped (SIGSTOP): it is killed, and the job runs here
+            _worker = worker
+            stop()
+            return None
         _, status = os.waitpid(worker.pid, 0)
     except BaseException:  # an interrupt while waiting: the worker goes too
         _worker = worker
@@ -197,7 +204,6 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
     from vbw.app import run
     from vbw.errors import VbwError
     from vbw.modes import only_reads
-    from vbw.rundir import claimed
     from vbw.sweep.status import JobInputs
 
     os.environ.clear()
@@ -211,7 +217,7 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
         cfg, tasks = inputs.resolve()
         if not only_reads(cfg, tasks, Path(inputs.cwd)):
             return REFUSED  # an unknown mode's error, too, is the caller's to raise
-        with claimed(out_dir):
-            return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err), None)
+        # the folder is the caller's claim (vbw.rundir), held while it waits for this
+        return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err), None)
     except VbwError as e:
         return Outcome(events, None, e)

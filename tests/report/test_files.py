@@ -121,6 +121,22 @@ def test_ledger_csv_neutralises_formulas() -> None:
     assert all(not c.startswith(("=", "+", "-", "@", "\t", "\r")) for x in rows for c in x)
 
 
+def test_ledger_csv_neutralises_formulas_behind_whitespace_and_wide_forms() -> None:
+    """Issue 30 item 15: a formula character after leading whitespace, or in its fullwidth
+    or small form (or U+2212), is quoted too; whitespace before plain text, or a formula
+    character after the first other one, is not."""
+    from tests.report.test_atomic import big_report
+
+    hostile = [" =1+1", "\u3000+1", "\n@SUM(1)", "＝1+1", "＋1", "－1", "＠SUM(1)",
+               "﹦1", "\u22121", " \t -1"]
+    harmless = [" ok", "a＝1", "\u3000x", "", "x-1"]
+    r = big_report(len(hostile) + len(harmless))
+    for row, value in zip(r.ledger, hostile + harmless):
+        row["id"] = value
+    rows = list(csv.reader(io.StringIO(ledger_csv(r), newline="")))
+    assert [x[0] for x in rows[1:]] == [f"'{h}" for h in hostile] + harmless
+
+
 def test_long_arm_keys_are_cut_in_their_panel_with_a_title() -> None:
     """Issue 17 item 10: a long schema name cannot overlap the next panel; the whole key
     stays in the label's <title>."""

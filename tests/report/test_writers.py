@@ -149,3 +149,30 @@ def test_compare_writes_report_json_last_and_md_only_when_chosen(tmp_path: Path,
     order.clear()
     assert write_compare(r, tmp_path, ["json"]) == md
     assert order == ["report.json"] and not (tmp_path / "report.md").exists()
+
+
+@pytest.mark.parametrize("file", ["/tmp/x.txt", "../x.txt", "sub/x.txt", "..", ".x", "",
+                                  "a\\b", "a\0b"])
+def test_a_plugin_writer_writes_only_a_plain_file_name_in_the_run_folder(file: str) -> None:
+    """Issue 30 item 10: a plugin writer's `file` is refused unless it is a plain name:
+    an absolute path or `..` wrote outside the run's folder."""
+    from vbw.errors import ConfigError
+    from vbw.report.writers import OUTPUTS, Output, report_writers
+
+    class Zoo(Output):
+        name = "zoo_writer"
+
+        @staticmethod
+        def render(s):  # type: ignore[no-untyped-def]
+            return ""
+
+    Zoo.file = file
+    OUTPUTS.plug(Zoo)
+    try:
+        with pytest.raises(ConfigError, match=r"^config: outputs: 'zoo_writer' writes .*, "
+                           "not a file name in the run's folder"):
+            report_writers(["json", "zoo_writer"])
+        Zoo.file = "zoo.txt"
+        assert report_writers(["json", "zoo_writer"])["zoo_writer"].file == "zoo.txt"
+    finally:
+        OUTPUTS._classes.pop("zoo_writer")

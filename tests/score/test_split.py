@@ -327,3 +327,74 @@ def test_a_worker_gone_holding_the_token_is_noticed() -> None:
         claims.claim(True, worker)
     worker.cancel()
     claims.close()
+
+
+def test_a_stopped_worker_makes_the_parent_score_alone(monkeypatch: pytest.MonkeyPatch,
+                                                        merges: list[int]) -> None:
+    """Issue 30 item 15: a SIGSTOPped worker hung its parent forever (waiting for its
+    result, or for the claims' token it held); the parent now scores the replay alone,
+    with the same result."""
+    import signal
+
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    one = _score(task, ROOT / REPLAYS["gsm8k"], "1", monkeypatch)
+    parent, real = os.getpid(), stream.Pass.forked
+
+    def stops(self: Any) -> None:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        real(self)
+
+    monkeypatch.setattr(stream.Pass, "forked", stops)
+    start = time.perf_counter()
+    two = _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
+    assert time.perf_counter() - start < 30
+    assert merges == []
+    _same(one, two)
+
+
+def test_a_worker_stopped_holding_the_token_is_not_waited_for() -> None:
+    import signal
+
+    from vbw.pipes import beside
+
+    claims = split._Claims(4)
+
+    def takes_and_stops() -> None:
+        os.read(claims._take, 1)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+    worker = beside(takes_and_stops)
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match="the scoring worker is stopped"):
+        while claims.claim(True, worker) is not None:
+            time.sleep(0.01)
+    assert time.perf_counter() - start < 10
+    worker.cancel()
+    claims.close()
+
+
+def test_a_replay_truncated_while_two_processes_score_it_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30 item 15: each run of lines is read by its own open of the file, so a
+    replay truncated mid-way gave a view no version of it had; the change is one line."""
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    path = tmp_path / "r.jsonl"
+    data = (ROOT / REPLAYS["gsm8k"]).read_bytes()
+    path.write_bytes(data)
+    parent, real = os.getpid(), split._read
+    cut = [False]
+
+    def truncating(p: Any, part: Any) -> Any:
+        if os.getpid() == parent and not cut[0]:
+            cut[0] = True
+            with open(path, "r+b") as f:
+                f.truncate(len(data) // 2)
+        return real(p, part)
+
+    monkeypatch.setattr(split, "_read", truncating)
+    with pytest.raises(ReplayError, match=r"r.jsonl: the replay changed while it was scored"):
+        _score(task, path, "2", monkeypatch)
+    path.write_bytes(data)  # unchanged: scored as before
+    cut[0] = True
+    _same(_score(task, path, "2", monkeypatch), _score(task, path, "1", monkeypatch))

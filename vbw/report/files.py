@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TextIO
@@ -26,14 +27,20 @@ MANIFEST = "report.json"  # written last: its presence means the set is complete
 PARTIAL = ".partial-"     # the infix of temporary names, e.g. .ledger.csv.partial-1234
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = frozenset("=+-@\t\r")
 
 
 def cell(value: str) -> str:
     """A CSV cell a spreadsheet reads as text: one starting with = + - @ or a tab or CR
     (ids and arm keys come from task files and replays) would run as a formula (OWASP's
-    CSV injection), so it gets a leading single quote, as spreadsheets expect."""
-    return "'" + value if value.startswith(_FORMULA_START) else value
+    CSV injection), so it gets a leading single quote, as spreadsheets expect. So does
+    one whose first character after leading whitespace (Unicode's, the ideographic space
+    included) is one of those, or their fullwidth or small forms (＝＋－＠, which some
+    spreadsheets read as ASCII: NFKC folds them) or the minus sign U+2212."""
+    head = value[:1] if value[:1] in _FORMULA_START else value.lstrip()[:1]
+    if head and (unicodedata.normalize("NFKC", head) in _FORMULA_START or head == "\u2212"):
+        return "'" + value
+    return value
 
 
 _QUOTED = re.compile('[,"\r\n]')

@@ -182,7 +182,7 @@ def report_writers(outputs: Collection[str] | None) -> dict[str, Writer[ReportSe
         if name not in table:
             if name not in OUTPUTS:
                 raise ConfigError(f"config: outputs: {OUTPUTS.unknown(name)}")
-            table[name] = OUTPUTS.get(name).writer()
+            table[name] = _confined(name, OUTPUTS.get(name).writer())
     taken: dict[str, str] = {}
     for name, w in table.items():
         if name in chosen(outputs):
@@ -191,6 +191,19 @@ def report_writers(outputs: Collection[str] | None) -> dict[str, Writer[ReportSe
                                   f"{w.file}; choose one")
             taken[w.file] = name
     return table
+
+
+def _confined(name: str, w: Writer[S]) -> Writer[S]:
+    """A plugin's writer, whose `file` is a plain file name: it writes into the run's
+    folder and nowhere else (no folder part, absolute or `..`; no hidden name, which is
+    vbw's own temporary and lock files')."""
+    file = w.file
+    if not isinstance(file, str) or not file or file.startswith(".") or \
+            any(c in file for c in "/\\\0") or Path(file).is_absolute():
+        raise ConfigError(f"config: outputs: {name!r} writes {file!r}, not a file name "
+                          "in the run's folder (a plain name: no folder part, no leading "
+                          "dot)")
+    return w
 
 
 def write_reports(r: Report, out_dir: Path,

@@ -27,6 +27,12 @@ the replay again in one process from its first line, which raises the first erro
 file order (or, for a failed worker, scores its lines). A valid replay never pays that
 second pass; a broken one pays it at most once, so scoring stays linear.
 
+Each run is read by its own open of the file, so a replay written, truncated or replaced
+while it is scored would give a view no version of it had: the file's identity (inode,
+size, modification time) is compared before and after, and a change is one line (a
+ReplayError). A worker found stopped (SIGSTOP) is killed and the parent scores alone
+(vbw.pipes.receive_from): neither waits forever.
+
 Used when the replay holds at least SPLIT_BYTES, the machine has two cores and `os.fork`
 exists; VBW_SCORING_PROCESSES=1 in the environment keeps scoring in one process, =2 splits
 any replay (the tests' way to run it on small ones).
@@ -42,7 +48,8 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from vbw.pipes import Pending, beside
+from vbw.errors import ReplayError
+from vbw.pipes import POLL, Pending, beside
 from vbw.replay.stream import ReplayStream, open_replay
 
 SPLIT_BYTES = 4 << 20  # below this the fork and the merge cost more than they save
@@ -131,11 +138,16 @@ class _Claims:
     def claim(self, front: bool, worker: Pending | None = None) -> int | None:
         """The next run from the front (this process) or the back (the worker); None
         once they meet. This process waits for the token watching the `worker`: one that
-        is gone while the token is not back (killed while it held it) raises."""
-        if worker is not None:
-            ready, _, _ = select.select([self._take, worker.fileno()], [], [])
-            if self._take not in ready:  # the worker returns the token before it leaves
+        is gone while the token is not back (killed while it held it), or is stopped
+        (SIGSTOP: it may never give it back), raises."""
+        while worker is not None:
+            ready, _, _ = select.select([self._take, worker.fileno()], [], [], POLL)
+            if self._take in ready:
+                break
+            if ready:  # the worker returns the token before it leaves
                 raise RuntimeError("the scoring worker left holding the claims' token")
+            if worker.stopped():  # (SIGSTOP) it may hold the token for good
+                raise RuntimeError("the scoring worker is stopped")
         os.read(self._take, 1)
         try:
             first, last = struct.unpack("qq", self._shared[:])
@@ -162,6 +174,7 @@ def in_runs(stream: ReplayStream, read: Callable[[ReplayStream], Any],
     a forked worker from the back (`_Claims`): every (run index, result) in run order,
     and what `worker_end()` gave in the worker (`worker_start()` runs there first); None
     when either process raised or the worker failed in any way (it is then stopped)."""
+    before = _identity(stream.path)
     cuts = stream.cuts(PARTS)
     claims = _Claims(len(cuts) - 1)
 
@@ -185,9 +198,18 @@ def in_runs(stream: ReplayStream, read: Callable[[ReplayStream], Any],
     finally:  # (an interrupt stops the worker too; one whose result came is reaped)
         worker.cancel()
         claims.close()
+    if _identity(stream.path) != before:  # each run was read by its own open of the path
+        raise ReplayError(f"{stream.path}: the replay changed while it was scored (its "
+                          "size, time or file changed); score it once nothing writes it")
     if found is None:
         return None
     return sorted(mine + found[0], key=lambda run: run[0]), found[1]
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    """What changes when a file is written, truncated or replaced."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 Run = tuple[list[Line], int, "tuple[int, Any] | None", bool]

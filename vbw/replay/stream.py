@@ -9,14 +9,15 @@ torn last line ignored.
 
 Speed without a second definition of the format: a line is decoded by orjson, and by
 Python's json whenever orjson refuses it (NaN, integers beyond 64 bits: what json accepts
-and orjson does not), so a line decodes to the same value as before. The decoded line is
+and orjson does not), so a line decodes to the same value as before. A line is untrusted:
+nested past vbw.task.jsonvalues.MAX_DEPTH or holding an integer past MAX_INT_DIGITS
+digits, it is refused in one line naming it, as any line that is not JSON is. The decoded line is
 then recognised by vbw.replay.record's conservative check of the plain shape, and
 anything else goes through the pydantic model, as before.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +30,7 @@ from vbw.errors import ReplayError
 from vbw.replay.format import EndV1, ItemRecord
 from vbw.replay.header import FORMAT, ReplayHeader
 from vbw.replay.record import ScoredRecord, as_scored, light
-from vbw.task.jsonvalues import orjson_agrees
+from vbw.task.jsonvalues import JsonLimit, check_nesting, exact, json_loads
 from vbw.validation import describe
 
 
@@ -38,26 +39,13 @@ def decode(line: bytes) -> Any:
     """The line decoded by orjson where it accepts it, else by json: json.loads(line),
     except that orjson makes an integer literal beyond 64 bits a float. The light scoring
     path reads only what that cannot change (texts, and numbers it makes floats); whatever
-    keeps or writes the values uses `decode_exact`."""
+    keeps or writes the values uses `decode_exact`. Bounded (JsonLimit, a ValueError):
+    see vbw.task.jsonvalues.loads."""
+    check_nesting(line)
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        return json.loads(line)
-
-
-# digits -> "0", any other byte -> " ": an integer literal of 64 bits or more has 19 digits
-_DIGIT_RUNS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG_RUN = b"0" * 19
-
-
-def exact(obj: Any, line: bytes) -> Any:
-    """`obj`, decoded from `line` by `decode`, as json.loads gives it: a line without a run
-    of 19 digits (a byte scan at C speed) holds no integer orjson could have made a float;
-    one that has them is checked value by value (orjson_agrees) and decoded by json if
-    orjson changed one."""
-    if _LONG_RUN not in line.translate(_DIGIT_RUNS) or orjson_agrees(obj):
-        return obj
-    return json.loads(line)
+        return json_loads(line)
 
 
 def decode_exact(line: bytes) -> Any:
@@ -78,6 +66,8 @@ def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
 def _json_line(path: Path, lineno: int, line: bytes) -> Any:
     try:
         return decode(line)
+    except JsonLimit as e:
+        raise ReplayError(f"{path}:{lineno}: the line is refused: {e}") from None
     except ValueError as e:
         raise ReplayError(f"{path}:{lineno}: not valid JSON ({e})") from None
 

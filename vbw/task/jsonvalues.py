@@ -8,6 +8,15 @@ JSON and JSON Schema put no bound on an integer, so such a literal decodes to a
 `JsonBigInt`: a `Decimal` (exact, built in linear time) marked as integral. The number
 helpers here treat it as a number everywhere an answer is compared; converting it to a
 float gives +-inf, never an exception.
+
+Untrusted JSON documents (server replies, replay lines, dataset rows, BFCL's answer
+files) are read by `loads`: json.loads' values, by orjson where that gives the same, but
+bounded. A document nested more than MAX_DEPTH arrays and objects deep, or holding an
+integer literal of more than MAX_INT_DIGITS digits, is refused with a one-line JsonLimit
+(a ValueError) before anything recursive sees it: orjson 3.8 crashes the process on a
+deeply nested object, json raises RecursionError near 1,000 levels, pydantic refuses to
+write a value nested past about 250 levels ("Circular reference detected"), and int()
+refuses more than 4,300 digits.
 """
 
 from __future__ import annotations
@@ -21,6 +30,11 @@ from typing import Any
 import orjson
 
 INT_DIGITS = 4300  # CPython's default int<->str limit; longer integers become JsonBigInt
+# Untrusted documents: arrays and objects nested at most this deep (a replay line holds a
+# tool reply's message at the depth the reply held it, so a reply within the limit is
+# written and read back within it, below pydantic's ~250); integer literals at most this long
+MAX_DEPTH = 200
+MAX_INT_DIGITS = INT_DIGITS
 
 
 class JsonBigInt(Decimal):
@@ -132,3 +146,81 @@ def as_float(value: int | float | Decimal) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+class JsonLimit(ValueError):
+    """An untrusted JSON document nested past MAX_DEPTH or with an integer literal of
+    more than MAX_INT_DIGITS digits."""
+
+
+def _bounded_int(literal: str) -> int:
+    digits = len(literal) - literal.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise JsonLimit(f"an integer of {digits:,} digits (vbw reads at most "
+                        f"{MAX_INT_DIGITS:,})")
+    return int(literal)
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def nesting(data: str | bytes) -> int:
+    """How deeply the arrays and objects of JSON text `data` nest (brackets inside its
+    strings aside), at C speed: strings cut out by a regex, the brackets kept, their
+    running depth summed by NumPy."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
+    if not brackets:
+        return 0
+    import numpy as np  # only for a text with more brackets than MAX_DEPTH
+
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == 91) | (codes == 123), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps).max())
+
+
+def check_nesting(data: str | bytes, max_depth: int = MAX_DEPTH) -> None:
+    """Refuse (JsonLimit) JSON text nested more than `max_depth` deep; a text with no more
+    brackets than that (most) costs two counts."""
+    opens = data.count("[") + data.count("{") if isinstance(data, str) else \
+        data.count(b"[") + data.count(b"{")
+    if opens > max_depth and (depth := nesting(data)) > max_depth:
+        raise JsonLimit(f"nested {depth:,} arrays/objects deep (vbw reads at most "
+                        f"{max_depth:,})")
+
+
+def json_loads(data: str | bytes) -> Any:
+    """json.loads(data) with integer literals bounded (JsonLimit), for a text whose
+    nesting was checked; a RecursionError is a JsonLimit too."""
+    try:
+        return json.loads(data, parse_int=_bounded_int)
+    except RecursionError:
+        raise JsonLimit("nested too deep to decode") from None
+
+
+# digits -> "0", any other byte -> " ": an integer literal of 64 bits or more has 19 digits
+_DIGIT_RUNS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def exact(value: Any, data: str | bytes) -> Any:
+    """`value`, decoded from `data` by orjson, as json.loads gives it: bytes without a run
+    of 19 digits (a byte scan at C speed) hold no integer orjson could have made a float;
+    otherwise (and for a str) the value is checked (orjson_agrees) and decoded by json if
+    orjson changed it."""
+    if type(data) is bytes and _LONG_RUN not in data.translate(_DIGIT_RUNS):
+        return value
+    return value if orjson_agrees(value) else json_loads(data)
+
+
+def loads(data: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """json.loads(data) for an untrusted document, bounded (see the module docstring):
+    orjson's values where they are json's, else json's; ValueError (JSONDecodeError or
+    JsonLimit) when it is not JSON or is past the limits."""
+    check_nesting(data, max_depth)
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json_loads(data)
+    return exact(value, data)

@@ -159,6 +159,7 @@ def as_called(gen: Generation, sent: str, secrets: tuple[Secret, ...]) -> Genera
     message = gen.message
     if message is not None:
         raw, hidden = mask_exact(json.dumps(message, ensure_ascii=False), secrets)
-        message, masked = json.loads(raw), masked or hidden
+        if hidden:  # else the message is as it was: no second copy of a large reply
+            message, masked = json.loads(raw), True
     return gen.model_copy(update={"text": text, "called": called, "message": message,
                                   "redacted": gen.redacted or masked})

@@ -116,3 +116,24 @@ def test_a_line_past_the_json_limits_is_one_line_naming_it(tmp_path: Path) -> No
     path.write_text(head[:-2] + ', "x": ' + "[" * 1025 + "]" * 1025 + "}}\n")
     with pytest.raises(ReplayError, match="r.jsonl:1: the line is refused: nested 1,027"):
         open_replay(path)
+
+
+def test_a_line_past_max_interventions_is_refused_before_it_is_decoded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAX_INTERVENTIONS in a line (over its arms) are read; one more is a ReplayError
+    naming the line, counted on the bytes (a text that spells the key does not count)."""
+    from vbw.replay import stream
+
+    monkeypatch.setattr(stream, "MAX_INTERVENTIONS", 4)
+    head = json.dumps({"meta": {"format": "vbw-replay/1", "task": "t",
+                                "arms": ["constrained[answer]", "unconstrained"]}})
+    path = tmp_path / "r.jsonl"
+    line = _line(interventions=[EVENT] * 3)
+    line["arms"]["unconstrained"].update(interventions=[EVENT], text='"lp_forced"')
+    path.write_text(head + "\n" + json.dumps(line) + "\n")
+    assert [r.id for r in open_replay(path).records()] == ["a"]
+    line["arms"]["unconstrained"]["interventions"] *= 2
+    path.write_text(head + "\n" + json.dumps(line) + "\n")
+    with pytest.raises(ReplayError, match="r.jsonl:2: the line is refused: it holds 5 "
+                                          "interventions \\(vbw reads at most 4 in a line\\)"):
+        open_replay(path).drain()

@@ -139,3 +139,39 @@ def test_loads_gives_jsons_values() -> None:
         assert repr(loads(doc)) == repr(loads(doc.encode())) == repr(json.loads(doc))
     with pytest.raises(json.JSONDecodeError):
         loads(b"{bad")
+
+
+def _depth(value: object) -> int:
+    best, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            best = max(best, d)
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return best
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 1 << 20])
+def test_nesting_is_the_values_depth_at_any_chunk_size(chunk: int,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random documents whose strings hold brackets, quotes and runs of backslashes (the
+    escapes that decide where a string ends), cut into chunks of every size: nesting is
+    the decoded value's depth."""
+    from vbw.task import jsonvalues
+
+    monkeypatch.setattr(jsonvalues, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    atoms = ['a"[\\', "\\", '\\"{', "", 1, "[[{", '\\\\"]', '\\\\\\"[', '"', "}}"]
+
+    def value(depth: int) -> object:
+        r = rng.random()
+        if depth > 12 or r < 0.3:
+            return rng.choice(atoms)
+        if r < 0.65:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {rng.choice(["k", "[", '\\"{', "\\"]): value(depth + 1)
+                for _ in range(rng.randrange(4))}
+
+    for _ in range(300):
+        v = value(0)
+        assert nesting(json.dumps(v)) == nesting(json.dumps(v).encode()) == _depth(v)

@@ -33,6 +33,12 @@ from vbw.replay.record import ScoredRecord, as_scored, light
 from vbw.task.jsonvalues import JsonLimit, check_nesting, exact, json_loads
 from vbw.validation import describe
 
+# Interventions in one item line, counted before it is decoded by their one required key
+# (a key is never inside a string, whose quotes are escaped): each costs ~640 bytes
+# decoded, eight times its text (1,000,000 in a 79 MB line peaked at 957 MB), and a vbw
+# arm records at most one per generated token, only where the grammar refused a token.
+MAX_INTERVENTIONS = 50_000
+_EVENT_KEY = b'"lp_forced"'
 
 
 def decode(line: bytes) -> Any:
@@ -40,7 +46,10 @@ def decode(line: bytes) -> Any:
     except that orjson makes an integer literal beyond 64 bits a float. The light scoring
     path reads only what that cannot change (texts, and numbers it makes floats); whatever
     keeps or writes the values uses `decode_exact`. Bounded (JsonLimit, a ValueError):
-    see vbw.task.jsonvalues.loads."""
+    see vbw.task.jsonvalues.loads, and at most MAX_INTERVENTIONS interventions."""
+    if (events := line.count(_EVENT_KEY)) > MAX_INTERVENTIONS:
+        raise JsonLimit(f"it holds {events:,} interventions (vbw reads at most "
+                        f"{MAX_INTERVENTIONS:,} in a line)")
     check_nesting(line)
     try:
         return orjson.loads(line)
@@ -51,8 +60,6 @@ def decode(line: bytes) -> Any:
 def decode_exact(line: bytes) -> Any:
     """json.loads(line), by orjson where that gives the same values (see `exact`)."""
     return exact(decode(line), line)
-
-
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,

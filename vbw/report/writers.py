@@ -36,6 +36,7 @@ from typing import Callable, ClassVar, Generic, TextIO, TypeVar
 from pydantic_core import PydanticSerializationError
 
 from vbw.errors import ConfigError
+from vbw.redact import escape_surrogates
 from vbw.registry import Registry
 from vbw.report.browser import Browser
 from vbw.report.files import ledger_csv, write_set
@@ -101,8 +102,8 @@ class ReportSet:
         return render_svg(self.report)
 
     @cached_property
-    def markdown(self) -> str:
-        return render_markdown(self.report)
+    def markdown(self) -> str:  # also printed: a lone surrogate (a server's) as its escape
+        return escape_surrogates(render_markdown(self.report))
 
 
 class Output(ABC):

@@ -18,7 +18,7 @@ from vbw.replay.stream import MAX_INTERVENTIONS
 from vbw.task.bfcl_rules import MAX_CALLS
 
 DEEP = "[" * 3000 + "]" * 3000
-DEEP_OBJECTS = '{"a":' * 100_000 + "1" + "}" * 100_000  # orjson 3.8 crashed on it
+DEEP_OBJECTS = '{"a":' * 100_000 + "1" + "}" * 100_000  # past orjson's 1,024 levels
 BIG_INT = "9" * 5001
 GSM8K = ROOT / "replays/gsm8k/smollm2_135m/llamacpp.jsonl"
 PARALLEL = ROOT / "conf/task/bfcl_parallel.yaml"

@@ -39,18 +39,22 @@ from vbw.validation import describe
 # arm records at most one per generated token, only where the grammar refused a token.
 MAX_INTERVENTIONS = 50_000
 _EVENT_KEY = b'"lp_forced"'
+_EVENT_BYTES = 60  # fewer than any intervention's text: a shorter line need not count them
 
 
 def decode(line: bytes) -> Any:
     """The line decoded by orjson where it accepts it, else by json: json.loads(line),
     except that orjson makes an integer literal beyond 64 bits a float. The light scoring
     path reads only what that cannot change (texts, and numbers it makes floats); whatever
-    keeps or writes the values uses `decode_exact`. Bounded (JsonLimit, a ValueError):
-    see vbw.task.jsonvalues.loads, and at most MAX_INTERVENTIONS interventions."""
-    if (events := line.count(_EVENT_KEY)) > MAX_INTERVENTIONS:
+    keeps or writes the values uses `kept` (or `decode_exact`). Bounded (JsonLimit, a
+    ValueError): at most MAX_INTERVENTIONS interventions, integers as
+    vbw.task.jsonvalues.loads bounds them, and nesting within orjson's 1,024 levels (json's
+    RecursionError past them is a JsonLimit); the light path reads nothing nested, so
+    MAX_DEPTH is checked only where values are kept (`kept`), off the hot path."""
+    if len(line) > _EVENT_BYTES * MAX_INTERVENTIONS and \
+            (events := line.count(_EVENT_KEY)) > MAX_INTERVENTIONS:
         raise JsonLimit(f"it holds {events:,} interventions (vbw reads at most "
                         f"{MAX_INTERVENTIONS:,} in a line)")
-    check_nesting(line)
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -58,8 +62,20 @@ def decode(line: bytes) -> Any:
 
 
 def decode_exact(line: bytes) -> Any:
-    """json.loads(line), by orjson where that gives the same values (see `exact`)."""
+    """json.loads(line), by orjson where that gives the same values (see `exact`), within
+    MAX_DEPTH."""
+    check_nesting(line)
     return exact(decode(line), line)
+
+
+def kept(obj: Any, line: bytes, path: Path, lineno: int) -> Any:
+    """`obj`, decoded from `line`, as json.loads gives it (`exact`), for values that are
+    kept or written: refused past MAX_DEPTH (vbw.task.jsonvalues) in one line."""
+    try:
+        check_nesting(line)
+    except JsonLimit as e:
+        raise ReplayError(f"{path}:{lineno}: the line is refused: {e}") from None
+    return exact(obj, line)
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
@@ -96,7 +112,7 @@ class ReplayStream:
         (`decode`'s values; json.loads' with `exact_values`); an unreadable last line
         without its newline is a torn tail, skipped."""
         for lineno, obj, line in self._decoded():
-            yield lineno, (exact(obj, line) if exact_values else obj)
+            yield lineno, (kept(obj, line, self.path, lineno) if exact_values else obj)
 
     def _decoded(self) -> Iterator[tuple[int, Any, bytes]]:
         """`lines`, with each line's bytes."""
@@ -123,13 +139,15 @@ class ReplayStream:
         allowed = None if listed is None else frozenset(listed)
         for lineno, obj, line in self._decoded():
             if isinstance(obj, dict) and len(obj) == 1 and "end" in obj:
-                self.end = validate_model(EndV1, exact(obj, line)["end"], self.path, lineno,
+                self.end = validate_model(EndV1, kept(obj, line, self.path, lineno)["end"],
+                                          self.path, lineno,
                                           "end.")
                 self.end_line = lineno
                 continue
             rec: Any = None if full else light(obj)
             if rec is None:  # the values are kept: json's, exactly
-                rec = validate_model(ItemRecord, exact(obj, line), self.path, lineno, "")
+                rec = validate_model(ItemRecord, kept(obj, line, self.path, lineno),
+                                     self.path, lineno, "")
             arm_keys = rec.texts if isinstance(rec, ScoredRecord) else rec.arms
             if rec.id in seen:
                 raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")
@@ -223,7 +241,7 @@ def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
         except ValueError:
             raise ReplayError(f"{path}: empty replay file") from None
     raw = line[:-1] if line.endswith(b"\n") else line
-    head = exact(_json_line(path, 1, raw), raw)
+    head = kept(_json_line(path, 1, raw), raw, path, 1)
     if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
         raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
     meta: dict[str, Any] = head["meta"]

@@ -4,9 +4,10 @@ A row of a .jsonl file is decoded by orjson, and by Python's json wherever orjso
 the line (NaN, infinity, lone surrogate escapes: what json accepts and orjson does not)
 or its value may differ from json's (an integer beyond 64 bits, which orjson makes a
 float: vbw.task.jsonvalues.orjson_agrees), so every row is the value json.loads gives
-and every error is its message; bounded as any untrusted JSON is (vbw.task.jsonvalues.loads:
-nesting and integer length, refused in one line naming the file and line). A 100,000-row dataset is read before any scoring starts
-(serial time in a replay's scoring), in about two thirds of json's time.
+and every error is its message; bounded as any untrusted JSON is
+(vbw.task.jsonvalues.loads: nesting and integer length, refused in one line naming the
+file and line). A 100,000-row dataset is read before any scoring starts (serial time in a
+replay's scoring), in about two thirds of json's time.
 """
 
 from __future__ import annotations

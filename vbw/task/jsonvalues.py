@@ -13,10 +13,12 @@ Untrusted JSON documents (server replies, replay lines, dataset rows, BFCL's ans
 files) are read by `loads`: json.loads' values, by orjson where that gives the same, but
 bounded. A document nested more than MAX_DEPTH arrays and objects deep, or holding an
 integer literal of more than MAX_INT_DIGITS digits, is refused with a one-line JsonLimit
-(a ValueError) before anything recursive sees it: orjson 3.8 crashes the process on a
-deeply nested object, json raises RecursionError near 1,000 levels, pydantic refuses to
-write a value nested past about 250 levels ("Circular reference detected"), and int()
-refuses more than 4,300 digits.
+(a ValueError) before anything recursive sees it: orjson refuses more than 1,024 levels
+(its 3.8 versions crashed the process), json, which decodes what orjson refuses, raises
+RecursionError near 1,000 levels, pydantic refuses to write a value nested past about 250
+levels ("Circular reference detected"), and int() refuses more than 4,300 digits. A
+replay's light scoring path (vbw.replay.stream) reads nothing nested and skips the depth
+count: orjson's limit, and json's RecursionError taken as a JsonLimit, bound it there.
 """
 
 from __future__ import annotations
@@ -210,11 +212,16 @@ def nesting(data: str | bytes) -> int:
     return int(deepest)
 
 
+_NOT_OPEN = bytes(b for b in range(256) if b not in b"[{")
+
+
 def check_nesting(data: str | bytes, max_depth: int = MAX_DEPTH) -> None:
     """Refuse (JsonLimit) JSON text nested more than `max_depth` deep; a text with no more
-    brackets than that (most) costs two counts."""
+    opening brackets than that (most) costs one pass that counts them."""
+    if len(data) <= 2 * max_depth:  # (the text of `depth` levels has 2 * depth characters)
+        return
     opens = data.count("[") + data.count("{") if isinstance(data, str) else \
-        data.count(b"[") + data.count(b"{")
+        len(data.translate(None, _NOT_OPEN))
     if opens > max_depth and (depth := nesting(data)) > max_depth:
         raise JsonLimit(f"nested {depth:,} arrays/objects deep (vbw reads at most "
                         f"{max_depth:,})")
@@ -226,7 +233,8 @@ def json_loads(data: str | bytes) -> Any:
     try:
         return json.loads(data, parse_int=_bounded_int)
     except RecursionError:
-        raise JsonLimit("nested too deep to decode") from None
+        raise JsonLimit(f"nested {nesting(data):,} arrays/objects deep (vbw reads at most "
+                        f"{MAX_DEPTH:,})") from None
 
 
 # digits -> "0", any other byte -> " ": an integer literal of 64 bits or more has 19 digits

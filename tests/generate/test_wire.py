@@ -131,3 +131,14 @@ def test_a_run_records_and_reports_a_lone_surrogate(tmp_path) -> None:
     again = run_vbw("task=gsm8k", f"replay={tmp_path}/o/replay.jsonl",
                     f"hydra.run.dir={tmp_path}/re", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
+
+
+def test_a_quoted_server_text_holds_no_lone_surrogate() -> None:
+    """What vbw quotes of a server (an error message, a probe's field) is written into
+    replay headers, unsupported-schema reasons and errors: a lone surrogate in it becomes
+    its escape, so the text encodes as UTF-8."""
+    from vbw.generate.wire import one_line_text
+
+    shown = one_line_text("bad \ud800\n schema \udfff")
+    assert shown == "bad \\ud800 schema \\udfff"
+    shown.encode("utf-8")

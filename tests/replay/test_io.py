@@ -185,3 +185,31 @@ def test_a_line_the_model_coerces_streams_as_it_reads_whole(tmp_path: Path) -> N
     assert [(r.id, r.texts) for r in open_replay(path).records()] == \
         [("a", {"unconstrained": "t"})]
     assert read_replay(path).records[0].arms["unconstrained"].n_tokens == 3
+
+
+def test_a_written_line_keeps_within_max_interventions(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """What vbw writes re-scores: at MAX_INTERVENTIONS in a line every arm keeps its
+    interventions; past it, the arms with the most record them as not recorded (None),
+    until the rest fit, and the replay reads back."""
+    from vbw.replay import io, stream
+    from vbw.replay.format import Intervention
+
+    monkeypatch.setattr(stream, "MAX_INTERVENTIONS", 5)
+    monkeypatch.setattr(io, "MAX_INTERVENTIONS", 5)
+    event = Intervention(pos=0, char=0, wanted="a", forced="b", lp_wanted=-0.1, lp_forced=-1.0)
+
+    def rec(i: str, big: int, small: int) -> ItemRecord:
+        return ItemRecord(id=i, arms={"a": ArmRecord(text="x", interventions=[event] * big),
+                                      "b": ArmRecord(text="y", interventions=[event] * small),
+                                      "c": ArmRecord(text="z")})
+
+    path = tmp_path / "r.jsonl"
+    w = ReplayWriter(path)
+    w.start(_meta().model_copy(update={"arms": ["a", "b", "c"]}))
+    w.append(rec("1", 3, 2))
+    w.append(rec("2", 4, 2))
+    arms = [r.arms for r in read_replay(path).records]
+    assert [len(arms[0][k].interventions) for k in "ab"] == [3, 2]
+    assert arms[1]["a"].interventions is None and len(arms[1]["b"].interventions) == 2
+    assert arms[1]["c"].interventions is None

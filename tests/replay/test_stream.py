@@ -90,3 +90,50 @@ def test_kept_values_are_jsons_exactly(tmp_path: Path) -> None:
     assert [obj for _, obj in open_replay(path).lines(exact_values=True)] == lines[1:]
     assert [r.texts for r in open_replay(path).records()] == [{"unconstrained": "x"},
                                                               {"unconstrained": "y"}]
+
+
+def test_a_line_past_the_json_limits_is_one_line_naming_it(tmp_path: Path) -> None:
+    """An item line (or the header) nested past MAX_DEPTH, or holding an integer past
+    MAX_INT_DIGITS digits, is a ReplayError naming the file and line; a line at the depth
+    limit is read."""
+    from vbw.task.jsonvalues import MAX_DEPTH
+    head = json.dumps({"meta": {"format": "vbw-replay/1", "task": "t",
+                                "arms": ["constrained[answer]", "unconstrained"]}})
+    path = tmp_path / "r.jsonl"
+    # the line, arms, an arm and its message are 4 levels: the message holds the rest
+    at = _line(message={"x": json.loads("[" * (MAX_DEPTH - 5) + "]" * (MAX_DEPTH - 5))})
+    path.write_text(head + "\n" + json.dumps(at) + "\n")
+    assert [r.id for r in open_replay(path).records()] == ["a"]
+    deep = json.dumps(_line()).replace('"12"}', '"12", "message": ' + '{"a": ' * 2000 +
+                                       "1" + "}" * 2001, 1)
+    big = json.dumps(_line()).replace('"text": "12"', '"text": "12", "n_tokens": ' +
+                                      "9" * 5001, 1)
+    for line, why in [(deep, "nested 2,003 arrays/objects deep"),
+                      (big, "an integer of 5,001 digits")]:
+        path.write_text(head + "\n" + json.dumps(_line()) + "\n" + line + "\n")
+        with pytest.raises(ReplayError, match=f"r.jsonl:3: the line is refused: {why}"):
+            open_replay(path).drain()
+    path.write_text(head[:-2] + ', "x": ' + "[" * 1025 + "]" * 1025 + "}}\n")
+    with pytest.raises(ReplayError, match="r.jsonl:1: the line is refused: nested 1,027"):
+        open_replay(path)
+
+
+def test_a_line_past_max_interventions_is_refused_before_it_is_decoded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAX_INTERVENTIONS in a line (over its arms) are read; one more is a ReplayError
+    naming the line, counted on the bytes (a text that spells the key does not count)."""
+    from vbw.replay import stream
+
+    monkeypatch.setattr(stream, "MAX_INTERVENTIONS", 4)
+    head = json.dumps({"meta": {"format": "vbw-replay/1", "task": "t",
+                                "arms": ["constrained[answer]", "unconstrained"]}})
+    path = tmp_path / "r.jsonl"
+    line = _line(interventions=[EVENT] * 3)
+    line["arms"]["unconstrained"].update(interventions=[EVENT], text='"lp_forced"')
+    path.write_text(head + "\n" + json.dumps(line) + "\n")
+    assert [r.id for r in open_replay(path).records()] == ["a"]
+    line["arms"]["unconstrained"]["interventions"] *= 2
+    path.write_text(head + "\n" + json.dumps(line) + "\n")
+    with pytest.raises(ReplayError, match="r.jsonl:2: the line is refused: it holds 5 "
+                                          "interventions \\(vbw reads at most 4 in a line\\)"):
+        open_replay(path).drain()

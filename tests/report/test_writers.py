@@ -176,3 +176,19 @@ def test_a_plugin_writer_writes_only_a_plain_file_name_in_the_run_folder(file: s
         assert report_writers(["json", "zoo_writer"])["zoo_writer"].file == "zoo.txt"
     finally:
         OUTPUTS._classes.pop("zoo_writer")
+
+
+def test_report_json_keeps_a_lone_surrogate_from_a_replay(tmp_path: Path) -> None:
+    """A replay read back holds a server's lone surrogate (header fields, an exclusion
+    reason); pydantic cannot write it as JSON, so report.json is written by json instead,
+    the surrogate as its escape: the same values, read back."""
+    import json
+
+    from vbw.report.writers import JsonOutput, ReportSet
+
+    report = big_report(2).model_copy(update={"meta": {"model": {"name": "a\ud800b"}}})
+    text = JsonOutput.render(ReportSet(report, None))
+    files.write_atomic(tmp_path / "report.json", text)
+    back = json.loads((tmp_path / "report.json").read_bytes())
+    assert back == json.loads(json.dumps(report.model_dump(mode="json", by_alias=True)))
+    assert back["meta"]["model"]["name"] == "a\ud800b"

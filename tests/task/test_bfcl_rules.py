@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import ROOT, run_vbw
-from vbw.task.bfcl_rules import calls_reason, official_reason, standardize
+from vbw.task.bfcl_rules import MAX_CALLS, calls_reason, official_reason, standardize
 from vbw.task.check import CallArgsChecker
 
 REFERENCE = Path(__file__).parent / "data" / "bfcl_official" / "reference.json"
@@ -78,6 +79,10 @@ def test_nested_types_are_checked_one_level_deep() -> None:
     # no int-for-float inside a list, unless the allowed list starts with an integer
     assert official_reason({"l": [1.5, 2]}, {"l": [[1.5, 2.0]]}, sch) == "nested_type"
     assert official_reason({"l": [1, 2]}, {"l": [[1, 2]]}, sch) is None
+    # a boolean is not an integer inside a list either (True == 1 would pass the values)
+    ints = schema({"l": {"type": "array", "items": {"type": "integer"}}})
+    assert official_reason({"l": [1, True]}, {"l": [[1, 1]]}, ints) == "nested_type"
+    assert official_reason({"l": [1, 1]}, {"l": [[1, 1]]}, ints) is None
     deep = schema({"l": {"type": "array", "items": {"type": "array",
                                                      "items": {"type": "integer"}}}})
     assert official_reason({"l": [[1.0]]}, {"l": [[[1]]]}, deep) is None  # 1 == 1.0, unchecked
@@ -142,6 +147,21 @@ def test_parallel_calls_match_in_any_order_with_bfcls_greedy_pairing() -> None:
     greedy = [{"f": {"x": [1, 2]}}, {"f": {"x": [1]}}]
     assert calls_reason([{"f": {"x": 1}}, {"f": {"x": 2}}], greedy, CALLS) == "no_match"
     assert calls_reason([{"f": {"x": 2}}, {"f": {"x": 1}}], greedy, CALLS) is None
+
+
+def test_parallel_matching_is_bounded_at_max_calls() -> None:
+    """Each expected call is compared with every free call: MAX_CALLS calls, all for the
+    same function and matched in reverse order (the greedy search's worst case), are
+    matched; one more is wrong without matching. Either takes well under a second."""
+    def item(n: int) -> tuple[list[Any], list[Any]]:
+        return ([{"f": {"x": i}} for i in reversed(range(n))],
+                [{"f": {"x": [i]}} for i in range(n)])
+
+    start = time.perf_counter()
+    assert calls_reason(*item(MAX_CALLS), CALLS) is None
+    assert calls_reason(*item(MAX_CALLS + 1), CALLS) == "too_many_calls"
+    assert calls_reason(*item(3000), CALLS) == "too_many_calls"
+    assert time.perf_counter() - start < 0.5
 
 
 def test_multiple_is_one_call_to_the_right_function() -> None:

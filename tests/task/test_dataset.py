@@ -50,3 +50,27 @@ def test_rows_are_what_json_decodes(tmp_path: Path) -> None:
     path.write_text('{"a": 1}\n{"a": tru}\n')
     with pytest.raises(DataError, match=r"d.jsonl:2: not valid JSON \(Expecting value\)"):
         dataset.read_rows(path)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_row_past_the_json_limits_is_one_line_naming_it(tmp_path: Path, suffix: str) -> None:
+    """A row nested past MAX_DEPTH or holding an integer past MAX_INT_DIGITS digits is a
+    DataError naming the file (and a .jsonl's line), not a RecursionError or int()'s
+    ValueError; at the limits the row is read."""
+    from vbw.task.jsonvalues import MAX_DEPTH, MAX_INT_DIGITS
+    path = tmp_path / f"d{suffix}"
+    wrap = (lambda row: f"[{row}]") if suffix == ".json" else (lambda row: f'{{"a": 1}}\n{row}')
+    at = '{"a": ' + "[" * (MAX_DEPTH - 1 - (suffix == ".json")) + \
+        "]" * (MAX_DEPTH - 1 - (suffix == ".json")) + f', "n": {"9" * MAX_INT_DIGITS}}}'
+    path.write_text(wrap(at) + "\n")
+    assert dataset.read_rows(path)[-1]["n"] == int("9" * MAX_INT_DIGITS)
+    where = "d.jsonl:2" if suffix == ".jsonl" else "d.json"
+    extra = suffix == ".json"  # the list of rows
+    for row, why in [('{"a": ' + "[" * 3000 + "]" * 3000 + "}", f"nested {3001 + extra:,}"),
+                     ('{"a": ' + '{"b": ' * 100_000 + "1" + "}" * 100_001,
+                      f"nested {100_001 + extra:,}"),
+                     ('{"n": ' + "9" * 5001 + "}", "an integer of 5,001 digits")]:
+        path.write_text(wrap(row) + "\n")
+        with pytest.raises(DataError, match=f"{where}: refused: {why}") as e:
+            dataset.read_rows(path)
+        assert "\n" not in str(e.value)

@@ -10,7 +10,8 @@ import struct
 import orjson
 import pytest
 
-from vbw.task.jsonvalues import SPELLED_ALIKE, json_text
+from vbw.task.jsonvalues import (MAX_DEPTH, MAX_INT_DIGITS, SPELLED_ALIKE, JsonLimit, json_text,
+                                  loads, nesting)
 
 
 def random_text(rng: random.Random) -> str:
@@ -90,3 +91,87 @@ def test_json_text_refuses_what_orjson_cannot_write_as_json() -> None:
     assert json_text({"a": "\x7f"}) is None  # and DEL
     assert json_text({"a": "caf\u00e9"}, False) == json.dumps({"a": "caf\u00e9"},
                                                              ensure_ascii=False).encode()
+
+
+def _nested(depth: int, kind: str = "[") -> str:
+    opens, closes = ('{"a":' * depth, "1" + "}" * depth) if kind == "{" else \
+        ("[" * depth, "]" * depth)
+    return opens + closes
+
+
+@pytest.mark.parametrize("kind", ["[", "{"])
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_loads_refuses_nesting_past_max_depth(kind: str, as_bytes: bool) -> None:
+    """At MAX_DEPTH a document decodes; one level more is a JsonLimit (a ValueError), as
+    is 100,000 levels of objects (orjson refuses it, and json's fallback recursed) and 3,000 levels
+    that json would give a RecursionError for; brackets inside strings do not count."""
+    def text(s: str) -> str | bytes:
+        return s.encode() if as_bytes else s
+
+    assert loads(text(_nested(MAX_DEPTH, kind))) == json.loads(_nested(MAX_DEPTH, kind))
+    for depth in (MAX_DEPTH + 1, 3000, 100_000):
+        with pytest.raises(JsonLimit, match=f"nested {depth:,} arrays/objects deep "
+                                            f"\\(vbw reads at most {MAX_DEPTH}\\)"):
+            loads(text(_nested(depth, kind)))
+    brackets = '["' + "[{" * 5000 + '\\"]", [[1]]]'
+    assert loads(text(brackets)) == json.loads(brackets)
+    assert nesting(text(brackets)) == 3
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_loads_refuses_integers_past_max_int_digits(sign: str) -> None:
+    """An integer of MAX_INT_DIGITS digits is json's int; one digit more is a JsonLimit,
+    never int()'s ValueError; a long float literal stays a float."""
+    at = sign + "7" * MAX_INT_DIGITS
+    assert loads(f"[{at}]") == [int(at)] and loads(f"[{at}]".encode()) == [int(at)]
+    with pytest.raises(JsonLimit, match=f"an integer of {MAX_INT_DIGITS + 1:,} digits"):
+        loads(f'{{"a": {sign}{"7" * (MAX_INT_DIGITS + 1)}}}')
+    with pytest.raises(JsonLimit, match="an integer of 5,001 digits"):
+        loads(("1" * 5001).encode())
+    assert loads("1" * 5001 + ".5") == float("inf")
+
+
+def test_loads_gives_jsons_values() -> None:
+    """orjson's values where they are json's; json's for what orjson refuses or changes
+    (NaN, a lone surrogate escape, an integer beyond 64 bits), for bytes and str."""
+    for doc in ['{"a": 1, "b": [2.5, "x\\u00e9"]}', '[NaN, -Infinity]', '["\\ud800"]',
+                '[123456789012345678901234, 18446744073709551615]', '{"a": 1, "a": 2}']:
+        assert repr(loads(doc)) == repr(loads(doc.encode())) == repr(json.loads(doc))
+    with pytest.raises(json.JSONDecodeError):
+        loads(b"{bad")
+
+
+def _depth(value: object) -> int:
+    best, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            best = max(best, d)
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return best
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 1 << 20])
+def test_nesting_is_the_values_depth_at_any_chunk_size(chunk: int,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random documents whose strings hold brackets, quotes and runs of backslashes (the
+    escapes that decide where a string ends), cut into chunks of every size: nesting is
+    the decoded value's depth."""
+    from vbw.task import jsonvalues
+
+    monkeypatch.setattr(jsonvalues, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    atoms = ['a"[\\', "\\", '\\"{', "", 1, "[[{", '\\\\"]', '\\\\\\"[', '"', "}}"]
+
+    def value(depth: int) -> object:
+        r = rng.random()
+        if depth > 12 or r < 0.3:
+            return rng.choice(atoms)
+        if r < 0.65:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {rng.choice(["k", "[", '\\"{', "\\"]): value(depth + 1)
+                for _ in range(rng.randrange(4))}
+
+    for _ in range(300):
+        v = value(0)
+        assert nesting(json.dumps(v)) == nesting(json.dumps(v).encode()) == _depth(v)

@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from vbw.errors import EngineError, UnsupportedSchema
+from vbw.task.jsonvalues import loads
 
 if TYPE_CHECKING:
     from vbw.generate.backend import Backend
@@ -65,7 +66,7 @@ def _check(backend: Backend, config: Any, path: str) -> None:
             + (f" with content {json.dumps(str(content)[:80])}" if content else "")
             + "; it does not force the tool call, so tool_call arms cannot run on it")
     try:
-        parsed = json.loads(gen.text)
+        parsed = loads(gen.text)
     except ValueError:
         parsed = None
     if parsed != CANARY_EXPECTED:

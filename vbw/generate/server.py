@@ -73,6 +73,7 @@ from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
                                one_line_text, parse_base_url, parse_completion, read_stream)
 from vbw.redact import mask_json, redact
+from vbw.task.jsonvalues import loads
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +250,7 @@ class OpenAIServerBackend(Backend):
         if resp.headers.get_content_type() == "text/event-stream":
             return read_stream(read_lines(resp, budget), start)
         # JSON also when a server cannot stream
-        return parse_completion(json.loads(read_body(resp, budget)))
+        return parse_completion(loads(read_body(resp, budget)))
 
     @staticmethod
     def _cause(exc: BaseException) -> str:
@@ -322,7 +323,7 @@ class OpenAIServerBackend(Backend):
         try:
             with budget, self._opener.open(self._request(url, None, "application/json",
                                                          budget), timeout=timeout) as resp:
-                return resp.headers, json.loads(read_body(resp, budget))
+                return resp.headers, loads(read_body(resp, budget))
         except (OSError, ValueError, http.client.HTTPException, ReplyTooLarge):
             return None, None
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from vbw.redact import Secret, secret_param
+from vbw.redact import Secret, escape_surrogates, secret_param
+from vbw.task.jsonvalues import loads
 
 MESSAGE_LIMIT = 300  # characters of a server's error message quoted in ours
 
@@ -70,8 +71,9 @@ def parse_base_url(base_url: str) -> Endpoint:
 
 
 def one_line_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """`text` on one line, cut to `limit` characters (redact before: a cut key is not found)."""
-    flat = " ".join(text.split())
+    """`text` on one line, cut to `limit` characters (redact before: a cut key is not found),
+    a lone surrogate (a server's "\\ud800") as its escape, so the text can be written."""
+    flat = escape_surrogates(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
@@ -80,7 +82,7 @@ def error_message(body: bytes) -> str:
     text; whole, not flattened, so it can be redacted before it is cut to one line."""
     text = body.decode("utf-8", errors="replace")
     try:
-        obj = json.loads(text)
+        obj = loads(text)
     except ValueError:
         return text if text.strip() else "(empty body)"
     if isinstance(obj, dict):
@@ -253,7 +255,7 @@ def read_stream(lines: Iterable[bytes], start: float) -> Reply:
         if data.strip() == "[DONE]":
             ended = True
             break
-        obj = _object(json.loads(data), "a stream chunk")
+        obj = _object(loads(data), "a stream chunk")
         if "error" in obj:
             raise _stream_error(obj)
         reply.completion_tokens = _usage(obj) if _usage(obj) is not None \

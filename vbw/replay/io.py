@@ -17,7 +17,7 @@ from vbw.redact import escape_surrogates
 from vbw.replay.format import EndV1, ItemRecord, Replay
 from vbw.replay.header import CompleteHeader
 from vbw.replay.legacy import LegacyHeader
-from vbw.replay.stream import open_replay
+from vbw.replay.stream import MAX_INTERVENTIONS, open_replay
 
 
 def read_replay(path: Path) -> Replay:
@@ -112,7 +112,7 @@ class ReplayWriter:
         return replay
 
     def append(self, record: ItemRecord) -> None:
-        self._write(record.model_dump(mode="json", exclude_none=True))
+        self._write(within_cap(record).model_dump(mode="json", exclude_none=True))
 
     def finish(self, end: EndV1) -> None:
         self._write({"end": end.model_dump(mode="json")})
@@ -124,6 +124,24 @@ class ReplayWriter:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+
+
+def within_cap(record: ItemRecord) -> ItemRecord:
+    """The record as a replay can hold it: past MAX_INTERVENTIONS in the line (which the
+    reader refuses), the arms with the most interventions record them as not recorded
+    (None), so what vbw writes always re-scores."""
+    counts = {k: len(a.interventions) for k, a in record.arms.items()
+              if a.interventions is not None}
+    total = sum(counts.values())
+    if total <= MAX_INTERVENTIONS:
+        return record
+    arms = dict(record.arms)
+    for key in sorted(counts, key=counts.__getitem__, reverse=True):
+        if total <= MAX_INTERVENTIONS:
+            break
+        arms[key] = arms[key].model_copy(update={"interventions": None})
+        total -= counts[key]
+    return record.model_copy(update={"arms": arms})
 
 
 def _fsync_file(path: Path) -> None:

@@ -9,14 +9,15 @@ torn last line ignored.
 
 Speed without a second definition of the format: a line is decoded by orjson, and by
 Python's json whenever orjson refuses it (NaN, integers beyond 64 bits: what json accepts
-and orjson does not), so a line decodes to the same value as before. The decoded line is
+and orjson does not), so a line decodes to the same value as before. A line is untrusted:
+nested past vbw.task.jsonvalues.MAX_DEPTH or holding an integer past MAX_INT_DIGITS
+digits, it is refused in one line naming it, as any line that is not JSON is. The decoded line is
 then recognised by vbw.replay.record's conservative check of the plain shape, and
 anything else goes through the pydantic model, as before.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,42 +30,52 @@ from vbw.errors import ReplayError
 from vbw.replay.format import EndV1, ItemRecord
 from vbw.replay.header import FORMAT, ReplayHeader
 from vbw.replay.record import ScoredRecord, as_scored, light
-from vbw.task.jsonvalues import orjson_agrees
+from vbw.task.jsonvalues import JsonLimit, check_nesting, exact, json_loads
 from vbw.validation import describe
 
+# Interventions in one item line, counted before it is decoded by their one required key
+# (a key is never inside a string, whose quotes are escaped): each costs ~640 bytes
+# decoded, eight times its text (1,000,000 in a 79 MB line peaked at 957 MB), and a vbw
+# arm records at most one per generated token, only where the grammar refused a token.
+MAX_INTERVENTIONS = 50_000
+_EVENT_KEY = b'"lp_forced"'
+_EVENT_BYTES = 60  # fewer than any intervention's text: a shorter line need not count them
 
 
 def decode(line: bytes) -> Any:
     """The line decoded by orjson where it accepts it, else by json: json.loads(line),
     except that orjson makes an integer literal beyond 64 bits a float. The light scoring
     path reads only what that cannot change (texts, and numbers it makes floats); whatever
-    keeps or writes the values uses `decode_exact`."""
+    keeps or writes the values uses `kept` (or `decode_exact`). Bounded (JsonLimit, a
+    ValueError): at most MAX_INTERVENTIONS interventions, integers as
+    vbw.task.jsonvalues.loads bounds them, and nesting within orjson's 1,024 levels (json's
+    RecursionError past them is a JsonLimit); the light path reads nothing nested, so
+    MAX_DEPTH is checked only where values are kept (`kept`), off the hot path."""
+    if len(line) > _EVENT_BYTES * MAX_INTERVENTIONS and \
+            (events := line.count(_EVENT_KEY)) > MAX_INTERVENTIONS:
+        raise JsonLimit(f"it holds {events:,} interventions (vbw reads at most "
+                        f"{MAX_INTERVENTIONS:,} in a line)")
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        return json.loads(line)
-
-
-# digits -> "0", any other byte -> " ": an integer literal of 64 bits or more has 19 digits
-_DIGIT_RUNS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG_RUN = b"0" * 19
-
-
-def exact(obj: Any, line: bytes) -> Any:
-    """`obj`, decoded from `line` by `decode`, as json.loads gives it: a line without a run
-    of 19 digits (a byte scan at C speed) holds no integer orjson could have made a float;
-    one that has them is checked value by value (orjson_agrees) and decoded by json if
-    orjson changed one."""
-    if _LONG_RUN not in line.translate(_DIGIT_RUNS) or orjson_agrees(obj):
-        return obj
-    return json.loads(line)
+        return json_loads(line)
 
 
 def decode_exact(line: bytes) -> Any:
-    """json.loads(line), by orjson where that gives the same values (see `exact`)."""
+    """json.loads(line), by orjson where that gives the same values (see `exact`), within
+    MAX_DEPTH."""
+    check_nesting(line)
     return exact(decode(line), line)
 
 
+def kept(obj: Any, line: bytes, path: Path, lineno: int) -> Any:
+    """`obj`, decoded from `line`, as json.loads gives it (`exact`), for values that are
+    kept or written: refused past MAX_DEPTH (vbw.task.jsonvalues) in one line."""
+    try:
+        check_nesting(line)
+    except JsonLimit as e:
+        raise ReplayError(f"{path}:{lineno}: the line is refused: {e}") from None
+    return exact(obj, line)
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
@@ -78,6 +89,8 @@ def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
 def _json_line(path: Path, lineno: int, line: bytes) -> Any:
     try:
         return decode(line)
+    except JsonLimit as e:
+        raise ReplayError(f"{path}:{lineno}: the line is refused: {e}") from None
     except ValueError as e:
         raise ReplayError(f"{path}:{lineno}: not valid JSON ({e})") from None
 
@@ -99,7 +112,7 @@ class ReplayStream:
         (`decode`'s values; json.loads' with `exact_values`); an unreadable last line
         without its newline is a torn tail, skipped."""
         for lineno, obj, line in self._decoded():
-            yield lineno, (exact(obj, line) if exact_values else obj)
+            yield lineno, (kept(obj, line, self.path, lineno) if exact_values else obj)
 
     def _decoded(self) -> Iterator[tuple[int, Any, bytes]]:
         """`lines`, with each line's bytes."""
@@ -126,13 +139,15 @@ class ReplayStream:
         allowed = None if listed is None else frozenset(listed)
         for lineno, obj, line in self._decoded():
             if isinstance(obj, dict) and len(obj) == 1 and "end" in obj:
-                self.end = validate_model(EndV1, exact(obj, line)["end"], self.path, lineno,
+                self.end = validate_model(EndV1, kept(obj, line, self.path, lineno)["end"],
+                                          self.path, lineno,
                                           "end.")
                 self.end_line = lineno
                 continue
             rec: Any = None if full else light(obj)
             if rec is None:  # the values are kept: json's, exactly
-                rec = validate_model(ItemRecord, exact(obj, line), self.path, lineno, "")
+                rec = validate_model(ItemRecord, kept(obj, line, self.path, lineno),
+                                     self.path, lineno, "")
             arm_keys = rec.texts if isinstance(rec, ScoredRecord) else rec.arms
             if rec.id in seen:
                 raise ReplayError(f"{self.path}:{lineno}: item id {rec.id!r} appears twice")
@@ -226,7 +241,7 @@ def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
         except ValueError:
             raise ReplayError(f"{path}: empty replay file") from None
     raw = line[:-1] if line.endswith(b"\n") else line
-    head = exact(_json_line(path, 1, raw), raw)
+    head = kept(_json_line(path, 1, raw), raw, path, 1)
     if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
         raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
     meta: dict[str, Any] = head["meta"]

@@ -25,6 +25,7 @@ named by an entry point of group `vbw.outputs`, which a run then selects by name
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -32,7 +33,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable, ClassVar, Generic, TextIO, TypeVar
 
+from pydantic_core import PydanticSerializationError
+
 from vbw.errors import ConfigError
+from vbw.redact import escape_surrogates
 from vbw.registry import Registry
 from vbw.report.browser import Browser
 from vbw.report.files import ledger_csv, write_set
@@ -98,8 +102,8 @@ class ReportSet:
         return render_svg(self.report)
 
     @cached_property
-    def markdown(self) -> str:
-        return render_markdown(self.report)
+    def markdown(self) -> str:  # also printed: a lone surrogate (a server's) as its escape
+        return escape_surrogates(render_markdown(self.report))
 
 
 class Output(ABC):
@@ -130,7 +134,11 @@ class JsonOutput(Output):
 
     @staticmethod
     def render(s: ReportSet) -> str:
-        return s.report.model_dump_json(by_alias=True, indent=1) + "\n"
+        try:
+            return s.report.model_dump_json(by_alias=True, indent=1) + "\n"
+        except PydanticSerializationError:  # a lone surrogate, kept from a server's text:
+            data = s.report.model_dump(mode="json", by_alias=True)  # pydantic cannot
+            return json.dumps(data, indent=1, ensure_ascii=False) + "\n"  # encode it
 
 
 @OUTPUTS.register

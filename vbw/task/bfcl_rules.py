@@ -30,18 +30,26 @@ Quirks followed because they change verdicts (docs/bfcl.md lists them with examp
 - l. 497: the last comparison is Python `in`, so 1 == 1.0 == True where types allow it.
 Where BFCL would raise (a type it has no mapping for, an array without `items`, a
 non-dict inside a list of dicts), the answer is wrong here.
+
+Cost: BFCL's parallel matching compares each expected call with every call not yet taken,
+so its work grows with the square of the calls (3,000 calls took 42 s for one item). An
+answer or gold of more than MAX_CALLS calls is scored wrong ("too_many_calls") without
+matching: BFCL's parallel items hold a handful of calls, and MAX_CALLS of them match in a
+few milliseconds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+MAX_CALLS = 64  # calls per item matched under BFCL's parallel rules; more: wrong
 _STRIPPED = {ord(c): None for c in " ,./-_*^"}  # l. 181
 _TYPES: dict[str, type] = {"string": str, "integer": int, "number": float,
                            "boolean": bool, "array": list, "object": dict}
 REASONS = ("not_arguments", "missing_required", "unexpected_param", "unknown_type",
            "type", "nested_type", "string_value", "list_value", "dict_value",
-           "other_value", "missing_optional", "wrong_function", "wrong_count", "no_match")
+           "other_value", "missing_optional", "wrong_function", "wrong_count", "no_match",
+           "too_many_calls")
 
 
 def standardize(s: str) -> str:
@@ -214,6 +222,8 @@ def calls_reason(answer: Any, gold: Any, schema: Any) -> str | None:
         return "not_arguments"
     if len(answer) != len(gold):
         return "wrong_count"
+    if len(gold) > MAX_CALLS:
+        return "too_many_calls"
     functions = _function_schemas(schema)
     taken: set[int] = set()
     for expected in gold:

@@ -4,20 +4,19 @@ A row of a .jsonl file is decoded by orjson, and by Python's json wherever orjso
 the line (NaN, infinity, lone surrogate escapes: what json accepts and orjson does not)
 or its value may differ from json's (an integer beyond 64 bits, which orjson makes a
 float: vbw.task.jsonvalues.orjson_agrees), so every row is the value json.loads gives
-and every error is its message. A 100,000-row dataset is read before any scoring starts
-(serial time in a replay's scoring), in about two thirds of json's time.
+and every error is its message; bounded as any untrusted JSON is
+(vbw.task.jsonvalues.loads: nesting and integer length, refused in one line naming the
+file and line). A 100,000-row dataset is read before any scoring starts (serial time in a
+replay's scoring), in about two thirds of json's time.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
-import orjson
-
 from vbw.errors import DataError
-from vbw.task.jsonvalues import orjson_agrees
+from vbw.task.jsonvalues import JsonLimit, loads
 
 
 def read_data_bytes(path: Path) -> bytes:
@@ -41,9 +40,9 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
                         f"{e.start})") from None
     if path.suffix == ".json":
         try:
-            rows = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DataError(f"{path}: not valid JSON ({e})") from None
+            rows = loads(text)
+        except ValueError as e:
+            raise DataError(f"{path}: {_why(e, str(e))}") from None
         if not isinstance(rows, list):
             raise DataError(f"{path}: a .json dataset must hold a list of objects")
     else:
@@ -52,22 +51,19 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                rows.append(_decode(line))
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+                rows.append(loads(line))
+            except ValueError as e:
+                raise DataError(f"{path}:{lineno}: {_why(e, getattr(e, 'msg', str(e)))}") \
+                    from None
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {type(row).__name__}, not an object")
     return rows
 
 
-def _decode(line: str) -> Any:
-    """json.loads(line), computed by orjson where it gives the same value."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(line)
-    return value if orjson_agrees(value) else json.loads(line)
+def _why(e: ValueError, said: str) -> str:
+    """A decoding error, as `said` (its message) words it."""
+    return f"refused: {e}" if isinstance(e, JsonLimit) else f"not valid JSON ({said})"
 
 
 _CHUNK = 1 << 20

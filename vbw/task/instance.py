@@ -10,10 +10,13 @@ local $ref).
 
 Two ways to fail, kept apart because they mean opposite things:
 - `Unsatisfiable`: no instance exists, with the reason (an empty enum, minimum > maximum,
-  a required property that additionalProperties: false forbids). A constrained decoder
-  cannot emit anything for such a schema, so scoring it is impossible.
-- `Unbuildable`: this generator does not know how (a pattern it cannot invert, `not`,
-  a remote $ref). The caller skips the check and says so; it never concludes anything.
+  no multiple of `multipleOf` within the bounds, a required property that
+  additionalProperties: false forbids, a `not` of a schema that accepts everything). A
+  constrained decoder cannot emit anything for such a schema, so scoring it is impossible.
+- `Unbuildable`: this generator does not know how (a pattern it cannot invert, any other
+  `not`, a remote $ref), or the schema needs more than a build's work budget
+  (vbw.task.schemawalk.Budget). The caller skips the check and says so; it never
+  concludes anything.
 
 What is built is only proposed: the caller validates it with the scoring validator
 (vbw.task.validity), so a generator gap can cost a skipped check, never a false verdict.
@@ -22,19 +25,23 @@ What is built is only proposed: the caller validates it with the scoring validat
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from vbw.task.regexample import examples
-from vbw.task.schemawalk import (DEPTH, Unbuildable, Unsatisfiable, bounds_text, is_num,
-                                  json_type, merged, number_bounds, property_schema, resolve,
-                                  same, search)
+from vbw.task.schemawalk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
+                                  bounds_text, is_num, json_type, merged, number_bounds,
+                                  property_schema, resolve, same, search)
 
 __all__ = ["Unbuildable", "Unsatisfiable", "at_path", "minimal", "unsatisfiable", "with_value"]
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _NO = object()  # "no value given": a gold or answer may itself be null
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment",
+                          "deprecated", "readOnly", "writeOnly"})
 STEPS = 20_000  # schema nodes visited at most per build
 SIZE = 10_000   # a minLength/minItems/minProperties above this is not built
+EXACT = 2 ** 53  # integers beyond this are not exact as floats (jsonschema divides floats)
 
 
 def minimal(schema: Any, root: Any = None) -> Any:
@@ -45,10 +52,33 @@ def minimal(schema: Any, root: Any = None) -> Any:
 def with_value(schema: Any, path: list[str], value: Any, root: Any = None) -> Any:
     """An instance of `schema` holding `value` at `path` (property names from the root;
     [] is the root itself, where an object value gets the missing required properties)."""
+    root = root if root is not None else schema
+    _refuse_heavy(root)
     try:
-        return _build(schema, _Ctx(root if root is not None else schema), tuple(path), value, 0)
+        return _build(schema, _Ctx(root), tuple(path), value, 0)
     except (TypeError, ValueError, OverflowError, RecursionError, AttributeError) as e:
         raise Unbuildable(f"the schema is not followed here ({type(e).__name__})") from None
+    except TooMuchWork as e:
+        _remember_heavy(root, e)
+        raise
+
+
+_HEAVY: dict[int, tuple[Any, str]] = {}  # id(root) -> (root, why); root kept alive
+HEAVY_KEPT = 64
+
+
+def _refuse_heavy(root: Any) -> None:
+    """A schema document that ran out of its budget once is not built again: mode=check
+    builds up to ten instances per item, and a static schema is one object for all."""
+    seen = _HEAVY.get(id(root))
+    if seen is not None and seen[0] is root:
+        raise TooMuchWork(seen[1])
+
+
+def _remember_heavy(root: Any, e: TooMuchWork) -> None:
+    if len(_HEAVY) >= HEAVY_KEPT:
+        _HEAVY.clear()
+    _HEAVY[id(root)] = (root, str(e))
 
 
 def unsatisfiable(schema: Any) -> str | None:
@@ -66,14 +96,20 @@ def at_path(schema: Any, path: list[str], root: Any = None) -> Any:
     """The subschema that governs `path` (through properties, patternProperties,
     additionalProperties, a local $ref and allOf); `True` where nothing constrains it."""
     root = root if root is not None else schema
+    _refuse_heavy(root)
+    budget = Budget()
     try:
-        node = resolve(schema, root, 0)
+        node = resolve(schema, root, 0, budget)
         for key in path:
             if isinstance(node, bool):
                 return node
-            node = resolve(property_schema(merged(node, root, 0), key), root, 0)
+            node = resolve(property_schema(merged(node, root, 0, budget), key), root, 0,
+                           budget)
     except (TypeError, ValueError, RecursionError, AttributeError) as e:
         raise Unbuildable(f"the schema is not followed here ({type(e).__name__})") from None
+    except TooMuchWork as e:
+        _remember_heavy(root, e)
+        raise
     return node
 
 
@@ -84,7 +120,7 @@ class _Ctx:
     hostile schema (anyOf nested in anyOf, each failing late) costs at most STEPS nodes."""
 
     def __init__(self, root: Any) -> None:
-        self.root, self.steps = root, STEPS
+        self.root, self.steps, self.budget = root, STEPS, Budget()
 
 
 def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) -> Any:
@@ -97,7 +133,9 @@ def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) 
         node = {}
     if not isinstance(node, dict):
         raise Unbuildable("a subschema is not an object")
-    node = merged(node, ctx.root, depth)
+    node = merged(node, ctx.root, depth, ctx.budget)
+    if "not" in node:
+        _check_not(node)
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):
         return _first_branch(node, branches, ctx, path, value, depth)
@@ -136,6 +174,26 @@ def _first_branch(node: dict[str, Any], branches: list[Any], ctx: _Ctx,
     if unsure:
         raise Unbuildable("no branch of anyOf/oneOf could be built")
     raise Unsatisfiable(f"no branch of anyOf/oneOf can hold a value ({reasons[0]})")
+
+
+def _check_not(node: dict[str, Any]) -> None:
+    """Refuse a `not` whose schema accepts every value the node's `type` allows (`{}`,
+    `true`, only annotations, or a `type` covering the node's)."""
+    sub = node["not"]
+    if sub is True or (isinstance(sub, dict) and sub.keys() <= _ANNOTATIONS):
+        raise Unsatisfiable("`not` holds a schema that accepts every value")
+    if not isinstance(sub, dict) or sub.keys() - _ANNOTATIONS != {"type"}:
+        return
+    mine, banned = _types(node.get("type", list(_TYPES))), _types(sub["type"])
+    if "number" in banned:
+        banned.add("integer")
+    if mine and mine <= banned:
+        raise Unsatisfiable(f"`not` forbids type {sub['type']}, the only one(s) allowed")
+
+
+def _types(t: Any) -> set[str]:
+    return {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} \
+        if isinstance(t, list) else set()
 
 
 def _check_choices(node: dict[str, Any]) -> None:
@@ -190,29 +248,41 @@ def _bounds(node: dict[str, Any], low: str, high: str) -> tuple[int, int | None]
 
 
 def _integer(node: dict[str, Any]) -> int:
-    lo, lo_open, hi, hi_open = number_bounds(node)
-    low = None if lo is None else math.floor(lo) + 1 if lo_open else math.ceil(lo)
-    high = None if hi is None else math.ceil(hi) - 1 if hi_open else math.floor(hi)
-    if low is not None and high is not None and low > high:
-        raise Unsatisfiable(f"no integer within the bounds {bounds_text(node)}")
+    low, high = _integer_bounds(node)
     target = max(low, 0) if low is not None else 0
     target = min(target, high) if high is not None else target
     step = node.get("multipleOf")
     if not is_num(step) or step <= 0:
         return target
     if not float(step).is_integer():
-        if (low is None or low <= 0) and (high is None or high >= 0):
-            return 0
-        raise Unbuildable(f"multipleOf {step} is not an integer")
+        # the integers that are multiples of p/q (in lowest terms) are the multiples of p
+        if any(abs(v) > EXACT for v in (low, high) if v is not None):
+            raise Unbuildable("bounds beyond 2**53 with a fractional multipleOf")
+        step = Fraction(str(step)).numerator
     step = int(step)
     up, down = -(-target // step) * step, target // step * step
     for v in (up, down):
         if (low is None or v >= low) and (high is None or v <= high):
             return v
-    raise Unsatisfiable(f"no multiple of {step} within the bounds {bounds_text(node)}")
+    raise Unsatisfiable(f"no multiple of {node['multipleOf']} within the bounds "
+                        f"{bounds_text(node)}")
+
+
+def _integer_bounds(node: dict[str, Any]) -> tuple[int | None, int | None]:
+    """The lowest and highest integer within the bounds (None: unbounded); bounds meeting
+    at one integer (`minimum: 5, maximum: 5`) leave that one."""
+    lo, lo_open, hi, hi_open = number_bounds(node)
+    low = None if lo is None else math.floor(lo) + 1 if lo_open else math.ceil(lo)
+    high = None if hi is None else math.ceil(hi) - 1 if hi_open else math.floor(hi)
+    if low is not None and high is not None and low > high:
+        raise Unsatisfiable(f"no integer within the bounds {bounds_text(node)}")
+    return low, high
 
 
 def _number(node: dict[str, Any]) -> float | int:
+    step = node.get("multipleOf")
+    if is_num(step) and step > 0 and not float(step).is_integer():
+        return _fraction_multiple(node, step)
     if "multipleOf" in node:
         return _integer(node)
     lo, lo_open, hi, hi_open = number_bounds(node)
@@ -223,6 +293,41 @@ def _number(node: dict[str, Any]) -> float | int:
     if lo is not None:
         return lo if not lo_open else (lo + 1 if hi is None else (lo + hi) / 2)
     return hi if not hi_open else hi - 1
+
+
+def _fraction_multiple(node: dict[str, Any], step: float) -> float | int:
+    """A number k * step within the bounds that jsonschema calls a multiple of `step`.
+    Unsatisfiable only when no multiple lies within the bounds widened by a millionth of
+    a step on each side (jsonschema divides floats, so a value a hair outside a multiple
+    may pass); Unbuildable when none of the few candidates tried passes."""
+    lo, lo_open, hi, hi_open = number_bounds(node)
+    exact, slack = Fraction(str(step)), Fraction(1, 10 ** 6)
+    k_lo = None if lo is None else math.ceil(Fraction(lo) / exact - slack)
+    k_hi = None if hi is None else math.floor(Fraction(hi) / exact + slack)
+    if k_lo is not None and k_hi is not None and k_lo > k_hi:
+        raise Unsatisfiable(f"no multiple of {step} within the bounds {bounds_text(node)}")
+    start = 0 if k_lo is None else max(0, k_lo)  # the multiple nearest 0
+    start = start if k_hi is None else min(start, k_hi)
+    for k in (start, start + 1, start - 1):
+        for v in (k * step, float(k * exact), lo, hi):
+            if v is not None and _within(v, lo, lo_open, hi, hi_open) and \
+                    _is_multiple(v, step):
+                return v
+    raise Unbuildable(f"no multiple of {step} built within the bounds {bounds_text(node)}")
+
+
+def _within(v: float, lo: Any, lo_open: bool, hi: Any, hi_open: bool) -> bool:
+    return ((lo is None or v > lo or (v == lo and not lo_open))
+            and (hi is None or v < hi or (v == hi and not hi_open)))
+
+
+def _is_multiple(v: float, step: float) -> bool:
+    """jsonschema's multipleOf test for a float step."""
+    try:
+        quotient = v / step
+        return int(quotient) == quotient
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return False
 
 
 def _string(node: dict[str, Any]) -> str:

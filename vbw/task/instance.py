@@ -29,6 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 from vbw.task.regexample import examples
+from vbw.task.schemakeywords import clip
 from vbw.task.schemawalk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
                                   bounds_text, is_num, json_type, merged, number_bounds,
                                   property_schema, resolve, same, search)
@@ -337,7 +338,7 @@ def _string(node: dict[str, Any]) -> str:
         for s in examples(pattern) + examples(f".*(?:{pattern}).*"):
             if lo <= len(s) and (hi is None or len(s) <= hi) and search(pattern, s):
                 return s
-        raise Unbuildable(f"no string built for pattern {pattern!r}")
+        raise Unbuildable(f"no string built for pattern {clip(pattern)}")
     return "a" * lo
 
 

@@ -90,10 +90,11 @@ def unknown(key: str, known: frozenset[str]) -> str:
 
 
 def clip(key: Any) -> str:
-    """A key for a one-line message: repr'd (control characters escaped), at most ~60
-    characters."""
-    text = repr(key[:61] if isinstance(key, str) else key)
-    return text if len(text) <= 64 else text[:60] + "...'"
+    """A key or pattern for a one-line message: repr'd (control characters escaped), cut
+    after 57 characters with `...`."""
+    if isinstance(key, str) and len(key) > 60:
+        return f"{key[:57]!r}..."
+    return repr(key)
 
 
 def _subschemas(node: dict[str, Any], where: Where) -> Iterator[tuple[Any, Where]]:

@@ -25,14 +25,14 @@ What is built is only proposed: the caller validates it with the scoring validat
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 from vbw.task.regexample import examples
 from vbw.task.schemakeywords import clip
+from vbw.task.schemanumbers import integer, number
 from vbw.task.schemawalk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
-                                  bounds_text, is_num, json_type, merged, number_bounds,
-                                  property_schema, resolve, same, search)
+                                  is_num, json_type, merged, property_schema, resolve, same,
+                                  search)
 
 __all__ = ["Unbuildable", "Unsatisfiable", "at_path", "minimal", "unsatisfiable", "with_value"]
 
@@ -42,7 +42,6 @@ _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comme
                           "deprecated", "readOnly", "writeOnly"})
 STEPS = 20_000  # schema nodes visited at most per build
 SIZE = 10_000   # a minLength/minItems/minProperties above this is not built
-EXACT = 2 ** 53  # integers beyond this are not exact as floats (jsonschema divides floats)
 
 
 def minimal(schema: Any, root: Any = None) -> Any:
@@ -153,8 +152,8 @@ def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) 
         return node["const"]
     if "enum" in node:
         return _enum_value(node)
-    return {"null": lambda: None, "boolean": lambda: False, "integer": lambda: _integer(node),
-            "number": lambda: _number(node), "string": lambda: _string(node),
+    return {"null": lambda: None, "boolean": lambda: False, "integer": lambda: integer(node),
+            "number": lambda: number(node), "string": lambda: _string(node),
             "array": lambda: _array(node, ctx, depth)}[kind]()
 
 
@@ -246,89 +245,6 @@ def _bounds(node: dict[str, Any], low: str, high: str) -> tuple[int, int | None]
     if lo > SIZE:
         raise Unbuildable(f"{low} {lo} is too large to build")
     return math.ceil(lo), hi
-
-
-def _integer(node: dict[str, Any]) -> int:
-    low, high = _integer_bounds(node)
-    target = max(low, 0) if low is not None else 0
-    target = min(target, high) if high is not None else target
-    step = node.get("multipleOf")
-    if not is_num(step) or step <= 0:
-        return target
-    if not float(step).is_integer():
-        # the integers that are multiples of p/q (in lowest terms) are the multiples of p
-        if any(abs(v) > EXACT for v in (low, high) if v is not None):
-            raise Unbuildable("bounds beyond 2**53 with a fractional multipleOf")
-        step = Fraction(str(step)).numerator
-    step = int(step)
-    up, down = -(-target // step) * step, target // step * step
-    for v in (up, down):
-        if (low is None or v >= low) and (high is None or v <= high):
-            return v
-    raise Unsatisfiable(f"no multiple of {node['multipleOf']} within the bounds "
-                        f"{bounds_text(node)}")
-
-
-def _integer_bounds(node: dict[str, Any]) -> tuple[int | None, int | None]:
-    """The lowest and highest integer within the bounds (None: unbounded); bounds meeting
-    at one integer (`minimum: 5, maximum: 5`) leave that one."""
-    lo, lo_open, hi, hi_open = number_bounds(node)
-    low = None if lo is None else math.floor(lo) + 1 if lo_open else math.ceil(lo)
-    high = None if hi is None else math.ceil(hi) - 1 if hi_open else math.floor(hi)
-    if low is not None and high is not None and low > high:
-        raise Unsatisfiable(f"no integer within the bounds {bounds_text(node)}")
-    return low, high
-
-
-def _number(node: dict[str, Any]) -> float | int:
-    step = node.get("multipleOf")
-    if is_num(step) and step > 0 and not float(step).is_integer():
-        return _fraction_multiple(node, step)
-    if "multipleOf" in node:
-        return _integer(node)
-    lo, lo_open, hi, hi_open = number_bounds(node)
-    above = lo is None or lo < 0 or (lo == 0 and not lo_open)
-    below = hi is None or hi > 0 or (hi == 0 and not hi_open)
-    if above and below:
-        return 0
-    if lo is not None:
-        return lo if not lo_open else (lo + 1 if hi is None else (lo + hi) / 2)
-    return hi if not hi_open else hi - 1
-
-
-def _fraction_multiple(node: dict[str, Any], step: float) -> float | int:
-    """A number k * step within the bounds that jsonschema calls a multiple of `step`.
-    Unsatisfiable only when no multiple lies within the bounds widened by a millionth of
-    a step on each side (jsonschema divides floats, so a value a hair outside a multiple
-    may pass); Unbuildable when none of the few candidates tried passes."""
-    lo, lo_open, hi, hi_open = number_bounds(node)
-    exact, slack = Fraction(str(step)), Fraction(1, 10 ** 6)
-    k_lo = None if lo is None else math.ceil(Fraction(lo) / exact - slack)
-    k_hi = None if hi is None else math.floor(Fraction(hi) / exact + slack)
-    if k_lo is not None and k_hi is not None and k_lo > k_hi:
-        raise Unsatisfiable(f"no multiple of {step} within the bounds {bounds_text(node)}")
-    start = 0 if k_lo is None else max(0, k_lo)  # the multiple nearest 0
-    start = start if k_hi is None else min(start, k_hi)
-    for k in (start, start + 1, start - 1):
-        for v in (k * step, float(k * exact), lo, hi):
-            if v is not None and _within(v, lo, lo_open, hi, hi_open) and \
-                    _is_multiple(v, step):
-                return v
-    raise Unbuildable(f"no multiple of {step} built within the bounds {bounds_text(node)}")
-
-
-def _within(v: float, lo: Any, lo_open: bool, hi: Any, hi_open: bool) -> bool:
-    return ((lo is None or v > lo or (v == lo and not lo_open))
-            and (hi is None or v < hi or (v == hi and not hi_open)))
-
-
-def _is_multiple(v: float, step: float) -> bool:
-    """jsonschema's multipleOf test for a float step."""
-    try:
-        quotient = v / step
-        return int(quotient) == quotient
-    except (OverflowError, ValueError, ZeroDivisionError):
-        return False
 
 
 def _string(node: dict[str, Any]) -> str:

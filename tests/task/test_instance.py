@@ -55,6 +55,15 @@ BUILDABLE = [
     {"oneOf": [{"enum": []}, {"type": "boolean"}]},
     True,
     {},
+    # bounds meeting at exactly one value
+    {"type": "integer", "minimum": 5, "maximum": 5},
+    {"type": "number", "minimum": 0.5, "maximum": 0.5},
+    {"type": "integer", "multipleOf": 5, "minimum": 5, "maximum": 5},
+    {"type": "number", "multipleOf": 0.5, "minimum": 0.5, "maximum": 0.5},
+    {"type": "integer", "multipleOf": 0.5, "minimum": 1, "maximum": 1},
+    {"type": "number", "multipleOf": 0.5, "minimum": -3.2, "maximum": -1.1},
+    {"type": "number", "multipleOf": 0.25, "exclusiveMinimum": 0.5, "maximum": 0.75},
+    {"type": "number", "not": {"type": "string"}},
 ]
 
 
@@ -116,6 +125,18 @@ UNSATISFIABLE = [
      "no branch of anyOf/oneOf"),
     ({"allOf": [{"type": "integer", "minimum": 3}, {"maximum": 2}]}, "minimum 3, maximum 2"),
     (False, "the schema is `false`"),
+    ({"type": "integer", "minimum": 5, "exclusiveMaximum": 5}, "minimum 5, exclusiveMaximum 5"),
+    ({"type": "integer", "exclusiveMinimum": 5, "maximum": 5}, "exclusiveMinimum 5, maximum 5"),
+    ({"type": "integer", "minimum": 4.5, "maximum": 4.9}, "no integer"),
+    ({"type": "number", "multipleOf": 0.1, "minimum": 0.35, "maximum": 0.36},
+     "no multiple of 0.1"),
+    ({"type": "integer", "multipleOf": 1.5, "minimum": 1, "maximum": 2}, "no multiple of 1.5"),
+    ({"not": {}}, "`not` holds a schema that accepts every value"),
+    ({"not": True}, "`not` holds a schema that accepts every value"),
+    ({"type": "string", "not": {"description": "anything"}}, "accepts every value"),
+    ({"type": "integer", "not": {"type": "number"}}, "`not` forbids type number"),
+    ({"type": "object", "properties": {"a": {"not": {}}}, "required": ["a"]},
+     "required property 'a': `not`"),
 ]
 
 
@@ -125,6 +146,25 @@ def test_unsatisfiable_schemas_say_why(schema: Any, reason: str) -> None:
     assert why is not None and reason in why, why
     with pytest.raises(Unsatisfiable):
         minimal(schema)
+
+
+@pytest.mark.parametrize(("low", "high", "value"), [
+    ({"minimum": 5}, {"maximum": 5}, 5), ({"minimum": 4.5}, {"maximum": 5}, 5),
+    ({"minimum": 5}, {"maximum": 5.5}, 5), ({"exclusiveMinimum": 4}, {"exclusiveMaximum": 6}, 5),
+])
+def test_integer_bounds_meeting_at_one_value_hold_it(low: dict, high: dict, value: int) -> None:
+    """One integer within the bounds is an instance: a `<` written `<=` (or the other way)
+    in the bounds check would call these unsatisfiable."""
+    schema = {"type": "integer", **low, **high}
+    assert minimal(schema) == value and unsatisfiable(schema) is None
+
+
+def test_a_not_that_accepts_something_is_left_to_the_validator() -> None:
+    """Only a `not` that accepts everything the node allows is a verdict; others build as
+    if absent (the caller validates what is built)."""
+    for schema in ({"not": {"type": "string"}}, {"type": "number", "not": {"type": "integer"}},
+                   {"not": {"minimum": 3}}, {"not": False}):
+        assert unsatisfiable(schema) is None
 
 
 def test_optional_contradiction_is_not_unsatisfiable() -> None:

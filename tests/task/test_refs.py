@@ -166,6 +166,46 @@ def test_refs_that_resolve_inside_pass() -> None:
                                       "properties": {"x": {"$ref": "other.json"}}}) or "")
 
 
+LOOP = "loops back to where it started without descending into the value"
+
+
+@pytest.mark.parametrize(("schema", "ref"), [
+    ({"$ref": "#"}, "$ref '#'"),
+    ({"$defs": {"a": {"$ref": "#/$defs/a"}}}, "$ref '#/$defs/a'"),  # even unreferenced
+    ({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]},
+                "b": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/a"}]}},
+      "$ref": "#/$defs/a"}, "$ref '#/$defs/"),
+    ({"properties": {"x": {"not": {"$ref": "#/properties/x"}}}}, "$ref '#/properties/x'"),
+    ({"$defs": {"a": {"if": {"$ref": "#/$defs/a"}}}}, "$ref '#/$defs/a'"),
+    ({"$defs": {"a": {"$anchor": "me", "oneOf": [{"$ref": "#me"}]}}}, "$ref '#me'"),
+])
+def test_a_ref_that_loops_in_place_is_refused(schema: dict, ref: str) -> None:
+    """Validating against it would recurse without end (jsonschema: RecursionError)."""
+    problem = ref_problem(schema)
+    assert problem is not None and problem.startswith(ref) and LOOP in problem, problem
+
+
+@pytest.mark.parametrize("schema", [
+    # recursion through a part of the value ends where the value ends
+    {"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+     "$ref": "#/$defs/node"},
+    {"type": "array", "items": {"$ref": "#"}},
+    # the same definition reached twice, no cycle
+    {"$defs": {"a": {"type": "string"}}, "allOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]},
+])
+def test_refs_that_descend_are_no_loop(schema: dict) -> None:
+    assert ref_problem(schema) is None
+
+
+def test_a_ref_loop_is_one_line_in_check_mode(tmp_path: Path) -> None:
+    data = portable_task("gsm8k")
+    data["schemas"]["answer"]["schema"]["$ref"] = "#"
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    assert "schemas.answer" in line and f"$ref '#' {LOOP}" in line
+
+
 def test_validators_never_fetch(listener: Listener) -> None:
     """Even a schema that skipped the load check cannot make a validator fetch."""
     schema = {"$ref": _url(listener)}

@@ -10,10 +10,13 @@ local $ref).
 
 Two ways to fail, kept apart because they mean opposite things:
 - `Unsatisfiable`: no instance exists, with the reason (an empty enum, minimum > maximum,
-  a required property that additionalProperties: false forbids). A constrained decoder
-  cannot emit anything for such a schema, so scoring it is impossible.
-- `Unbuildable`: this generator does not know how (a pattern it cannot invert, `not`,
-  a remote $ref). The caller skips the check and says so; it never concludes anything.
+  no multiple of `multipleOf` within the bounds, a required property that
+  additionalProperties: false forbids, a `not` of a schema that accepts everything). A
+  constrained decoder cannot emit anything for such a schema, so scoring it is impossible.
+- `Unbuildable`: this generator does not know how (a pattern it cannot invert, any other
+  `not`, a remote $ref), or the schema needs more than a build's work budget
+  (vbw.task.schemawalk.Budget). The caller skips the check and says so; it never
+  concludes anything.
 
 What is built is only proposed: the caller validates it with the scoring validator
 (vbw.task.validity), so a generator gap can cost a skipped check, never a false verdict.
@@ -25,14 +28,18 @@ import math
 from typing import Any
 
 from vbw.task.regexample import examples
-from vbw.task.schemawalk import (DEPTH, Unbuildable, Unsatisfiable, bounds_text, is_num,
-                                  json_type, merged, number_bounds, property_schema, resolve,
-                                  same, search)
+from vbw.task.schemakeywords import clip
+from vbw.task.schemanumbers import integer, number
+from vbw.task.schemawalk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
+                                  is_num, json_type, merged, property_schema, resolve, same,
+                                  search)
 
 __all__ = ["Unbuildable", "Unsatisfiable", "at_path", "minimal", "unsatisfiable", "with_value"]
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _NO = object()  # "no value given": a gold or answer may itself be null
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment",
+                          "deprecated", "readOnly", "writeOnly"})
 STEPS = 20_000  # schema nodes visited at most per build
 SIZE = 10_000   # a minLength/minItems/minProperties above this is not built
 
@@ -45,10 +52,33 @@ def minimal(schema: Any, root: Any = None) -> Any:
 def with_value(schema: Any, path: list[str], value: Any, root: Any = None) -> Any:
     """An instance of `schema` holding `value` at `path` (property names from the root;
     [] is the root itself, where an object value gets the missing required properties)."""
+    root = root if root is not None else schema
+    _refuse_heavy(root)
     try:
-        return _build(schema, _Ctx(root if root is not None else schema), tuple(path), value, 0)
+        return _build(schema, _Ctx(root), tuple(path), value, 0)
     except (TypeError, ValueError, OverflowError, RecursionError, AttributeError) as e:
         raise Unbuildable(f"the schema is not followed here ({type(e).__name__})") from None
+    except TooMuchWork as e:
+        _remember_heavy(root, e)
+        raise
+
+
+_HEAVY: dict[int, tuple[Any, str]] = {}  # id(root) -> (root, why); root kept alive
+HEAVY_KEPT = 64
+
+
+def _refuse_heavy(root: Any) -> None:
+    """A schema document that ran out of its budget once is not built again: mode=check
+    builds up to ten instances per item, and a static schema is one object for all."""
+    seen = _HEAVY.get(id(root))
+    if seen is not None and seen[0] is root:
+        raise TooMuchWork(seen[1])
+
+
+def _remember_heavy(root: Any, e: TooMuchWork) -> None:
+    if len(_HEAVY) >= HEAVY_KEPT:
+        _HEAVY.clear()
+    _HEAVY[id(root)] = (root, str(e))
 
 
 def unsatisfiable(schema: Any) -> str | None:
@@ -66,14 +96,20 @@ def at_path(schema: Any, path: list[str], root: Any = None) -> Any:
     """The subschema that governs `path` (through properties, patternProperties,
     additionalProperties, a local $ref and allOf); `True` where nothing constrains it."""
     root = root if root is not None else schema
+    _refuse_heavy(root)
+    budget = Budget()
     try:
-        node = resolve(schema, root, 0)
+        node = resolve(schema, root, 0, budget)
         for key in path:
             if isinstance(node, bool):
                 return node
-            node = resolve(property_schema(merged(node, root, 0), key), root, 0)
+            node = resolve(property_schema(merged(node, root, 0, budget), key), root, 0,
+                           budget)
     except (TypeError, ValueError, RecursionError, AttributeError) as e:
         raise Unbuildable(f"the schema is not followed here ({type(e).__name__})") from None
+    except TooMuchWork as e:
+        _remember_heavy(root, e)
+        raise
     return node
 
 
@@ -84,7 +120,7 @@ class _Ctx:
     hostile schema (anyOf nested in anyOf, each failing late) costs at most STEPS nodes."""
 
     def __init__(self, root: Any) -> None:
-        self.root, self.steps = root, STEPS
+        self.root, self.steps, self.budget = root, STEPS, Budget()
 
 
 def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) -> Any:
@@ -97,7 +133,9 @@ def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) 
         node = {}
     if not isinstance(node, dict):
         raise Unbuildable("a subschema is not an object")
-    node = merged(node, ctx.root, depth)
+    node = merged(node, ctx.root, depth, ctx.budget)
+    if "not" in node:
+        _check_not(node)
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):
         return _first_branch(node, branches, ctx, path, value, depth)
@@ -114,8 +152,8 @@ def _build(node: Any, ctx: _Ctx, path: tuple[str, ...], value: Any, depth: int) 
         return node["const"]
     if "enum" in node:
         return _enum_value(node)
-    return {"null": lambda: None, "boolean": lambda: False, "integer": lambda: _integer(node),
-            "number": lambda: _number(node), "string": lambda: _string(node),
+    return {"null": lambda: None, "boolean": lambda: False, "integer": lambda: integer(node),
+            "number": lambda: number(node), "string": lambda: _string(node),
             "array": lambda: _array(node, ctx, depth)}[kind]()
 
 
@@ -136,6 +174,26 @@ def _first_branch(node: dict[str, Any], branches: list[Any], ctx: _Ctx,
     if unsure:
         raise Unbuildable("no branch of anyOf/oneOf could be built")
     raise Unsatisfiable(f"no branch of anyOf/oneOf can hold a value ({reasons[0]})")
+
+
+def _check_not(node: dict[str, Any]) -> None:
+    """Refuse a `not` whose schema accepts every value the node's `type` allows (`{}`,
+    `true`, only annotations, or a `type` covering the node's)."""
+    sub = node["not"]
+    if sub is True or (isinstance(sub, dict) and sub.keys() <= _ANNOTATIONS):
+        raise Unsatisfiable("`not` holds a schema that accepts every value")
+    if not isinstance(sub, dict) or sub.keys() - _ANNOTATIONS != {"type"}:
+        return
+    mine, banned = _types(node.get("type", list(_TYPES))), _types(sub["type"])
+    if "number" in banned:
+        banned.add("integer")
+    if mine and mine <= banned:
+        raise Unsatisfiable(f"`not` forbids type {sub['type']}, the only one(s) allowed")
+
+
+def _types(t: Any) -> set[str]:
+    return {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} \
+        if isinstance(t, list) else set()
 
 
 def _check_choices(node: dict[str, Any]) -> None:
@@ -189,42 +247,6 @@ def _bounds(node: dict[str, Any], low: str, high: str) -> tuple[int, int | None]
     return math.ceil(lo), hi
 
 
-def _integer(node: dict[str, Any]) -> int:
-    lo, lo_open, hi, hi_open = number_bounds(node)
-    low = None if lo is None else math.floor(lo) + 1 if lo_open else math.ceil(lo)
-    high = None if hi is None else math.ceil(hi) - 1 if hi_open else math.floor(hi)
-    if low is not None and high is not None and low > high:
-        raise Unsatisfiable(f"no integer within the bounds {bounds_text(node)}")
-    target = max(low, 0) if low is not None else 0
-    target = min(target, high) if high is not None else target
-    step = node.get("multipleOf")
-    if not is_num(step) or step <= 0:
-        return target
-    if not float(step).is_integer():
-        if (low is None or low <= 0) and (high is None or high >= 0):
-            return 0
-        raise Unbuildable(f"multipleOf {step} is not an integer")
-    step = int(step)
-    up, down = -(-target // step) * step, target // step * step
-    for v in (up, down):
-        if (low is None or v >= low) and (high is None or v <= high):
-            return v
-    raise Unsatisfiable(f"no multiple of {step} within the bounds {bounds_text(node)}")
-
-
-def _number(node: dict[str, Any]) -> float | int:
-    if "multipleOf" in node:
-        return _integer(node)
-    lo, lo_open, hi, hi_open = number_bounds(node)
-    above = lo is None or lo < 0 or (lo == 0 and not lo_open)
-    below = hi is None or hi > 0 or (hi == 0 and not hi_open)
-    if above and below:
-        return 0
-    if lo is not None:
-        return lo if not lo_open else (lo + 1 if hi is None else (lo + hi) / 2)
-    return hi if not hi_open else hi - 1
-
-
 def _string(node: dict[str, Any]) -> str:
     lo, hi = _bounds(node, "minLength", "maxLength")
     pattern = node.get("pattern")
@@ -232,7 +254,7 @@ def _string(node: dict[str, Any]) -> str:
         for s in examples(pattern) + examples(f".*(?:{pattern}).*"):
             if lo <= len(s) and (hi is None or len(s) <= hi) and search(pattern, s):
                 return s
-        raise Unbuildable(f"no string built for pattern {pattern!r}")
+        raise Unbuildable(f"no string built for pattern {clip(pattern)}")
     return "a" * lo
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import reprlib
+from functools import lru_cache
 from typing import Annotated, Any, Callable, Literal
 
+import jsonschema_rs
+from jsonschema import FormatChecker
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import AfterValidator, Field, field_validator
@@ -19,8 +22,10 @@ from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.refs import ref_problem
 from vbw.task.registry import Registry
 from vbw.task.schemacache import VERDICTS
+from vbw.task.schemakeywords import keyword_problem
 from vbw.task.schemapatterns import pattern_problem
 
+PY_CHECKED = 1_000  # subschemas; a larger schema is checked by jsonschema-rs (speed)
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
 _BFCL_ORDER = ("type", "description", "enum", "properties", "additionalProperties",
@@ -67,21 +72,59 @@ SCHEMA_SOURCES: Registry[StrictModel] = Registry("schema source", group="vbw.sch
 
 
 def check_schema(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema under its own draft, holds a reference
-    outside itself, or a pattern the linear-time regex engine refuses; None if none."""
+    """Why `schema` is not a valid JSON Schema under its own draft (a keyword the draft
+    does not know included), holds a reference outside itself or one that loops in
+    place, or a pattern the linear-time regex engine refuses; None if none."""
     if not isinstance(schema, dict):
         return f"a schema must be an object, got {type(schema).__name__}"
     cls = validator_for(schema)
+    problem, nodes = keyword_problem(schema, cls)  # first: it bounds the nesting below
+    if problem:
+        return problem
     digest = VERDICTS.digest(schema)  # a schema checked valid in an earlier run is skipped
     if digest is None or not VERDICTS.known_valid(digest):
-        try:
-            cls.check_schema(schema)
-        except SchemaError as e:
-            where = "/".join(str(p) for p in e.path)
-            return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
+        problem = _meta_problem(schema, cls) if nodes <= PY_CHECKED \
+            else _fast_meta_problem(schema)
+        if problem:
+            return problem
         if digest is not None:
             VERDICTS.remember(digest)
     return ref_problem(schema, cls.META_SCHEMA) or pattern_problem(schema)
+
+
+def _meta_problem(schema: dict[str, Any], cls: Any) -> str | None:
+    """jsonschema's check of `schema` against its draft's metaschema (about 1.5 ms a
+    subschema)."""
+    try:
+        cls.check_schema(schema, format_checker=_meta_formats(cls))
+    except SchemaError as e:
+        where = "/".join(str(p) for p in e.path)
+        return f"not a valid JSON Schema{' at ' + where if where else ''}: {e.message}"
+    return None
+
+
+def _fast_meta_problem(schema: dict[str, Any]) -> str | None:
+    """jsonschema-rs's check against the same metaschema, for a schema too large for
+    jsonschema's (90,000 subschemas: 0.14 s here, against 150 s)."""
+    try:
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as e:
+        return f"not a valid JSON Schema: {' '.join(str(e).split(chr(10))[0].split())}"
+    except Exception as e:  # noqa: BLE001 - e.g. a $schema it does not know
+        return f"not a valid JSON Schema: {' '.join(str(e).split())[:200]}"
+    return None
+
+
+@lru_cache(maxsize=None)
+def _meta_formats(cls: Any) -> FormatChecker:
+    """The formats `cls`'s metaschema checks, but `regex`: that one compiles `pattern` and
+    `patternProperties` with Python's `re` (which refuses `\\p{L}` and `\\u{...}`, and
+    recursed past its limit on 500 nested groups), where vbw runs them on RE2
+    (`pattern_problem` checks them there)."""
+    base = validator_for(cls.META_SCHEMA, default=cls).FORMAT_CHECKER
+    formats = FormatChecker(formats=())
+    formats.checkers = {k: v for k, v in base.checkers.items() if k != "regex"}
+    return formats
 
 
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:

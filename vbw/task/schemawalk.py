@@ -14,6 +14,7 @@ from typing import Any
 from vbw.task.regex import compile_schema_regex
 
 DEPTH = 32  # nesting followed at most (a recursive schema's minimal instance is shallow)
+WORK = 200_000  # schema keys, enum values and allOf parts handled at most per build
 
 
 class Unbuildable(Exception):
@@ -22,6 +23,25 @@ class Unbuildable(Exception):
 
 class Unsatisfiable(Unbuildable):
     """No instance exists; the message says why."""
+
+
+class TooMuchWork(Unbuildable):
+    """A build ran out of its Budget."""
+
+
+class Budget:
+    """The work one build may still do (WORK units: a key merged, an enum value compared,
+    a $ref followed), so a hostile schema (two 40,000-value enums, $refs doubling at each
+    level) costs a bounded time; past it the build is Unbuildable (nothing concluded)."""
+
+    def __init__(self, units: int = WORK) -> None:
+        self.left = units
+
+    def spend(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise TooMuchWork(f"the schema is too large to build (over {WORK:,} units of "
+                              "work: keys merged, enum values compared, $refs followed)")
 
 
 def property_schema(node: Any, name: str) -> Any:
@@ -39,9 +59,11 @@ def property_schema(node: Any, name: str) -> Any:
     return node.get("additionalProperties", True)
 
 
-def resolve(node: Any, root: Any, depth: int) -> Any:
+def resolve(node: Any, root: Any, depth: int, budget: Budget | None = None) -> Any:
     """`node` with a local `$ref` ("#/..." JSON pointer) followed; others are Unbuildable."""
+    budget = budget or Budget()
     while isinstance(node, dict) and "$ref" in node:
+        budget.spend(1 + len(node))
         if depth > DEPTH:
             raise Unbuildable("$ref chain too long")
         ref = node["$ref"]
@@ -60,27 +82,31 @@ def resolve(node: Any, root: Any, depth: int) -> Any:
     return node
 
 
-def merged(node: Any, root: Any, depth: int) -> Any:
+def merged(node: Any, root: Any, depth: int, budget: Budget | None = None) -> Any:
     """`node` with its $ref followed and its allOf folded in (required and properties
     united, bounds narrowed, other keywords: the later one wins)."""
     if depth > DEPTH:
         raise Unbuildable("allOf nested too deeply")
-    node = resolve(node, root, depth)
+    budget = budget or Budget()
+    node = resolve(node, root, depth, budget)
     if not isinstance(node, dict) or "allOf" not in node:
         return node
     out = {k: v for k, v in node.items() if k != "allOf"}
     for part in node["allOf"] if isinstance(node["allOf"], list) else []:
-        part = merged(part, root, depth + 1)
+        part = merged(part, root, depth + 1, budget)
         if part is False:
             raise Unsatisfiable("allOf holds `false`")
         if part is True or not isinstance(part, dict):
             continue
+        budget.spend(1 + len(part))
         for k, v in part.items():
-            out[k] = _combine(k, out[k], v) if k in out else v
+            out[k] = _combine(k, out[k], v, budget) if k in out else v
     return out
 
 
-def _combine(key: str, a: Any, b: Any) -> Any:
+def _combine(key: str, a: Any, b: Any, budget: Budget) -> Any:
+    if isinstance(a, (list, dict)) and isinstance(b, (list, dict)):
+        budget.spend(len(a) + len(b))
     if key == "required" and isinstance(a, list) and isinstance(b, list):
         return list(dict.fromkeys([*a, *b]))
     if key == "properties" and isinstance(a, dict) and isinstance(b, dict):
@@ -92,7 +118,8 @@ def _combine(key: str, a: Any, b: Any) -> Any:
             and is_num(a) and is_num(b):
         return min(a, b)
     if key == "enum" and isinstance(a, list) and isinstance(b, list):
-        return [x for x in a if any(same(x, y) for y in b)]
+        kept = {y if type(y) in _PLAIN else canonical(y, budget) for y in b}
+        return [x for x in a if (x if type(x) in _PLAIN else canonical(x, budget)) in kept]
     if key == "type":
         ta, tb = ([a] if isinstance(a, str) else a), ([b] if isinstance(b, str) else b)
         both = [t for t in ta if t in tb or (t == "integer" and "number" in tb)]
@@ -135,6 +162,27 @@ def json_type(v: Any) -> str:
     if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
         return "integer"
     return {float: "number", str: "string", list: "array", dict: "object"}.get(type(v), "?")
+
+
+_PLAIN = frozenset({str, int, float, type(None)})  # their own hashable form (canonical)
+
+
+def canonical(v: Any, budget: Budget, depth: int = 0) -> Any:
+    """A hashable form of a JSON value, equal for values JSON Schema calls equal (`1` and
+    `1.0` are one number; `true` is not `1`; key order does not count). A str, int,
+    float or None is its own form (no tuple holds one bare, so none is mistaken)."""
+    budget.spend(1)
+    if depth > DEPTH:
+        raise Unbuildable("an enum value nested too deeply to compare")
+    if type(v) in _PLAIN:
+        return v
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, list):
+        return ("l", tuple(canonical(x, budget, depth + 1) for x in v))
+    if isinstance(v, dict):
+        return ("o", frozenset((k, canonical(x, budget, depth + 1)) for k, x in v.items()))
+    return ("?", repr(v))
 
 
 def same(a: Any, b: Any) -> bool:

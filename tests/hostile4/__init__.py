@@ -69,6 +69,7 @@ def run(case: Case, folder: Path, timeout: float | None = None) -> Outcome:
         args = case.make(folder, stack)
         env = {**os.environ, **case.env}
         start = time.perf_counter()
+        parent_kib = _rss_kib()
         proc = _Measured([sys.executable, "-m", "vbw", *args], cwd=folder, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -78,7 +79,11 @@ def run(case: Case, folder: Path, timeout: float | None = None) -> Outcome:
             proc.kill()
             out, err = proc.communicate()
         seconds = time.perf_counter() - start
+    # a forked child's ru_maxrss starts at the parent's RSS (the pages fork copied before
+    # exec): a peak not above it says only "at most the parent's", so it is not a figure
     peak = _peak_rss_mb(proc)
+    if peak * 1024 <= parent_kib * 1.02:
+        peak = float("nan")
     written = {str(p.relative_to(folder)): p.read_bytes()
                for p in sorted(folder.rglob("*")) if p.is_file()}
     return Outcome(proc.returncode, out.decode("utf-8", "replace"),
@@ -101,6 +106,11 @@ class _Measured(subprocess.Popen):
         return pid, status
 
 
+def _rss_kib() -> int:
+    with open("/proc/self/status", encoding="ascii") as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmRSS:"))
+
+
 def _peak_rss_mb(proc: _Measured) -> float:
     rusage = proc.vbw_rusage
     return rusage.ru_maxrss / 1024 if rusage is not None else float("nan")
@@ -115,7 +125,8 @@ def check(case: Case, got: Outcome) -> None:
     lines = got.stderr.strip().splitlines()
     assert len(lines) == case.lines, detail
     assert got.seconds <= case.seconds, (got.seconds, case.seconds)
-    assert got.peak_rss_mb <= case.rss_mb, (got.peak_rss_mb, case.rss_mb)
+    # nan: not measurable beside a large parent (a test run); the benchmark measures it
+    assert not got.peak_rss_mb > case.rss_mb, (got.peak_rss_mb, case.rss_mb)
     for secret in case.secrets:
         assert secret not in got.stdout and secret not in got.stderr, secret
         for name, data in got.written.items():

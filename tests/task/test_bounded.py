@@ -134,6 +134,19 @@ def test_batch_is_sized_at_the_budget() -> None:
         render("{{ [1]|batch(n)|list|length }}", {"n": n + 1})
 
 
+@pytest.mark.parametrize("name, keyword", [("batch", "linecount"), ("slice", "slices")])
+def test_batch_and_slice_by_keyword_are_sized_at_the_budget(name: str, keyword: str) -> None:
+    """The bound holds when the count and the fill value are passed by name: n slots of
+    two fill characters pass at n = budget / 2 and one slot more is refused (the check
+    alone: building half a million slots is the work the check exists to prevent)."""
+    from vbw.task.templatefilters import _PRECHECK
+
+    n = MAX_PROMPT_CHARS // 2
+    _PRECHECK[name](MAX_PROMPT_CHARS, [1], **{keyword: n, "fill_with": "xx"})
+    with pytest.raises(PromptBudget):
+        _PRECHECK[name](MAX_PROMPT_CHARS, [1], **{keyword: n + 1, "fill_with": "xx"})
+
+
 def test_output_of_references_is_sized_at_the_budget() -> None:
     """A list's text is its elements' reprs (quotes included) and ', ' between them."""
     half = (MAX_PROMPT_CHARS - 2 - 2 * 2 - 2 * 2) // 2  # [ ] + two (quotes) + two (', ')

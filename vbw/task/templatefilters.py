@@ -83,20 +83,21 @@ def replace_size(budget: int, s: Any, old: Any, new: Any, count: Any = None) -> 
     check_size(len(s) + hits * max(0, len(new) - len(old)), budget)
 
 
-def _batch(budget: int, value: Any, linecount: Any = 1, fill_with: Any = None) -> None:
-    check_number(linecount, budget)
-    n = linecount if type(linecount) is int else 0
+def _chunks(budget: int, value: Any, count: Any, fill_with: Any) -> None:
+    """batch and slice: `count` slots, each possibly filled with `fill_with`."""
+    check_number(count, budget)
+    n = count if type(count) is int else 0
     check_size(_length(value) + n, budget)
     if fill_with is not None:
         check_size(n * text_size(fill_with, budget), budget)
+
+
+def _batch(budget: int, value: Any, linecount: Any = 1, fill_with: Any = None) -> None:
+    _chunks(budget, value, linecount, fill_with)
 
 
 def _slice(budget: int, value: Any, slices: Any = 1, fill_with: Any = None) -> None:
-    check_number(slices, budget)
-    n = slices if type(slices) is int else 0
-    check_size(_length(value) + n, budget)
-    if fill_with is not None:
-        check_size(n * text_size(fill_with, budget), budget)
+    _chunks(budget, value, slices, fill_with)
 
 
 def _sum(budget: int, value: Any, attribute: Any = None, start: Any = 0) -> None:
@@ -138,8 +139,6 @@ def bounded_join(sep: str, items: Any, budget: int) -> list[Any]:
         check_size(total, budget)
         out.append(item)
     return out
-
-
 
 
 def wrap(name: str, f: Callable[..., Any], budget: int) -> Callable[..., Any]:

@@ -70,6 +70,11 @@ def one_process() -> Iterator[None]:
             os.environ[ENV] = before
 
 
+def at_start(fn: Callable[[], None]) -> None:
+    """Run `fn` in every child process as it starts (before its work)."""
+    os.register_at_fork(after_in_child=fn)
+
+
 def at_leave(fn: Callable[[], None]) -> None:
     """Run `fn` when a forked child leaves (see `leave`); a normal exit is atexit's."""
     _AT_LEAVE.append(fn)
@@ -86,7 +91,8 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _send(fd: int, data: bytes) -> None:
+def send_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to a pipe (os.write may take part of it)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -138,7 +144,7 @@ class Child:
             _die_with_parent(parent)
             code = 1
             try:
-                _send(write, pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL))
+                send_all(write, pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL))
                 code = 0
             except BaseException:  # noqa: BLE001  the parent does the work itself
                 pass
@@ -151,15 +157,16 @@ class Child:
         """The pipe the result comes by: readable once it is sent or the child is gone."""
         return self._fd
 
-    def receive(self) -> bytes | None:
+    def receive(self, watch: bool = True, grace: float = 0.0) -> bytes | None:
         """What the child sent, once it has exited (its wait status in `status`); None if
-        it was found stopped (it is then killed). An interrupt kills it too."""
+        it was found stopped (`watch`; it is then killed). An interrupt kills it too
+        (after `grace` seconds for it to leave)."""
         chunks = []
         try:
             while True:
                 ready, _, _ = select.select([self._fd], [], [], POLL)
                 if not ready:
-                    if stopped(self.pid):
+                    if watch and stopped(self.pid):
                         self.cancel()
                         return None
                     continue
@@ -168,7 +175,7 @@ class Child:
                 chunks.append(chunk)
             self.status = os.waitpid(self.pid, 0)[1]
         except BaseException:
-            self.cancel()
+            self.cancel(grace)
             raise
         self._close()
         return b"".join(chunks)

@@ -6,9 +6,11 @@ fresh folder returning what is compared."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -134,6 +136,31 @@ def _page(tmp: Path) -> str:
     return "".join(browser_json(page.browser(report)))
 
 
+@functools.lru_cache(maxsize=None)
+def _sweep() -> Path:
+    """Four shard replays of one scripted live run (made once)."""
+    from tests.modes.test_merge import shards
+
+    sweep = Path(tempfile.mkdtemp()) / "sweep"
+    shards(sweep, 4)
+    return sweep
+
+
+def _merged(tmp: Path, bad: int | None = None) -> bytes:
+    """mode=merge's replay of the shards (read on several cores); `bad`: that shard's
+    first line is not JSON."""
+    from tests.modes.test_merge import GSM8K as TASK
+    from vbw.modes.merge.write import merged_replay
+
+    sweep = shutil.copytree(_sweep(), tmp / "sweep")
+    if bad is not None:
+        path = sweep / f"s{bad}" / "replay.jsonl"
+        head, rest = path.read_text(encoding="utf-8").split("\n", 1)
+        path.write_text(f"{head}\nnot json\n{rest}", encoding="utf-8")
+    merged_replay(TASK, [str(sweep)], None, tmp, tmp)
+    return (tmp / "replay.jsonl").read_bytes().replace(str(tmp).encode(), b"<tmp>")
+
+
 CASES: dict[str, Callable[[Path], Any]] = {
     "score gsm8k": lambda tmp: _scored(GSM8K),
     "score bfcl_simple": lambda tmp: _scored(BFCL, "bfcl_simple"),
@@ -154,6 +181,9 @@ CASES: dict[str, Callable[[Path], Any]] = {
     "a task failing in the child": lambda tmp: _tasks(tmp, "c/child"),
     "a task failing in the parent": lambda tmp: _tasks(tmp, "a/parent"),
     "report.html's item data": _page,
+    "mode=merge's replay": _merged,
+    "a bad line in a later shard": lambda tmp: _merged(tmp, 3),
+    "a bad line in an earlier shard": lambda tmp: _merged(tmp, 1),
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.replay.test_merge import GSM8K, _edit, shards
+from tests.modes.test_merge import GSM8K, _edit, shards
 from vbw.replay.stream import open_replay
 from vbw.score.stream import Pass, Scored, score_stream
 from vbw.score.written import Written

@@ -55,7 +55,7 @@ def digests(work: Path, processes: str = "1") -> dict[str, str]:
         proc = run_vbw("-m", f"task={task}", f"arms.kinds=[{kinds}]",
                        f"replay={','.join(paths)}",
                        f"hydra.sweep.dir={sweep}", cwd=ROOT, timeout=600,
-                       env={"VBW_SCORING_PROCESSES": processes})
+                       env={"VBW_PROCESSES": processes})
         assert proc.returncode == 0, proc.stderr[-3000:]
         for job, path in enumerate(paths):
             for name in OUTPUTS:

@@ -167,7 +167,7 @@ def test_an_unknown_arms_schema_is_one_line_in_every_mode(tmp_path: Path, mode: 
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-@pytest.mark.parametrize("warm", ["1", "0"])
+@pytest.mark.parametrize("warm", ["2", "1"])
 def test_no_room_for_the_output_is_one_line_exit_2(tmp_path: Path, warm: str) -> None:
     """`vbw > /dev/full` (a full disk): the environment's doing, not a bug (exit 3)."""
     import os
@@ -178,12 +178,12 @@ def test_no_room_for_the_output_is_one_line_exit_2(tmp_path: Path, warm: str) ->
         proc = subprocess.run([sys.executable, "-m", "vbw", "task=gsm8k", "n=5",
                                f"hydra.run.dir={tmp_path}"], cwd=tmp_path, stdout=full,
                               stderr=subprocess.PIPE, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "VBW_WARM": warm})
+                              stdin=subprocess.DEVNULL, env={**os.environ, "VBW_PROCESSES": warm})
     proc.stdout = ""
     assert one_line_error(proc) == "vbw: error: cannot write: No space left on device"
     with open("/dev/full", "w") as full:  # Hydra's own output, too
         proc = subprocess.run([sys.executable, "-m", "vbw", "--help"], cwd=tmp_path, stdout=full,
                               stderr=subprocess.PIPE, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "VBW_WARM": warm})
+                              stdin=subprocess.DEVNULL, env={**os.environ, "VBW_PROCESSES": warm})
     proc.stdout = ""
     assert one_line_error(proc) == "vbw: error: cannot write: No space left on device"

@@ -25,7 +25,7 @@ FORBIDDEN = {"vbw.generate", "llama_cpp", "outlines", "outlines_core", "numba",
 # only). Within a layer any import is allowed as long as it closes no cycle.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("vbw", "vbw.errors", "vbw.validation", "vbw.resources", "vbw.redact",
-              "vbw.registry", "vbw.lazy", "vbw.pipes")),
+              "vbw.registry", "vbw.lazy", "vbw.parallel")),
     ("task", ("vbw.task",)),
     ("config", ("vbw.config",)),
     ("replay", ("vbw.replay",)),

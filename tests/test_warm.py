@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vbw import warm
+from vbw import parallel, warm
 from vbw.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,10 +27,9 @@ PROBE = ("import atexit, sys\n"
 def _run(args: list[str], cwd: Path, warm_on: bool) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT),  # an empty verdict cache of its own
            "XDG_CACHE_HOME": str(cwd / ("cache-warm" if warm_on else "cache-alone"))}
-    env.pop("VBW_WARM", None)
-    env.pop("VBW_SCORING_PROCESSES", None)
+    env.pop("VBW_PROCESSES", None)
     if not warm_on:
-        env["VBW_WARM"] = "0"
+        env["VBW_PROCESSES"] = "1"
     return subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -100,19 +99,15 @@ def test_a_run_that_generates_is_refused_and_runs_in_the_caller(tmp_path: Path) 
 
 
 def test_wanted_only_for_a_command_line_without_flags(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("VBW_WARM", raising=False)
-    monkeypatch.delenv("VBW_SCORING_PROCESSES", raising=False)
+    monkeypatch.delenv("VBW_PROCESSES", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr("threading.active_count", lambda: 1)
     assert warm.wanted(["task=gsm8k"])
     for flags in (["-m", "task=gsm8k,bfcl_simple"], ["--help"], ["--cfg", "job"]):
         assert not warm.wanted(flags)
-    monkeypatch.setenv("VBW_WARM", "0")
+    monkeypatch.setenv("VBW_PROCESSES", "1")
     assert not warm.wanted([])
-    monkeypatch.setenv("VBW_WARM", "1")
-    monkeypatch.setenv("VBW_SCORING_PROCESSES", "1")
-    assert not warm.wanted([])
-    monkeypatch.delenv("VBW_SCORING_PROCESSES")
+    monkeypatch.delenv("VBW_PROCESSES")
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert not warm.wanted([])
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
@@ -120,15 +115,15 @@ def test_wanted_only_for_a_command_line_without_flags(monkeypatch: pytest.Monkey
     assert not warm.wanted([])
 
 
-def _forked_worker(monkeypatch: pytest.MonkeyPatch, job: object) -> warm.Worker:
-    """A real forked worker whose job is `job` (fields, out_dir, environ) -> result."""
+def _forked_worker(monkeypatch: pytest.MonkeyPatch, job: object) -> parallel.Child:
+    """A real worker process whose job is `job` (fields, out_dir, environ) -> result."""
     monkeypatch.setattr(warm, "wanted", lambda argv: True)
     monkeypatch.setattr(warm, "_prepare", lambda: None)
     monkeypatch.setattr(warm, "_run_job", job)
     monkeypatch.setattr(warm, "_worker", None)
     warm.start([])
     assert warm._worker is not None
-    return warm._worker
+    return warm._worker[0]
 
 
 def _gone(pid: int) -> bool:

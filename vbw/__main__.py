@@ -1,4 +1,4 @@
-"""`python -m vbw` and the `vbw` console script: fork the warm worker (vbw.warm) while
+"""`python -m vbw` and the `vbw` console script: start the warm worker (vbw.warm) while
 only the standard library is loaded, then run the command line (vbw.cli).
 
 Start-up is most of a demo run (issue 22), and two process-wide settings serve it:

@@ -9,7 +9,7 @@ it to exactly one process, and drops it when that process ends however it ends, 
 folder left by a killed run is simply claimed again. A second run is refused in one line
 naming the folder. Running again in the same folder later is fine.
 
-A claim is held by the process (and the children it forks afterwards, which share the
+A claim is held by the process (and the child processes it starts afterwards, which share the
 open lock): claiming a folder this process already holds is a no-op, so the launcher's
 claim covers the job it runs (in a warm worker too, which runs the job while the
 launcher waits for it).

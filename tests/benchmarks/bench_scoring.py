@@ -228,7 +228,8 @@ def bench_synthetic(tree: Path, work: Path, sizes: list[int]) -> list[dict]:
         fwall, fcpu = (statistics.median(r[k] for r in floors) for k in (0, 2))
         rss, frss = max(r[1] for r in runs), max(r[1] for r in floors)  # the largest seen
         *_, err = _run([sys.executable, "-c", PHASES, json.dumps(STEPS), *args,
-                        f"hydra.run.dir={work}/syn{n}/steps"], work, {**env, "VBW_WARM": "0"})
+                        f"hydra.run.dir={work}/syn{n}/steps"], work,
+                       {**env, "VBW_WARM": "0", "VBW_PROCESSES": "1"})
         out.append({"items": n, "arms": 6, "runs": REPEATS, "wall_s": round(wall, 2),
                     "cpu_s": round(cpu, 2), "peak_rss_mib": round(rss, 1),
                     "us_per_item_arm": round(wall / (n * 6) * 1e6, 1),

@@ -316,7 +316,8 @@ def measure(tree: Path, runs: int) -> dict:
         demo = bench_demo(work, env, runs)
         print(f"  demo: {demo}", file=sys.stderr)
         timeline = bench_timeline(work, env, runs)
-        alone = {**env, "VBW_WARM": "0"}  # one process: one import tree, every step seen
+        # one process: one import tree, every step seen (VBW_WARM for older revisions)
+        alone = {**env, "VBW_WARM": "0", "VBW_PROCESSES": "1"}
         imports = bench_imports(work, alone, runs)
         phases = bench_phases(work, alone, runs)
     return {"machine": {"cpu": platform.processor() or platform.machine(),

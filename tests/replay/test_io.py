@@ -161,7 +161,7 @@ def test_a_lone_surrogate_is_written_losslessly_and_n_tokens_may_be_unknown(
 
 
 def test_merge_and_reports_write_lone_surrogates(tmp_path: Path) -> None:
-    from vbw.replay.merge import write_merged
+    from vbw.modes.merge.shards import write_merged
     from vbw.report.files import write_atomic
 
     rec = ItemRecord(id="s", arms={"unconstrained": ArmRecord(text="\ud800",

@@ -1,6 +1,6 @@
-"""report.html's detailed items built by a forked child while the report is built
-(vbw.report.pagedata): the page is the one-process page, whether the child delivers,
-fails or is cancelled, and nothing is left running."""
+"""report.html's item data (vbw.report.pagedata, vbw.report.listing): the listing from the
+item states is the one from the report, and the plain rows from the kept finish reasons
+are the replay's. (Built in a child or here, the page is the same: tests/test_processes.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPLAYS, TASK_CONF
-from vbw import pipes
 from vbw.replay.stream import open_replay
 from vbw.report import listing as listing_module
 from vbw.report import pagedata
@@ -46,83 +45,6 @@ def _one_process(task: Task, arms: list[Arm], report: Report, path: Path = PATH)
     b = build_browser(report, task, stream.header, (o for _, o in stream.lines()), arms, **CAPS)
     assert len(b.items) == 7 and len(b.rows) == 33 and b.unlisted == report.n - 40
     return "".join(browser_json(b))
-
-
-@pytest.fixture
-def taken(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """What each assembled page took from the child (None: built here)."""
-    seen: list[Any] = []
-    real = pagedata.assemble
-
-    def spy(*args: Any) -> Any:
-        seen.append(args[-1])
-        return real(*args)
-
-    monkeypatch.setattr(pagedata, "assemble", spy)
-    return seen
-
-
-def test_the_childs_items_make_the_one_process_page(taken: list[Any]) -> None:
-    task, arms, states, report = _scored()
-    page = ItemData(task, PATH, arms, **CAPS)
-    page.start(states)
-    b = page.browser(report)
-    assert len(taken[0]) == 7 and b.items == [] and len(b.encoded) == 7  # from the child
-    assert "".join(browser_json(b)) == _one_process(task, arms, report)
-
-
-def test_without_a_child_the_items_are_built_here(taken: list[Any]) -> None:
-    task, arms, states, report = _scored()
-    b = ItemData(task, PATH, arms, **CAPS).browser(report)  # start() was not called
-    assert taken == [None] and len(b.items) == 7
-    assert "".join(browser_json(b)) == _one_process(task, arms, report)
-
-
-@pytest.mark.parametrize("keep", [0, 200])  # plain rows from the replay, or kept
-def test_a_failing_child_costs_only_its_work(monkeypatch: pytest.MonkeyPatch,
-                                              taken: list[Any], keep: int) -> None:
-    task, arms, states, report = _scored(keep_finish=keep)
-
-    def fails(*args: Any) -> list[str]:
-        raise MemoryError("in the child")
-
-    monkeypatch.setattr(pagedata, "encoded_items", fails)
-    page = ItemData(task, PATH, arms, **CAPS)
-    page.start(states)
-    b = page.browser(report)
-    assert taken == [None] and len(b.items) == 7
-    assert "".join(browser_json(b)) == _one_process(task, arms, report)
-
-
-def test_a_child_that_sends_the_wrong_items_is_not_believed(
-        monkeypatch: pytest.MonkeyPatch, taken: list[Any]) -> None:
-    task, arms, states, report = _scored()
-    monkeypatch.setattr(pagedata, "encoded_items", lambda *a: ['{"id":"x"}'])
-    page = ItemData(task, PATH, arms, **CAPS)
-    page.start(states)
-    b = page.browser(report)
-    assert taken == [None] and len(b.items) == 7 and b.encoded == []
-    assert "".join(browser_json(b)) == _one_process(task, arms, report)
-
-
-def test_a_cancelled_child_is_stopped_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    task, arms, states, _ = _scored()
-    forked: list[int] = []
-    real = pipes.fork
-
-    def spy() -> int:
-        pid = real()
-        if pid:
-            forked.append(pid)
-        return pid
-
-    monkeypatch.setattr(pipes, "fork", spy)
-    monkeypatch.setattr(pagedata, "encoded_items", lambda *a: os.pause())  # never done
-    page = ItemData(task, PATH, arms, **CAPS)
-    page.start(states)
-    page.cancel()
-    with pytest.raises(ChildProcessError):  # already reaped: no zombie left behind
-        os.waitpid(forked[0], os.WNOHANG)
 
 
 def test_the_listing_from_states_is_the_listing_from_the_report() -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.replay.test_merge import GSM8K, _edit, shards
+from tests.modes.test_merge import GSM8K, _edit, shards
 from vbw.replay.stream import open_replay
 from vbw.score.stream import Pass, Scored, score_stream
 from vbw.score.written import Written
-from vbw.sweep.shards import merge_and_score
+from vbw.modes.merge.write import merge_and_score
 from vbw.task.arms import ARM_KINDS, task_arms
 
 ARMS = task_arms(GSM8K.schema_names, GSM8K.spec.answer_schema, list(ARM_KINDS))
@@ -57,7 +57,7 @@ def _same(a: Scored, b: Scored) -> None:
 @pytest.mark.parametrize("count", [2, 3])
 def test_the_written_pass_is_the_read_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           processes: str, count: int) -> None:
-    monkeypatch.setenv("VBW_SCORING_PROCESSES", processes)
+    monkeypatch.setenv("VBW_PROCESSES", processes)
     _timed_shards(tmp_path / "sweep", count)
     path, written = _merged(tmp_path / "sweep", tmp_path / "m")
     assert written is not None and written.end is not None
@@ -69,7 +69,7 @@ def test_a_pass_that_fails_is_dropped_and_the_file_is_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str) -> None:
     """A record the pass cannot take (here the fourth item's, in whichever process makes
     it) drops the pass; the merged replay is the one written without a pass."""
-    monkeypatch.setenv("VBW_SCORING_PROCESSES", processes)
+    monkeypatch.setenv("VBW_PROCESSES", processes)
     shards(tmp_path / "sweep", 2)
     real = Written.add
 
@@ -92,7 +92,7 @@ def test_a_pass_of_other_arms_is_not_taken(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """score_stream takes a written pass only for its own selection and arms; another
     one leaves it to read the file."""
-    monkeypatch.setenv("VBW_SCORING_PROCESSES", "1")
+    monkeypatch.setenv("VBW_PROCESSES", "1")
     _timed_shards(tmp_path / "sweep", 2)
     path, _ = _merged(tmp_path / "sweep", tmp_path / "m")
     stream = open_replay(path)

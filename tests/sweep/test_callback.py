@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import CONF_ROOT, TASK_CONF, load_json, one_line_error, run_vbw
-from tests.replay.test_merge import cfg, live, report, shards
+from tests.modes.test_merge import cfg, live, report, shards
 from vbw.sweep.callback import finish_sweep
 from vbw.sweep.status import JobInputs, JobStatus, write_status
 

@@ -1,4 +1,4 @@
-"""A live run spread over shards on the real SmolLM2 (vbw.sweep.shards, end to end): two
+"""A live run spread over shards on the real SmolLM2 (vbw.modes.merge.write, end to end): two
 shard jobs under the joblib launcher, merged at the end of the sweep, give the report of
 the same run done in one job. Loads the model (marked live; run under
 `flock /tmp/vbw-cpu.lock` on a shared machine)."""

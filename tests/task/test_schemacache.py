@@ -136,13 +136,13 @@ def test_the_suite_never_writes_to_the_users_cache() -> None:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_writes_what_it_learned_on_its_way_out_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """vbw's forked workers leave with os._exit (vbw.pipes.leave): the verdicts a child
+    """vbw's forked workers leave with os._exit (vbw.parallel.leave): the verdicts a child
     learned are appended then, and the parent's pending ones are left to the parent."""
-    from vbw.pipes import leave
+    from vbw.parallel import leave
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cache = VerdictCache()
-    monkeypatch.setattr("vbw.pipes._AT_LEAVE", [cache.flush])
+    monkeypatch.setattr("vbw.parallel._AT_LEAVE", [cache.flush])
     parents, childs = "a" * 32, "b" * 32
     cache.remember(parents)  # pending in the parent when it forks
     pid = os.fork()

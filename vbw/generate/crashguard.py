@@ -1,8 +1,8 @@
-"""Native generation in a forked child, so that a crash of it is one line, not a dead vbw.
+"""Native generation in a child process, so that a crash of it is one line, not a dead vbw.
 
 llama.cpp and the engines' compiled code run inside vbw's process; a fault there
 (SIGSEGV, SIGILL, SIGBUS, SIGABRT, SIGFPE) would kill it without a word. `guarded` runs
-the work in a child (vbw.pipes.fork) that notes what it is doing before each native step
+the work in a child process (vbw.parallel.Child) that notes what it is doing before each native step
 (`Marks`: one page of shared memory, so the note survives the child). The native stack's
 own stderr (llama.cpp's asserts, faulthandler's Python stack) goes to a log file beside
 the replay; what vbw prints goes where it always does. When the child dies by a signal,
@@ -16,7 +16,6 @@ import mmap
 import os
 import pickle
 import signal
-import select
 import sys
 import traceback
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from vbw.errors import EngineError, VbwError
-from vbw.pipes import Event, Recorder, fork, leave, receive_all, replay, send_all, stop
+from vbw.parallel import Child, Event, Recorder, replay
 
 T = TypeVar("T")
 Work = Callable[["Marks", TextIO], T]
@@ -40,7 +39,7 @@ class Marks:
     SIZE = 1024
 
     def __init__(self) -> None:
-        self._page = mmap.mmap(-1, self.SIZE)  # anonymous and shared: a fork sees writes
+        self._page = mmap.mmap(-1, self.SIZE)  # anonymous and shared: the child's writes show
 
     def __call__(self, step: str) -> None:
         data = step.encode("utf-8", "replace")[: self.SIZE - 2]
@@ -63,37 +62,25 @@ def signal_name(number: int) -> str:
 
 
 def guarded(work: Work[T], err: TextIO, log: Path, explain: Explain) -> T:
-    """`work(marks, err)` in a forked child; its result (which must pickle) back here.
+    """`work(marks, err)` in a child process; its result (which must pickle) back here.
 
     A VbwError it raises is raised here; an interrupt is one here too (the child is given
     a few seconds to leave, then killed). A death by a signal raises EngineError with
     `explain(signal, marks.last())`. The native stack's stderr goes to `log`, deleted if
     empty when the child ends well."""
     marks = Marks()
-    sys.stdout.flush()
     err.flush()
-    read, write = os.pipe()
-    pid = fork()
-    if pid == 0:  # pragma: no cover - the child; its behaviour is tested end to end
-        os.close(read)
-        _child(work, marks, err, log, write)
-    os.close(write)
-    try:
-        data = receive_all(read)
-        status = os.waitpid(pid, 0)[1]
-    except KeyboardInterrupt:
-        _reap(pid, read)
-        raise
-    finally:
-        os.close(read)
-    if os.WIFSIGNALED(status):
-        raise EngineError(explain(os.WTERMSIG(status), marks.last()))
-    return _outcome(data, status, err, log)
+    child = Child(lambda: _child(work, marks, err, log))
+    data = child.receive(watch=False, grace=_GRACE_SECONDS) or b""
+    if os.WIFSIGNALED(child.status):
+        raise EngineError(explain(os.WTERMSIG(child.status), marks.last()))
+    return _outcome(data, child.status, err, log)
 
 
-def _child(work: Work[Any], marks: Marks, err: TextIO, log: Path, write: int) -> None:
-    """Run the work with stderr's descriptor on the log, vbw's own output as before."""
-    code, events = 0, []
+def _child(work: Work[Any], marks: Marks, err: TextIO, log: Path) -> Any:
+    """Run the work with stderr's descriptor on the log, vbw's own output as before; the
+    outcome and what vbw printed without a descriptor, to send back."""
+    events: list[Event] = []
     own_err = _own_stream(err, events)
     sys.stderr = own_err
     log_file = open(log, "w", encoding="utf-8")  # noqa: SIM115  closed by leaving
@@ -104,14 +91,11 @@ def _child(work: Work[Any], marks: Marks, err: TextIO, log: Path, write: int) ->
     except VbwError as e:
         result = ("error", e)
     except KeyboardInterrupt:
-        result, code = ("interrupt", None), 130
+        result = ("interrupt", None)
     except BaseException:  # noqa: BLE001  a bug: its traceback, and exit 3 as in one process
-        result, code = ("bug", traceback.format_exc()), 3
-    try:
-        own_err.flush()
-        send_all(write, pickle.dumps((result, events), protocol=pickle.HIGHEST_PROTOCOL))
-    finally:
-        leave(code)
+        result = ("bug", traceback.format_exc())
+    own_err.flush()
+    return result, events
 
 
 def _own_stream(err: TextIO, events: list[Event]) -> TextIO:
@@ -151,12 +135,3 @@ def _drop_if_empty(log: Path) -> None:
             log.unlink()
     except OSError:
         pass
-
-
-def _reap(pid: int, read: int) -> None:
-    """An interrupted parent: let the child (interrupted too) leave, else kill it. Its
-    end of the result pipe closes when it leaves, which `select` sees."""
-    try:
-        select.select([read], [], [], _GRACE_SECONDS)
-    finally:
-        stop(pid)  # kills one still there, reaps either

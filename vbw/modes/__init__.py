@@ -57,7 +57,7 @@ class Mode(ABC):
     @classmethod
     def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
         """Whether running these tasks only reads (no model is loaded, nothing is
-        generated): such a run may be handed to another process (vbw.warm, vbw.modes.forked)
+        generated): such a run may be handed to another process (vbw.warm, vbw.modes.scoring)
         and show the same output."""
         return not cls.generates
 

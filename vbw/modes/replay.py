@@ -73,7 +73,7 @@ class Replay(Mode):
                                                     *model_and_engine(cfg)))
             return found, "replay"
 
-        return score_tasks(job, obtain, forkable=True)
+        return score_tasks(job, obtain, only_reads=True)
 
 
 @MODES.register
@@ -97,7 +97,7 @@ class Auto(Mode):
                 return found, "replay"
             return live_replay(task, cfg, task_dir, job.err, recorded_key(cfg, task)), "live"
 
-        return score_tasks(job, obtain, forkable=Auto.only_reads(cfg, job.tasks, cwd))
+        return score_tasks(job, obtain, only_reads=Auto.only_reads(cfg, job.tasks, cwd))
 
     @classmethod
     def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:

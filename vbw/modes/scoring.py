@@ -7,15 +7,16 @@ Scoring reads only a replay and a task, so replay scoring never touches the live
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import NamedTuple, TextIO, TypeVar
 
+from vbw import parallel
 from vbw.config import RunConfig
 from vbw.errors import ReplayError, VbwError
 from vbw.modes import Job
-from vbw.modes.forked import run_tasks
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
 from vbw.report.browser import MAX_LISTED_ITEMS
@@ -31,6 +32,8 @@ from vbw.score.written import Written
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, warn_findings
 from vbw.task.runner import Task
+
+T = TypeVar("T")
 
 
 class Obtained(NamedTuple):
@@ -122,20 +125,43 @@ def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]
     return out
 
 
+def _run_tasks(tasks: list[Task], run: Callable[[Task, TextIO, TextIO], T],
+               folder: Callable[[Task], Path], out: TextIO, err: TextIO,
+               only_reads: bool) -> list[T]:
+    """`run` every task, in several processes when the tasks only read replays and every
+    task's folder but the first is new (vbw.parallel.ordered: output, values and the first
+    error in task order). When a task fails, the new folders of the tasks after it are
+    removed, as if they had never run."""
+    fresh = [not folder(t).exists() for t in tasks]
+    n = parallel.count(only_reads and len(tasks) > 1 and all(fresh[1:]))
+    under_way = [0]
+
+    def one(k: int, o: TextIO, e: TextIO) -> T:
+        under_way[0] = k  # (in this process: the task that fails, if one does)
+        return run(tasks[k], o, e)
+
+    try:
+        return parallel.ordered(one, range(len(tasks)), n, out, err)
+    except BaseException:
+        for k in range(under_way[0] + 1, len(tasks) if n > 1 else 0):
+            if fresh[k]:
+                shutil.rmtree(folder(tasks[k]), ignore_errors=True)
+        raise
+
+
 def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
-                forkable: bool = False) -> int:
+                only_reads: bool = False) -> int:
     """Score (after `obtain` has found or made its replay) every task; return the exit
     code. `whole_run`: the replay is a merged run, scored over its header's selection (n),
     not the command line's. A shard job is not gated: its slice is not the run; the merged
-    run is. `forkable`: `obtain` only finds replays (generates nothing), so the tasks may
-    be scored in two processes (vbw.modes.forked), with the same output as in one."""
+    run is. `only_reads`: `obtain` only finds replays (generates nothing), so the tasks may
+    be scored in several processes (`_run_tasks`), with the same output as in one."""
     cfg = job.cfg
 
     def folder(task: Task) -> Path:
         return job.out_dir / task.name if len(job.tasks) > 1 else job.out_dir
 
-    def one(task: Task, out: TextIO, err: TextIO,
-            before_write: Callable[[], None]) -> tuple[Path, list[str]]:
+    def one(task: Task, out: TextIO, err: TextIO) -> tuple[Path, list[str]]:
         """Score and write one task; its folder and its tripped arms."""
         task_dir = folder(task)
         replay_path, mode, written = Obtained(*obtain(task, task_dir, out))
@@ -155,7 +181,6 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
             report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
                            MAX_LISTED_ITEMS if beside else 0, written)
-            before_write()
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)
         finally:
@@ -166,7 +191,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         return task_dir, [f"{task.name}: {a}" for a in
                           tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
 
-    done = run_tasks(job.tasks, one, folder, job.out, job.err, forkable)
+    done = _run_tasks(job.tasks, one, folder, job.out, job.err, only_reads)
     dirs = [task_dir for task_dir, _ in done]
     tripped = [line for _, lines in done for line in lines]
     out, err = job.out, job.err

@@ -128,5 +128,5 @@ def as_scored(rec: ItemRecord) -> ScoredRecord:
 
 def scored_record(obj: dict[str, Any]) -> ScoredRecord:
     """What scoring reads of an item line, from its values as json reads them and known
-    to be a valid item line (mode=merge scores the lines it writes: vbw.sweep.shards)."""
+    to be a valid item line (mode=merge scores the lines it writes: vbw.modes.merge.write)."""
     return light(obj) or as_scored(ItemRecord.model_validate(obj))

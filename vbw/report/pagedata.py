@@ -1,22 +1,12 @@
 """report.html's detailed items built in a second process while this one builds the report.
 
-After a large replay is scored, one core used to do everything that follows alone: the
-rates and their bootstrap intervals, report.json, report.md, ledger.csv, and report.html,
-whose item data (vbw.report.browser) is the largest part: the first MAX_DETAILED_ITEMS
-items are read again from the replay, their answers extracted again, their prompts
-rendered, their texts cut and encoded. Those views depend only on the task, the replay
-and each item's ledger states, which are known as soon as the scoring pass ends. So a
-child is forked then (`ItemData.start`): it works out which items the page details (the
-same `Listing` the page is built with, from the same states), builds and encodes them
-(vbw.report.html.item_json) and sends back their JSON. Meanwhile this process builds the
-report and renders the other files, then the page's plain rows, and puts the child's
-items in their place: the page is byte for byte the one-process page
-(tests/report/test_pagedata.py; tests/test_byte_identity.py compares every file of every
-committed replay scored this way).
-
-Used where scoring is split (vbw.score.split.wanted: a large replay, two cores no other
-process of this run is using, VBW_SCORING_PROCESSES) and the page is written. A child that
-fails in any way costs only its work: the page's items are then built here.
+The page's item data (vbw.report.browser: the first MAX_DETAILED_ITEMS items read again,
+their answers extracted, prompts rendered, texts cut and encoded) depends only on the task,
+the replay and the item states known when the scoring pass ends. So a child process
+(vbw.parallel.Child) builds and encodes them then (`ItemData.start`) while this one builds
+the report and the other files, and its items are put in their place: the page is byte for
+byte the one-process page. A child that fails costs only its work: the items are then
+built here. Used where scoring is split (vbw.score.split.wanted) and the page is written.
 """
 
 from __future__ import annotations
@@ -26,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vbw.pipes import Pending, beside
+from vbw.parallel import Child
 from vbw.replay.stream import open_replay
 from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, ItemView
 from vbw.report.html import item_json
@@ -59,7 +49,7 @@ def encoded_items(task: Task, replay: Path, arms: list[Arm], states: ItemStates,
 
 class ItemData:
     """report.html's item data for one task's replay: `start` (after the scoring pass)
-    forks the child that builds the detailed items; `browser` gives the page's data,
+    starts the child that builds the detailed items; `browser` gives the page's data,
     with them if the child delivered; `cancel` stops a child whose page is not written."""
 
     def __init__(self, task: Task, replay: Path, arms: list[Arm],
@@ -67,15 +57,15 @@ class ItemData:
                  max_listed: int = MAX_LISTED_ITEMS) -> None:
         self.task, self.replay, self.arms = task, replay, arms
         self.caps = (max_detailed, max_listed)
-        self._child: Pending | None = None
+        self._child: Child | None = None
         self._finishes: Finishes | None = None
 
     def start(self, scored: Scored) -> None:
-        """Fork the child, from the pass's item states; keep the finish reasons the pass
+        """Start the child, from the pass's item states; keep the finish reasons the pass
         kept (Scored.finishes, if any), which make the plain rows without the replay."""
         self.cancel()
         states, self._finishes = scored.states, scored.finishes
-        self._child = beside(lambda: encoded_items(self.task, self.replay, self.arms, states,
+        self._child = Child(lambda: encoded_items(self.task, self.replay, self.arms, states,
                                                    self.caps))
 
     def browser(self, report: Report) -> Browser:

@@ -118,7 +118,7 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     summary (`outputs`: the sweep's `outputs` setting; a name a job refused is ignored
     here); return the sweep's exit code."""
     from vbw.report.writers import OUTPUT_NAMES
-    from vbw.sweep.shards import MERGED_PREFIX
+    from vbw.modes.merge.write import MERGED_PREFIX
     from vbw.sweep.status import belongs, job_dirs, read_launch, read_status, sweep_exit
     from vbw.sweep.summary import job_rows, write_summary
 

@@ -14,8 +14,8 @@ serialisation decodes back to an equal value: string keys, no tuples, no NaN), s
 schemas with one digest are the same JSON text. The cache is an optimisation and never a
 source of errors: an absent, unreadable, read-only or corrupt file (any line that is not a
 digest is ignored) only means the check runs; new digests are appended in one write at
-exit, which keeps concurrent runs' lines whole (a forked child appends its own on its
-way out, vbw.pipes.leave). It stops growing at MAX_BYTES.
+exit, which keeps concurrent runs' lines whole (a child process appends its own on its
+way out, vbw.parallel.leave). It stops growing at MAX_BYTES.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from vbw.pipes import at_leave
+from vbw.parallel import at_leave, at_start
 from vbw.resources import cache_dir
 
 MAX_BYTES = 8 << 20  # ~250,000 schemas; past it nothing is appended
@@ -50,9 +50,9 @@ class VerdictCache:
         self._path: Path | None = None
         self._known: set[str] | None = None
         self._new: list[str] = []
-        # a forked child (vbw.pipes) writes what it learns itself, on its way out; what its
-        # parent learned before the fork is the parent's to write
-        os.register_at_fork(after_in_child=self._forget_new)
+        # a child process (vbw.parallel) writes what it learns itself, on its way out; what
+        # its parent learned before the child started is the parent's to write
+        at_start(self._forget_new)
         at_leave(self.flush)
 
     def _load(self) -> set[str]:

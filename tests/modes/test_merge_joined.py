@@ -1,4 +1,4 @@
-"""The merged replay's lines (vbw.replay.joined): each written as the ItemRecord model
+"""The merged replay's lines (vbw.modes.merge.joined): each written as the ItemRecord model
 dumps it, whether passed on as decoded or through the model, and read from the shards in
 task order whatever order a shard holds them in."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vbw.replay.format import ItemRecord
-from vbw.replay.joined import as_dumped, dumped, joined
+from vbw.modes.merge.joined import as_dumped, dumped, joined
 
 PLAIN = {"id": "a", "arms": {"x": {"text": "t", "seconds": 1.5, "compile_seconds": 0.0,
                                    "n_tokens": 3, "finish_reason": "stop"}},
@@ -77,7 +77,7 @@ def test_a_merged_line_keeps_an_integer_beyond_64_bits(tmp_path: Path) -> None:
 
 
 def test_a_plain_line_is_spelled_alike_unless_a_float_is_tiny() -> None:
-    """`dumped` says when orjson may write the line (vbw.replay.merge.item_line): a float
+    """`dumped` says when orjson may write the line (vbw.modes.merge.shards.item_line): a float
     in [1e-9, 1e-4) is one orjson spells without json's exponent."""
     obj = json.loads(json.dumps(PLAIN))
     assert dumped(obj) == (obj, True)

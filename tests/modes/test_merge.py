@@ -1,4 +1,4 @@
-"""Merging shard replays (vbw.replay.merge) on the scripted backend: shards of one live run
+"""Merging shard replays (vbw.modes.merge.shards) on the scripted backend: shards of one live run
 merge into the replay and report of the same run done in one job, and everything that
 would make that false is refused in one line."""
 
@@ -19,7 +19,7 @@ from vbw.app import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.replay import read_replay
-from vbw.replay.merge import GENERATION_KEYS, merge_shards, read_shard
+from vbw.modes.merge.shards import GENERATION_KEYS, merge_shards, read_shard
 from vbw.task.arms import ARM_KINDS
 from vbw.task.runner import load_task
 
@@ -275,69 +275,12 @@ def test_a_lone_surrogate_is_carried_losslessly(tmp_path: Path) -> None:
     assert next(iter(rec.arms.values())).text == "before \udc80 after \ud800"
 
 
-def test_two_processes_write_the_one_process_replay(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """vbw.sweep.shards writes the merged replay in two processes (the odd shards' lines
-    made by a forked worker): the same bytes as in one; an error in either process, or a
-    failed worker, writes it again in one process, so the refusal is the first item's in
-    task order, and nothing is left written. The shards' checked first read splits the
-    same way (every other shard in the worker)."""
-    from vbw.sweep import shards as merging
-
-    dirs = shards(tmp_path / "sweep", 4)
-
-    def written(tag: str, processes: str) -> bytes:
-        monkeypatch.setenv("VBW_SCORING_PROCESSES", processes)
-        out = tmp_path / tag
-        out.mkdir()
-        merging.merged_replay(GSM8K, [str(tmp_path / "sweep")], None, tmp_path, out)
-        return (out / "replay.jsonl").read_bytes()
-
-    real, calls = merging._lines, []
-
-    def lines(*args, failing: bool = False, **kw):  # shards: the worker's {1, 3}, else {0, 2}
-        calls.append(args[5] if len(args) > 5 else "all")  # ("all": in one process)
-        if failing and args[5:] == ({1, 3},):
-            raise RuntimeError("worker")
-        return real(*args, **kw)
-
-    monkeypatch.setattr(merging, "_lines", lines)
-    one = written("one", "1")
-    assert calls == ["all"]
-    calls.clear()
-    assert written("two", "2") == one
-    assert calls == [{0, 2}]  # (the worker's call is in its own process)
-    calls.clear()
-    monkeypatch.setattr(merging, "_lines", lambda *args, **kw: lines(*args, failing=True, **kw))
-    assert written("fallback", "2") == one
-    assert calls == [{0, 2}, "all"]
-    monkeypatch.setattr(merging, "_lines", real)
-    # items 1 (shard 1, the worker's) and 2 (shard 2, this process's) of other prompts
-    _edit(dirs[2] / "replay.jsonl", record=0, prompt_hash="0" * 64)
-    for broken in ("gsm8k_test_2", "gsm8k_test_1"):
-        monkeypatch.setenv("VBW_SCORING_PROCESSES", "2")
-        with pytest.raises(ReplayError, match=f"item {broken}: prompt_hash is 0000"):
-            merging.merged_replay(GSM8K, [str(tmp_path / "sweep")], None, tmp_path,
-                                  tmp_path / broken)
-        assert not list((tmp_path / broken).glob("*replay*"))
-        _edit(dirs[1] / "replay.jsonl", record=0, prompt_hash="0" * 64)
-    # the checked first read: every other shard in the worker; a bad line in either
-    # process is reported as reading them in order reports it
-    for i in (2, 1):
-        path = dirs[i] / "replay.jsonl"
-        head, rest = path.read_text(encoding="utf-8").split("\n", 1)
-        path.write_text(f"{head}\nnot json\n{rest}", encoding="utf-8")
-        with pytest.raises(ReplayError, match=f"{path}:2: not valid JSON"):
-            merging.merged_replay(GSM8K, [str(tmp_path / "sweep")], None, tmp_path,
-                                  tmp_path / f"bad{i}")
-
-
 def test_orjson_writes_the_line_json_writes_where_dumped_says_alike() -> None:
     """item_line's orjson path gives json's bytes on every line `dumped` calls spelled
     alike (random texts of every character class, floats of every magnitude, ints to 64
     bits); where it does not, the line is json's too."""
-    from vbw.replay.joined import dumped
-    from vbw.replay.merge import _line, item_line
+    from vbw.modes.merge.joined import dumped
+    from vbw.modes.merge.shards import _line, item_line
 
     rng = random.Random(22)
     alike = 0

@@ -1,6 +1,6 @@
 """The merged replay's item lines, read from the shards in task order, one at a time.
 
-The merge has checked every shard (vbw.replay.merge): item `ids[k]` is in shard
+The merge has checked every shard (vbw.modes.merge.shards): item `ids[k]` is in shard
 `k % count`, once. Here each shard is read again, line by line, all of them side by side,
 so the whole run is never held: a shard written in task order (one job, no concurrency)
 costs nothing to wait on; a line that arrives before its turn waits as its bytes.
@@ -85,7 +85,7 @@ def dumped(obj: Any) -> tuple[dict[str, Any], bool]:
     """The item line as `ItemRecord.model_validate(obj).model_dump(mode="json",
     exclude_none=True)` gives it (the line was checked by the merge's first read), and
     whether it is the decoded line itself with every float one orjson spells as json
-    does (vbw.replay.merge.item_line then writes it by orjson)."""
+    does (vbw.modes.merge.shards.item_line then writes it by orjson)."""
     if type(obj) is dict and "arms" in obj and (floats := _floats(obj, False)) is not None:
         alike = _finite(obj, floats)
         for a in obj["arms"].values() if alike is not None else ():
@@ -120,19 +120,14 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
                 yield obj["id"], line, obj
 
 
-def joined(paths: list[Path], ids: list[str],
-           shards: set[int] | None = None) -> Iterator[tuple[int, dict[str, Any], bool]]:
+def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """(shard index, dumped record, spelled alike: see `dumped`) for every id in `ids`
-    order; `ids[k]` is read from `paths[k % len(paths)]`. With `shards`, only the ids of
-    those shards (whose files alone are read: another process joins the others,
-    vbw.sweep.shards)."""
+    order; `ids[k]` is read from `paths[k % len(paths)]`."""
     readers = [_item_lines(p) for p in paths]
     waiting: dict[str, bytes] = {}
     try:
         for k, item_id in enumerate(ids):
             i = k % len(paths)
-            if shards is not None and i not in shards:
-                continue
             obj = None
             line = waiting.pop(item_id, None)
             if line is not None:
@@ -145,7 +140,7 @@ def joined(paths: list[Path], ids: list[str],
                     waiting[got] = raw  # early: waits as its bytes, decoded again
             if obj is None:
                 raise ReplayError(f"{paths[i]}: item {item_id} is gone since it "
-                                        "was checked")
+                                  "was checked")
             yield i, *dumped(obj)
     finally:
         for r in readers:

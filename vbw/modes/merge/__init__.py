@@ -1,7 +1,8 @@
 """mode=merge: join the shard replays of one live run (`replays=[...]`, files or folders)
-into the run's replay (vbw.sweep.shards), then score it as the run done in one job. The
-records are scored as the merged lines are made (vbw.score.written), so the merged
-replay is written, not read back."""
+into the run's replay, then score it as the run done in one job. The package holds all
+of it: checking the shards make one run (`shards`), joining their lines in task order
+(`joined`), and writing the merged replay while scoring its records (`write`, with
+vbw.score.written), so the merged replay is written, not read back."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from vbw.modes.scoring import Obtained, score_tasks
 from vbw.report.browser import MAX_LISTED_ITEMS
 from vbw.score.stream import Pass
 from vbw.score.written import Written
-from vbw.sweep.shards import merge_and_score
+from vbw.modes.merge.write import merge_and_score
 from vbw.task.runner import Task
 
 

@@ -11,7 +11,7 @@ to the report of the same run done in one job.
 
 A shard is read twice and never held: once through the replay reader (every line checked,
 as scoring checks it; what stays is its header, end line and item ids), then, once every
-check has passed, line by line to write the merged replay in task order (vbw.replay.joined).
+check has passed, line by line to write the merged replay in task order (vbw.modes.merge.joined).
 Only lines a shard holds out of task order (a live run with concurrency finishes items out
 of order) wait in memory, as their bytes, until their turn.
 """
@@ -211,7 +211,7 @@ def item_line(r: ItemRecord | dict[str, Any], spelled_alike: bool = False) -> by
     """A merged replay's item line, as bytes: an ItemRecord or its dump
     (`model_dump(mode="json", exclude_none=True)`). `spelled_alike`: the dump holds only
     plain values (str keys; str, int, bool, None, dicts, lists) and floats that orjson
-    spells as json does (vbw.replay.joined.dumped), so orjson writes the line
+    spells as json does (vbw.modes.merge.joined.dumped), so orjson writes the line
     (vbw.task.jsonvalues.json_text: twice as fast as json on a 4 KB line; a lone
     surrogate or an integer beyond 64 bits still goes to json)."""
     if spelled_alike and isinstance(r, dict) and (text := json_text(r, False)) is not None:

@@ -118,7 +118,7 @@ def _own_report(tmp_path: Path) -> dict:
 
 
 def test_the_readme_command_prints_the_readme_output(tmp_path: Path) -> None:
-    from tests.readme_blocks import COMPARE_REPLAYS, demote
+    from docs.generate.blocks import COMPARE_REPLAYS, demote
 
     proc = run_vbw("mode=compare", "task=bfcl_simple",
                    f"replays=[{','.join(COMPARE_REPLAYS)}]", f"hydra.run.dir={tmp_path}",
@@ -182,7 +182,7 @@ def test_no_common_items_or_arms_is_one_line(tmp_path: Path) -> None:
 def test_four_engines_on_the_committed_smollm2_replays(tmp_path: Path) -> None:
     """outlines vs llamacpp vs llguidance vs outlines-compact: three comparisons against
     the first, on the 197 items every replay scores (llamacpp's 3 exclusions left out)."""
-    from tests.readme_blocks import COMPARE_REPLAYS
+    from docs.generate.blocks import COMPARE_REPLAYS
 
     proc, out = _compare_bfcl(tmp_path, [str(ROOT / p) for p in COMPARE_REPLAYS])
     assert proc.returncode == 0, proc.stderr

@@ -134,7 +134,7 @@ def test_a_run_with_outputs_json_md_writes_no_page(tmp_path: Path) -> None:
 
 def test_compare_writes_report_json_last_and_md_only_when_chosen(tmp_path: Path,
                                                                   order: list[str]) -> None:
-    from tests.readme_blocks import COMPARE_REPLAYS, ROOT as REPO
+    from docs.generate.blocks import COMPARE_REPLAYS, ROOT as REPO
     from vbw.modes.compare import compare_replays
     from vbw.report.compare import write_compare
     from vbw.task.arms import ARM_KINDS

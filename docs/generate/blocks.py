@@ -163,7 +163,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["config-reference"] = _config_reference
     out["plugin-groups"] = _plugin_groups
     out["intervention-example"] = _intervention_example
+    out["import-contracts"] = _import_contracts
     return out
+
+
+def _import_contracts() -> str:
+    from docs.generate.contracts import contracts_table
+
+    return contracts_table()
 
 
 def _tools() -> str:

@@ -204,7 +204,6 @@ def test_1000_replays_compare_in_bounded_time_and_memory(tmp_path: Path) -> None
     """Issue 17 item 10: each replay streams through the scorer and only its states and
     text digests stay, so 1,000 replays holding 360 MB of text compare in bounded memory
     (the texts used to be held whole: 2.4 GB and 55 s)."""
-    import subprocess
     import sys
     import time
 
@@ -222,11 +221,10 @@ def test_1000_replays_compare_in_bounded_time_and_memory(tmp_path: Path) -> None
         paths.append(str(p))
     assert sum(Path(p).stat().st_size for p in paths) > 360e6
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "vbw", "--config-dir",
-         str(EXAMPLE), "task=capitals", "mode=compare", f"replays=[{','.join(paths)}]",
-         "bootstrap.resamples=100", f"hydra.run.dir={tmp_path}/out"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    proc = run_vbw("--config-dir", str(EXAMPLE), "task=capitals", "mode=compare",
+                   f"replays=[{','.join(paths)}]", "bootstrap.resamples=100",
+                   f"hydra.run.dir={tmp_path}/out", cwd=tmp_path, timeout=600,
+                   prefix=(sys.executable, "-c", PEAK_RSS))
     took = time.perf_counter() - start
     code, rss_kib = (int(x) for x in proc.stdout.split())
     assert code == 0, proc.stderr[-2000:]

@@ -17,6 +17,7 @@ from typing import TextIO
 import pytest
 
 from tests.conftest import REPLAYS, run_vbw
+from tests.same import run_outputs
 from vbw.modes import forked
 from vbw.modes.forked import run_tasks
 
@@ -173,9 +174,7 @@ def _vbw(tmp_path: Path, processes: str, *args: str) -> tuple[int, str, str, dic
     run_dir = tmp_path / f"run{processes}"
     proc = run_vbw(*args, f"hydra.run.dir={run_dir}", cwd=tmp_path,
                    env={forked.ENV: processes})
-    files = {p.relative_to(run_dir).as_posix(): p.read_bytes()
-             for p in sorted(run_dir.rglob("*"))
-             if p.is_file() and ".hydra" not in p.parts and not p.name.startswith(".")}
+    files = run_outputs(run_dir)
     clean = str(run_dir)
     return (proc.returncode, proc.stdout.replace(clean, "RUN"), proc.stderr.replace(clean, "RUN"),
             files)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, TASK_CONF
+from tests.same import assert_same_scored
 from vbw.errors import ReplayError
 from vbw.replay.stream import open_replay
 from vbw.score import split, stream
@@ -45,15 +46,6 @@ def _score(task: Task, path: Path, processes: str, monkeypatch: pytest.MonkeyPat
     return score_stream(task, open_replay(path), arms, None, io.StringIO())
 
 
-def _same(a: Scored, b: Scored) -> None:
-    assert a.audit == b.audit and a.missing == b.missing and a.n_task == b.n_task
-    assert a.timings == b.timings and a.end == b.end
-    sa, sb = a.states, b.states
-    assert (sa.ids, sa.excluded, sa.excluded_reasons) == (sb.ids, sb.excluded,
-                                                         sb.excluded_reasons)
-    assert np.array_equal(sa.valid, sb.valid) and np.array_equal(sa.right, sb.right)
-
-
 @pytest.fixture
 def merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many items each merged worker state held (a worker that failed merges none)."""
@@ -76,7 +68,7 @@ def test_two_processes_score_as_one(task_name: str, monkeypatch: pytest.MonkeyPa
     assert merges == []
     two = _score(task, ROOT / REPLAYS[task_name], "2", monkeypatch)
     assert len(merges) == 1 and 0 < merges[0] < 200  # the runs the worker claimed
-    _same(one, two)
+    assert_same_scored(one, two)
 
 
 def test_a_failed_worker_leaves_the_parent_to_score_its_items(
@@ -90,7 +82,7 @@ def test_a_failed_worker_leaves_the_parent_to_score_its_items(
     monkeypatch.setattr(stream.Pass, "state", broken)
     two = _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
     assert merges == []
-    _same(one, two)
+    assert_same_scored(one, two)
 
 
 def test_a_bad_line_is_the_same_error_in_two_processes(
@@ -193,7 +185,7 @@ def test_the_end_line_and_a_torn_tail_read_by_the_worker(
         results.append((score_stream(task, replay, arms, None, io.StringIO()),
                         replay.torn_tail))
     (one, one_torn), (two, two_torn) = results
-    _same(one, two)
+    assert_same_scored(one, two)
     assert len(merges) == 1 and 0 < merges[0] < 199
     assert one_torn == two_torn == torn and (one.end is None) == torn
     assert len(one.timings) == 199
@@ -251,7 +243,7 @@ def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
     assert len(merges) == 3 and all(merges)
     (one, one_audit), (two, two_audit) = runs
     for a, b in zip(one, two):
-        _same(a, b)
+        assert_same_scored(a, b)
         assert np.array_equal(a.digests, b.digests)
     assert one_audit == two_audit and one_audit.items == 200
 
@@ -350,7 +342,7 @@ def test_a_stopped_worker_makes_the_parent_score_alone(monkeypatch: pytest.Monke
     two = _score(task, ROOT / REPLAYS["gsm8k"], "2", monkeypatch)
     assert time.perf_counter() - start < 30
     assert merges == []
-    _same(one, two)
+    assert_same_scored(one, two)
 
 
 def test_a_worker_stopped_holding_the_token_is_not_waited_for() -> None:
@@ -397,4 +389,4 @@ def test_a_replay_truncated_while_two_processes_score_it_is_refused(
         _score(task, path, "2", monkeypatch)
     path.write_bytes(data)  # unchanged: scored as before
     cut[0] = True
-    _same(_score(task, path, "2", monkeypatch), _score(task, path, "1", monkeypatch))
+    assert_same_scored(_score(task, path, "2", monkeypatch), _score(task, path, "1", monkeypatch))

@@ -36,12 +36,39 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
-def run_vbw(*args: str, cwd: Path, env: dict | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    """`python -m vbw ARGS` in a subprocess, as a user would run it (no shell)."""
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "vbw", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+def vbw_env(env: dict | None = None, pythonpath: tuple[Path, ...] = ()) -> dict[str, str]:
+    """The environment of a `python -m vbw` child: this one, with `env` on top, and
+    `pythonpath` then this checkout first on PYTHONPATH, so the child runs the vbw under
+    test (a test that shadows a module puts its folder in `pythonpath`)."""
+    full = {**os.environ, **(env or {})}
+    paths = [*map(str, pythonpath), str(ROOT), *filter(None, [full.get("PYTHONPATH")])]
+    return {**full, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def vbw_command(*args: str, python: str = sys.executable,
+                prefix: tuple[str, ...] = ()) -> list[str]:
+    """`[*prefix, python, -m, vbw, *args]`: `prefix` is a wrapper that runs the rest (such
+    as a peak-memory meter)."""
+    return [*prefix, python, "-m", "vbw", *args]
+
+
+def run_vbw(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120,
+            python: str = sys.executable, prefix: tuple[str, ...] = (),
+            pythonpath: tuple[Path, ...] = (), stdout: Any = subprocess.PIPE
+            ) -> subprocess.CompletedProcess:
+    """`python -m vbw ARGS` in a subprocess, as a user would run it (no shell, no stdin),
+    to its end; stdout and stderr are captured as text (stdout may go to a file instead)."""
+    return subprocess.run(vbw_command(*args, python=python, prefix=prefix), cwd=cwd,
+                          env=vbw_env(env, pythonpath), stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def start_vbw(*args: str, cwd: Path, env: dict | None = None,
+              output: Any = subprocess.PIPE) -> subprocess.Popen:
+    """`python -m vbw ARGS` started and left running (a test that kills it or runs two at
+    once); `output` receives its stdout and stderr (pipes, as text, unless DEVNULL)."""
+    return subprocess.Popen(vbw_command(*args), cwd=cwd, env=vbw_env(env), stdout=output,
+                            stderr=output, text=True, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="session")
@@ -132,8 +159,69 @@ def slow_reason(item: pytest.Item) -> str | None:
     return None
 
 
+def outside_the_package(item: pytest.Item) -> str | None:
+    """The module of a test that is not under the `tests` package (a folder without
+    `__init__.py`): `spawns` follows only `tests.*` helpers, so its tests could start a
+    process unseen."""
+    module = getattr(getattr(item, "module", None), "__name__", "tests.")
+    return None if module.startswith("tests.") else module
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if (module := outside_the_package(item)) is not None:
+            raise pytest.UsageError(f"{item.path}: module {module!r} is not under the tests "
+                                    "package; give its folder an __init__.py")
         reason = slow_reason(item)
         if reason is not None:
             item.add_marker(pytest.mark.slow(reason=reason))
+
+
+# A fast test that starts a program anyway (through a path the rules above do not see) fails:
+# an audit hook watches every test not marked slow. Forks of this interpreter (vbw's worker
+# processes, its crash guard) are no program start: cheap copies, allowed in the fast tier.
+PROGRAM_STARTS = {"subprocess.Popen", "os.posix_spawn", "os.spawn", "os.system", "os.exec"}
+
+
+class ProgramGuard:
+    """The audit hook: while `watching` names a test, a program start is refused (the
+    call raises) and recorded in `found`, which fails the test even if the error is caught."""
+
+    def __init__(self) -> None:
+        self.watching: str | None = None
+        self.found: list[str] = []
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if self.watching is not None and event in PROGRAM_STARTS:
+            first = args[0] if args else ""
+            first = os.fsdecode(first) if isinstance(first, bytes) else str(first)
+            what = f"{event} {first[:200]}"
+            self.found.append(what)
+            raise RuntimeError(
+                f"{self.watching} is in the fast tier but starts a program ({what}): let "
+                "the test, a tests.* helper or a fixture name run_vbw or subprocess, so "
+                "tests/conftest.py marks it slow")
+
+
+GUARD = ProgramGuard()
+sys.addaudithook(GUARD)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    GUARD.watching = None if item.get_closest_marker("slow") else item.nodeid
+    GUARD.found = []
+    try:
+        return (yield)
+    finally:
+        GUARD.watching = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    report = yield
+    if call.when == "teardown" and GUARD.found and report.passed:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} is in the fast tier but started a program: "
+                           + "; ".join(GUARD.found))
+    return report

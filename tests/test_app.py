@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPLAYS, ROOT, load_json, one_line_error, run_vbw
+from tests.conftest import REPLAYS, ROOT, load_json, one_line_error, run_vbw, start_vbw
 from vbw.rundir import LOCK
 
 GSM8K = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
@@ -81,9 +81,7 @@ def test_auto_mode_announces_the_recorded_replay(tmp_path: Path) -> None:
 
 
 def test_two_runs_started_together_get_their_own_folders(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "vbw", "task=gsm8k", "n=20"]
-    procs = [subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(2)]
+    procs = [start_vbw("task=gsm8k", "n=20", cwd=tmp_path) for _ in range(2)]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err

@@ -86,9 +86,9 @@ def test_card_command_without_the_live_extra(tmp_path: Path) -> None:
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "llama_cpp.py").write_text("raise ImportError('No module named llama_cpp')\n")
-    env = {"PYTHONPATH": f"{shadow}:{ROOT}"}
     line = one_line_error(run_vbw("task=gsm8k", "engine=llamacpp",
-                                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, env=env))
+                                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path,
+                                   pythonpath=(shadow,)))
     assert "no recorded replay for gsm8k x qwen2_5_0_5b x llamacpp" in line
     assert "pip install 'validbutwrong[live]'" in line and "model=smollm2_135m" in line
 
@@ -170,20 +170,12 @@ def test_an_unknown_arms_schema_is_one_line_in_every_mode(tmp_path: Path, mode: 
 @pytest.mark.parametrize("warm", ["2", "1"])
 def test_no_room_for_the_output_is_one_line_exit_2(tmp_path: Path, warm: str) -> None:
     """`vbw > /dev/full` (a full disk): the environment's doing, not a bug (exit 3)."""
-    import os
-    import subprocess
-    import sys
-
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "vbw", "task=gsm8k", "n=5",
-                               f"hydra.run.dir={tmp_path}"], cwd=tmp_path, stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "VBW_PROCESSES": warm})
+        proc = run_vbw("task=gsm8k", "n=5", f"hydra.run.dir={tmp_path}", cwd=tmp_path,
+                       env={"VBW_PROCESSES": warm}, stdout=full)
     proc.stdout = ""
     assert one_line_error(proc) == "vbw: error: cannot write: No space left on device"
     with open("/dev/full", "w") as full:  # Hydra's own output, too
-        proc = subprocess.run([sys.executable, "-m", "vbw", "--help"], cwd=tmp_path, stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "VBW_PROCESSES": warm})
+        proc = run_vbw("--help", cwd=tmp_path, env={"VBW_PROCESSES": warm}, stdout=full)
     proc.stdout = ""
     assert one_line_error(proc) == "vbw: error: cannot write: No space left on device"

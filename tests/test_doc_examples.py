@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_vbw
-from tests.readme_blocks import DOCS, README, ROOT
+from docs.generate.blocks import DOCS, README, ROOT
 
 MARKED = re.compile(r"<!-- runs(?:: exit (\d))? -->\n```bash\n(.*?)\n```", re.DOTALL)
 

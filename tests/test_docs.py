@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.readme_blocks import DOCS, README, ROOT
+from docs.generate.blocks import DOCS, README, ROOT
 
 PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 LINK = re.compile(r"!?\[(?:[^\[\]]|\\\[|\\\]|\[[^\]]*\])*\]\(([^)\s]+)\)")
@@ -92,7 +92,7 @@ def test_every_docs_page_is_in_the_index() -> None:
 def test_the_report_reference_names_every_field_of_report_json() -> None:
     """docs/reference/report.md is hand-written: every key a real report.json has, at the
     top level, in a comparison and in a delta, must be named there in backticks."""
-    from tests.readme_blocks import _score
+    from docs.generate.blocks import _score
 
     report = json.loads(_score("gsm8k", "smollm2_135m", "llamacpp").model_dump_json(by_alias=True))
     comparison = report["comparisons"][0]

@@ -1,4 +1,4 @@
-"""The generated references (tests/docs_reference.py) cover every key and kind, and the
+"""The generated references (docs/generate/reference.py) cover every key and kind, and the
 hand-written key table of docs/reference/task-format.md cannot drift from the models: it
 names exactly the keys the models have, and calls required exactly the required ones."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from tests.docs_reference import config_reference, plugin_groups, task_reference
-from tests.readme_blocks import DOCS
+from docs.generate.reference import config_reference, plugin_groups, task_reference
+from docs.generate.blocks import DOCS
 
 
 def _model_keys() -> dict[str, bool]:

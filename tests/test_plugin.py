@@ -7,21 +7,18 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.venvs import child_venv
 
 PLUGIN = ROOT / "examples" / "plugin"
 
 
 def test_the_example_plugin_passes_its_tests_against_an_installed_vbw(tmp_path: Path) -> None:
-    env_dir = tmp_path / "venv"
-    # system site-packages supply the dependencies offline; vbw (from this checkout, not
-    # editable) and the plugin go into the venv's own site-packages, which come first
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)],
-                   check=True, timeout=120)
-    python = str(env_dir / "bin" / "python")
+    # the running interpreter's packages supply the dependencies offline; vbw (from this
+    # checkout, not editable) and the plugin go into the venv's own site-packages, first
+    python = str(child_venv(tmp_path / "venv"))
     subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(ROOT), str(PLUGIN)],
                    check=True, capture_output=True, timeout=600)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from tests.readme_blocks import DOCS, GENERATED, README, ROOT, blocks, render
+from docs.generate.blocks import DOCS, GENERATED, README, ROOT, blocks, render
 
 
 def test_readme_keeps_one_real_result_table() -> None:
     text = README.read_text(encoding="utf-8")
     assert "<!-- BEGIN qwen-bfcl -->" in text
-    assert render(text) == text, "README.md is stale: run python -m tests.readme_blocks"
+    assert render(text) == text, "README.md is stale: run python -m docs.generate"
 
 
 def test_every_block_is_generated_not_typed() -> None:
@@ -22,7 +22,7 @@ def test_every_block_is_generated_not_typed() -> None:
         text = path.read_text(encoding="utf-8")
         for name in re.findall(r"<!-- BEGIN ([\w-]+) -->", text):
             found.setdefault(name, []).append(str(path.relative_to(ROOT)))
-        assert render(text) == text, f"{path} is stale: run python -m tests.readme_blocks"
+        assert render(text) == text, f"{path} is stale: run python -m docs.generate"
     assert set(found) <= set(blocks()), "a block has no generator"
     assert set(blocks()) <= set(found), "a generator's block is on no page"
     for name, page in (("qwen-gsm8k", "results.md"), ("bench-scoring", "performance.md")):
@@ -35,7 +35,7 @@ def test_docs_blocks_are_generated_not_typed() -> None:
     text = bfcl.read_text(encoding="utf-8")
     assert "<!-- BEGIN bfcl-side-by-side -->" in text
     assert "| `qwen2_5_0_5b/outlines` | `constrained[arguments]` |" in text
-    assert render(text) == text, "docs/bfcl.md is stale: run python -m tests.readme_blocks"
+    assert render(text) == text, "docs/bfcl.md is stale: run python -m docs.generate"
 
 
 FULL_SUITE = "python -m pytest -q"  # docs/testing.md: CI runs the full suite, no filter

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from types import SimpleNamespace
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from tests import test_cli, test_wheel
-from tests.conftest import slow_reason, spawns
+from tests.conftest import GUARD, ROOT, ProgramGuard, outside_the_package, slow_reason, spawns
 
 
 def _starts_python() -> None:
@@ -71,3 +72,39 @@ def _item(function: Any, markers: tuple[str, ...] = (),
 ])
 def test_slow_reason(item: _Item, reason: str | None) -> None:
     assert slow_reason(item) == reason  # type: ignore[arg-type]
+
+
+def test_every_test_module_is_in_the_tests_package() -> None:
+    """A test folder without __init__.py is refused at collection: its modules would be
+    top-level (`test_x`, not `tests.generate.test_x`), and `spawns` would not follow their
+    helpers (so 10 tests that run `python -m vbw` sat in the fast tier)."""
+    assert outside_the_package(SimpleNamespace(module=ModuleType("tests.generate.test_x"))) is None
+    assert outside_the_package(SimpleNamespace(module=ModuleType("test_x"))) == "test_x"
+    folders = {p.parent for p in (ROOT / "tests").rglob("*.py")
+               if p.name.startswith("test_") or p.name == "conftest.py"}
+    missing = sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists())
+    assert not missing, f"test folders without __init__.py: {missing}"
+
+
+def test_the_guard_refuses_and_records_a_program_start() -> None:
+    guard = ProgramGuard()
+    guard("subprocess.Popen", ("echo",))  # not watching: nothing happens
+    guard.watching = "tests/x.py::test_y"
+    guard("os.fork", ())  # a fork of this interpreter is allowed
+    with pytest.raises(RuntimeError, match=r"tests/x.py::test_y is in the fast tier but starts "
+                                           r"a program \(os.system echo hi\)"):
+        guard("os.system", ("echo hi",))
+    assert guard.found == ["os.system echo hi"]
+
+
+def test_this_fast_test_is_refused_a_program() -> None:
+    """The installed guard, end to end: this test is fast (it names no spawner), so
+    starting a program from it raises before the program runs."""
+    import os
+
+    assert GUARD.watching is not None and GUARD.watching.endswith(
+        "test_this_fast_test_is_refused_a_program")
+    with pytest.raises(RuntimeError, match="is in the fast tier but starts a program"):
+        os.system("true")
+    assert GUARD.found == ["os.system true"]
+    GUARD.found.clear()  # refused as it should be: not this test's failure

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.venvs import child_venv
 
 
 def _installed_env() -> dict[str, str]:
@@ -26,12 +27,11 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     str(ROOT)], check=True, capture_output=True, timeout=300)
     wheel = next(tmp.glob("validbutwrong-0.2.0-*.whl"))
     env = tmp / "venv"
-    # system site-packages supply the dependencies offline; the wheel itself goes into the
-    # venv's own site-packages, which comes first on sys.path
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env)],
-                   check=True, timeout=120)
-    subprocess.run([str(env / "bin/python"), "-m", "pip", "install", "-q", "--no-deps",
-                    str(wheel)], check=True, capture_output=True, timeout=300)
+    # the running interpreter's packages supply the dependencies offline; the wheel itself
+    # goes into the venv's own site-packages, which comes first on sys.path
+    python = child_venv(env)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True, capture_output=True, timeout=300)
     return env
 
 
@@ -93,7 +93,7 @@ def test_installed_vbw_runs_a_user_task_folder_by_name(venv: Path, tmp_path: Pat
 @pytest.mark.live
 def test_installed_vbw_runs_a_user_task_live(venv: Path, tmp_path: Path) -> None:
     """The same folder, live on SmolLM2 for 3 items, from the installed wheel (the live
-    extra comes from the system site-packages the venv sees)."""
+    extra comes from the running interpreter's packages, which the venv sees)."""
     pytest.importorskip("llama_cpp")
     from tests.generate.conftest import THREADS
 

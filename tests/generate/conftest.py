@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import start_vbw
 from tests.generate.standin import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,9 +180,7 @@ def kill_server_after_first_item(server: LlamaServer, args: list[str], replay: P
                                  run_dir: Path, timeout: float) -> subprocess.CompletedProcess:
     """Start `vbw *args` live, kill `server` once the first item is in `replay`, and
     return the finished run (its return code and stderr are the caller's to check)."""
-    proc = subprocess.Popen([sys.executable, "-m", "vbw", *args, f"hydra.run.dir={run_dir}"],
-                            cwd=run_dir.parent, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = start_vbw(*args, f"hydra.run.dir={run_dir}", cwd=run_dir.parent)
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and proc.poll() is None:

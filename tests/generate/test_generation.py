@@ -8,14 +8,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import TASK_CONF, load_json, portable_task, run_vbw
+from tests.conftest import TASK_CONF, load_json, portable_task, run_vbw, start_vbw
 from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON, THREADS
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
@@ -78,10 +77,8 @@ def test_replay_rescored_gives_the_same_report(full_run: Path, tmp_path: Path) -
 
 def test_sigkill_then_resume_matches_uninterrupted(full_run: Path, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
-    args = [sys.executable, "-m", "vbw", "mode=live", "n=3", *FAST, f"replay={replay}",
-            f"hydra.run.dir={tmp_path}/a"]
-    proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    args = ["mode=live", "n=3", *FAST, f"replay={replay}", f"hydra.run.dir={tmp_path}/a"]
+    proc = start_vbw(*args, cwd=tmp_path, output=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline:       # wait for the first finished item, then kill
         if replay.is_file() and len(_texts(replay)) >= 1:
@@ -92,9 +89,9 @@ def test_sigkill_then_resume_matches_uninterrupted(full_run: Path, tmp_path: Pat
     done = _texts(replay)
     assert 1 <= len(done) < 3, "the kill should land mid-run"
     # a fresh start on the same path is refused: never overwrite generations
-    refused = run_vbw(*args[3:], cwd=tmp_path)
+    refused = run_vbw(*args, cwd=tmp_path)
     assert refused.returncode == 2 and "resume=true" in refused.stderr
-    resumed = run_vbw(*args[3:-1], "resume=true", f"hydra.run.dir={tmp_path}/b",
+    resumed = run_vbw(*args[:-1], "resume=true", f"hydra.run.dir={tmp_path}/b",
                       cwd=tmp_path, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert f"({len(done)} already in" in resumed.stderr

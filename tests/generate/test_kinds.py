@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_vbw
 
 ECHO_BACKEND = """
     import time
@@ -97,10 +97,8 @@ def _site(root: Path) -> Path:
 
 
 def _vbw(root: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{root / 'site'}"}
-    return subprocess.run([sys.executable, "-m", "vbw",
-                           f"hydra.searchpath=[file://{root / 'conf'}]", *args], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=600)
+    return run_vbw(f"hydra.searchpath=[file://{root / 'conf'}]", *args, cwd=root,
+                   pythonpath=(root / "site",), timeout=600)
 
 
 def test_a_new_backend_kind_runs_a_live_job(tmp_path: Path) -> None:
@@ -119,11 +117,8 @@ def test_a_new_backend_kind_runs_a_live_job(tmp_path: Path) -> None:
     assert first["unconstrained"]["text"] == "Answer: 42"
     assert first["constrained[answer]"]["text"] == '{"answer": 42}'
     # read back where the kind is not installed: any kind's name is a valid header
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "vbw", "task=gsm8k", "mode=replay",
-                           f"replay={tmp_path}/out/replay.jsonl",
-                           f"hydra.run.dir={tmp_path}/rescored"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = run_vbw("task=gsm8k", "mode=replay", f"replay={tmp_path}/out/replay.jsonl",
+                   f"hydra.run.dir={tmp_path}/rescored", cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "rescored" / "report.json").read_text())
     assert report["arms"]["unconstrained"]["n"] == 2

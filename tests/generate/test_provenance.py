@@ -26,6 +26,8 @@ def test_missing_packages_keep_their_keys(monkeypatch: pytest.MonkeyPatch) -> No
     assert versions() == dict.fromkeys(KEYS)
 
 
+# platform.platform() runs `uname -p` (once per process): a program start, so not fast
+@pytest.mark.slow(reason="platform.platform() starts uname")
 def test_hardware_records_threads() -> None:
     hw = hardware(3)
     assert hw["n_threads"] == 3 and hw["cpu"] and hw["logical_cpus"]

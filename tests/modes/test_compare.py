@@ -118,7 +118,7 @@ def _own_report(tmp_path: Path) -> dict:
 
 
 def test_the_readme_command_prints_the_readme_output(tmp_path: Path) -> None:
-    from tests.readme_blocks import COMPARE_REPLAYS, demote
+    from docs.generate.blocks import COMPARE_REPLAYS, demote
 
     proc = run_vbw("mode=compare", "task=bfcl_simple",
                    f"replays=[{','.join(COMPARE_REPLAYS)}]", f"hydra.run.dir={tmp_path}",
@@ -182,7 +182,7 @@ def test_no_common_items_or_arms_is_one_line(tmp_path: Path) -> None:
 def test_four_engines_on_the_committed_smollm2_replays(tmp_path: Path) -> None:
     """outlines vs llamacpp vs llguidance vs outlines-compact: three comparisons against
     the first, on the 197 items every replay scores (llamacpp's 3 exclusions left out)."""
-    from tests.readme_blocks import COMPARE_REPLAYS
+    from docs.generate.blocks import COMPARE_REPLAYS
 
     proc, out = _compare_bfcl(tmp_path, [str(ROOT / p) for p in COMPARE_REPLAYS])
     assert proc.returncode == 0, proc.stderr
@@ -204,7 +204,6 @@ def test_1000_replays_compare_in_bounded_time_and_memory(tmp_path: Path) -> None
     """Issue 17 item 10: each replay streams through the scorer and only its states and
     text digests stay, so 1,000 replays holding 360 MB of text compare in bounded memory
     (the texts used to be held whole: 2.4 GB and 55 s)."""
-    import subprocess
     import sys
     import time
 
@@ -222,11 +221,10 @@ def test_1000_replays_compare_in_bounded_time_and_memory(tmp_path: Path) -> None
         paths.append(str(p))
     assert sum(Path(p).stat().st_size for p in paths) > 360e6
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "vbw", "--config-dir",
-         str(EXAMPLE), "task=capitals", "mode=compare", f"replays=[{','.join(paths)}]",
-         "bootstrap.resamples=100", f"hydra.run.dir={tmp_path}/out"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    proc = run_vbw("--config-dir", str(EXAMPLE), "task=capitals", "mode=compare",
+                   f"replays=[{','.join(paths)}]", "bootstrap.resamples=100",
+                   f"hydra.run.dir={tmp_path}/out", cwd=tmp_path, timeout=600,
+                   prefix=(sys.executable, "-c", PEAK_RSS))
     took = time.perf_counter() - start
     code, rss_kib = (int(x) for x in proc.stdout.split())
     assert code == 0, proc.stderr[-2000:]

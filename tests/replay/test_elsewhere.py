@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import load_json, run_vbw
-from tests.readme_blocks import DOCS
+from docs.generate.blocks import DOCS
 
 PAGE = DOCS / "tutorials" / "elsewhere.md"
 

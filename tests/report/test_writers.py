@@ -97,15 +97,9 @@ def test_summary_json_goes_last_and_holds_the_exit_code(tmp_path: Path,
 
 
 def test_an_unknown_writer_is_one_line_exit_2(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
+    from tests.conftest import run_vbw
 
-    from tests.conftest import ROOT
-
-    p = subprocess.run([sys.executable, "-m", "vbw", "outputs=[json,pdf]",
-                        f"hydra.run.dir={tmp_path}"], capture_output=True, text=True,
-                       cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = run_vbw("outputs=[json,pdf]", f"hydra.run.dir={tmp_path}", cwd=tmp_path)
     assert p.returncode == 2, p.stderr
     [line] = p.stderr.strip().splitlines()
     assert "outputs" in line and "'pdf'" in line
@@ -134,7 +128,7 @@ def test_a_run_with_outputs_json_md_writes_no_page(tmp_path: Path) -> None:
 
 def test_compare_writes_report_json_last_and_md_only_when_chosen(tmp_path: Path,
                                                                   order: list[str]) -> None:
-    from tests.readme_blocks import COMPARE_REPLAYS, ROOT as REPO
+    from docs.generate.blocks import COMPARE_REPLAYS, ROOT as REPO
     from vbw.modes.compare import compare_replays
     from vbw.report.compare import write_compare
     from vbw.task.arms import ARM_KINDS

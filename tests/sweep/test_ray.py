@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, load_json
+from tests.conftest import load_json, run_vbw
 
 HERE = (importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is not None
         and importlib.util.find_spec("ray") is not None)
@@ -28,15 +28,14 @@ pytestmark = pytest.mark.skipif(
     "virtualenv and set VBW_RAY_PYTHON to its python")
 
 
-def run_vbw(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([RAY_PYTHON, "-m", "vbw", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+def run_ray_vbw(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    """vbw run by the Ray virtualenv's python (this checkout first on its path)."""
+    assert RAY_PYTHON is not None
+    return run_vbw(*args, cwd=cwd, timeout=timeout, python=RAY_PYTHON)
 
 
 def test_sweep_on_a_local_ray_instance(tmp_path: Path) -> None:
-    proc = run_vbw("-m", "hydra/launcher=ray", "task=gsm8k,bfcl_simple", "n=5",
+    proc = run_ray_vbw("-m", "hydra/launcher=ray", "task=gsm8k,bfcl_simple", "n=5",
                    "gate.wrong_valid_above=0.5", f"hydra.sweep.dir={tmp_path}/s",
                    cwd=tmp_path, timeout=600)
     summary = load_json(tmp_path / "s/summary.json")

@@ -3,7 +3,7 @@ replay was regenerated with interventions recorded; the one it replaces was made
 the exact KV-cache reuse). Not a test: run once, before the old file is replaced, and
 commit its JSON so the docs' sentence is generated from it, never typed in.
 
-    python -m tests.regen_changes OLD NEW REVISION > tests/reference/regen_<name>.json
+    python -m docs.generate.regen_changes OLD NEW REVISION > tests/reference/regen_<name>.json
 
 OLD and NEW are replays of the same task and items, NEW already at its committed path in
 this checkout; REVISION is the git revision that holds OLD at that same path (so it can be
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _texts(path: Path) -> tuple[str, dict[str, dict[str, str | None]]]:

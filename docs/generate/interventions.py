@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPLAY = "replays/bfcl_simple/smollm2_135m/outlines.jsonl"
 ITEM, ARM = "simple_17", "constrained[arguments]"
 REGENERATE = ("vbw mode=live model=smollm2_135m engine=outlines task=bfcl_simple n=200 "
@@ -61,7 +61,7 @@ REGENERATED = ROOT / "tests" / "reference" / "regen_bfcl_simple_outlines.json"
 
 
 def regenerated_note(path: Path = REGENERATED) -> str:
-    """What the regeneration changed against the replay it replaced (tests/regen_changes.py
+    """What the regeneration changed against the replay it replaced (docs/generate/regen_changes.py
     made the JSON before the old file was replaced); empty before any regeneration."""
     if not path.is_file():
         return ""

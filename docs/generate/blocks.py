@@ -1,8 +1,8 @@
 """The figures of README.md and docs/, generated from committed files (replays, benchmark
 JSON), and the task reference generated from vbw's models.
 
-    python -m tests.readme_blocks          # rewrite the marked blocks in README.md and docs/**.md
-    python -m tests.readme_blocks --check  # exit 1 if one of them is stale
+    python -m docs.generate          # rewrite the marked blocks in README.md and docs/**.md
+    python -m docs.generate --check  # exit 1 if one of them is stale
 
 Blocks sit between `<!-- BEGIN name -->` and `<!-- END name -->`; tests/test_readme.py
 fails when one differs from what this module generates, so no figure is typed by hand.
@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 # files whose marked blocks are generated: the README and every page under docs/
 GENERATED = [README, *sorted(DOCS.rglob("*.md"))]
-BENCH = Path(__file__).resolve().parent / "benchmarks"
+BENCH = ROOT / "tests" / "benchmarks"
 
 
 def _score(task_name: str, model: str, engine: str, kinds: list[str] | None = None):
@@ -82,7 +82,7 @@ def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None 
                      f"{interval(d)}, "
                      f"McNemar {p_value(d.mcnemar_p)}{power}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
-    from tests.docs_interventions import results_lines
+    from docs.generate.interventions import results_lines
 
     lines += results_lines(r)
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
@@ -163,7 +163,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["config-reference"] = _config_reference
     out["plugin-groups"] = _plugin_groups
     out["intervention-example"] = _intervention_example
+    out["import-contracts"] = _import_contracts
     return out
+
+
+def _import_contracts() -> str:
+    from docs.generate.contracts import contracts_table
+
+    return contracts_table()
 
 
 def _tools() -> str:
@@ -186,31 +193,31 @@ def _tools() -> str:
 
 
 def _intervention_example() -> str:
-    from tests.docs_interventions import intervention_example
+    from docs.generate.interventions import intervention_example
 
     return intervention_example()
 
 
 def _plugin_groups() -> str:
-    from tests.docs_reference import plugin_groups
+    from docs.generate.reference import plugin_groups
 
     return plugin_groups()
 
 
 def _task_reference() -> str:
-    from tests.docs_reference import task_reference
+    from docs.generate.reference import task_reference
 
     return task_reference()
 
 
 def _config_reference() -> str:
-    from tests.docs_reference import config_reference
+    from docs.generate.reference import config_reference
 
     return config_reference()
 
 
 def _bfcl_side_by_side() -> str:
-    from tests.bfcl_blocks import side_by_side
+    from docs.generate.bfcl import side_by_side
 
     return side_by_side()
 
@@ -230,7 +237,7 @@ def _html_size() -> str:
 
 
 def _regenerated(task_name: str, engine: str) -> str:
-    from tests.docs_interventions import regenerated_note
+    from docs.generate.interventions import regenerated_note
 
     return regenerated_note() if (task_name, engine) == ("bfcl_simple", "outlines") else ""
 
@@ -374,7 +381,3 @@ def main() -> int:
         else:
             path.write_text(fresh, encoding="utf-8")
     return int(stale)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

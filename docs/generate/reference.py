@@ -1,6 +1,6 @@
 """docs/reference/task.md's field reference, generated from the pydantic models vbw reads
 task files with, and the kinds registered in each vocabulary (vbw.task.registry), so the
-reference cannot drift from what vbw accepts. tests/readme_blocks.py writes the block
+reference cannot drift from what vbw accepts. docs/generate/blocks.py writes the block
 (`task-reference`) and tests/test_readme.py fails when it is stale; the prose around it
 (what each vocabulary is for, regex dialects, an example) is hand-written in
 docs/reference/task-format.md.

@@ -1,7 +1,7 @@
 """docs/bfcl.md's side-by-side figure: every committed BFCL replay scored under both
 `call_args` rule sets, and the items on which they disagree, counted per reason.
 
-Generated like the README's blocks (tests/readme_blocks.py writes and checks it), so no
+Generated like the README's blocks (docs/generate/blocks.py writes and checks it), so no
 figure in docs/bfcl.md is typed by hand.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 Verdict = tuple[str, bool, str | None, str]

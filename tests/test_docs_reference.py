@@ -66,5 +66,5 @@ def test_the_config_reference_has_every_root_key() -> None:
 def test_the_plugin_table_names_every_group() -> None:
     text = plugin_groups()
     for group in ("vbw.checkers", "vbw.extractors", "vbw.coercions", "vbw.schemas",
-                  "vbw.backends", "vbw.engines"):
+                  "vbw.backends", "vbw.engines", "vbw.dialects"):
         assert f"`{group}`" in text, group

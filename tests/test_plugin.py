@@ -1,6 +1,6 @@
 """examples/plugin installs beside vbw in a fresh virtualenv and its own tests pass: its
-backend runs a live job and its checker scores a task, through entry points alone (no file
-of vbw names either kind)."""
+backend runs a live job, its checker scores a task and its server dialect runs a live job
+against a scripted server, through entry points alone (no file of vbw names any of them)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,12 @@ def test_the_example_plugin_passes_its_tests_against_an_installed_vbw(tmp_path: 
                            str(PLUGIN / "tests")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert re.search(r"^6 passed", proc.stdout, re.MULTILINE), proc.stdout[-500:]
+    assert re.search(r"^7 passed", proc.stdout, re.MULTILINE), proc.stdout[-500:]
 
 
 def test_no_file_of_vbw_names_the_plugin_kinds() -> None:
     for path in (ROOT / "vbw").rglob("*"):
         if path.suffix in (".py", ".yaml", ".json"):
             text = path.read_text(encoding="utf-8")
-            assert not re.search(r"\bcanned\b|vbw.canned|Literal\[\"relative\"\]", text), path
+            assert not re.search(r"\bcanned\b|vbw.canned|Literal\[\"relative\"\]|vllm_guided",
+                                 text), path

@@ -9,13 +9,15 @@ default) re-scores a recorded replay when there is one and generates otherwise.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from vbw.config import RunConfig
+from vbw.config import BackendSettings, RunConfig
 from vbw.errors import ConfigError
 from vbw.modes import MODES, Job, Mode
+from vbw.registry import Registry
 from vbw.task.runner import Task
 
 
@@ -32,17 +34,28 @@ def _check_shard(cfg: RunConfig, mode: type[Mode], tasks: list[Task]) -> None:
                           f"{len(tasks)}; choose one, e.g. task=gsm8k")
 
 
+def _backend_names(backend: BackendSettings) -> list[tuple[str, str, Registry]]:
+    """(field, name, registry) for each field the backend kind's `named_by` declares."""
+    out = []
+    for field, where in backend.named_by.items():
+        module, _, attr = where.partition(":")
+        out.append((f"backend.{field}", getattr(backend, field),
+                    getattr(importlib.import_module(module), attr)))
+    return out
+
+
 def _known_kinds(cfg: RunConfig) -> type[Mode]:
-    """The mode, the output writers and the engine the config names, each looked up in
-    its registry (vbw.config takes any name: these registries live above it, and
-    installed packages extend them); a name none has is one line that lists those that
-    are, before any model is loaded or item read. vbw's own names are found without
-    reading any entry point group."""
+    """The mode, the output writers, the engine and the backend's named kinds (a server's
+    dialect) the config names, each looked up in its registry (vbw.config takes any name:
+    these registries live above it, and installed packages extend them); a name none has
+    is one line that lists those that are, before any model is loaded or item read. vbw's
+    own names are found without reading any entry point group."""
     from vbw.generate.engines.base import ENGINES  # its modules import no live extra
     from vbw.report.writers import report_writers
 
     for field, value, registry in (("mode", cfg.mode, MODES),
-                                   ("engine.name", cfg.engine.name, ENGINES)):
+                                   ("engine.name", cfg.engine.name, ENGINES),
+                                   *_backend_names(cfg.backend)):
         if value not in registry:
             raise ConfigError(f"config: {field}: {registry.unknown(value)}")
     report_writers(cfg.outputs)

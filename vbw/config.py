@@ -15,10 +15,11 @@ from vbw.validation import load_yaml, validate
 
 T = TypeVar("T")
 
-# A mode (vbw.modes.MODES), an output writer (vbw.report.writers.OUTPUTS) or an engine
-# (vbw.generate.engines.ENGINES) is a name of a registry that lives above this layer and
-# that installed packages extend: the name is checked against its registry by vbw.app,
-# before any work, in one line that lists the known ones.
+# A mode (vbw.modes.MODES), an output writer (vbw.report.writers.OUTPUTS), an engine
+# (vbw.generate.engines.ENGINES) or a server dialect (vbw.generate.dialects.DIALECTS) is a
+# name of a registry that lives above this layer and that installed packages extend: the
+# name is checked against its registry by vbw.app, before any work, in one line that
+# lists the known ones.
 KindName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
@@ -47,9 +48,6 @@ def bundled_model(name: str) -> ModelConfig:
     return validate(ModelConfig, load_yaml(path), source=str(path))
 
 
-DIALECTS = ("openai", "vllm", "llama_server", "llama_cpp_python", "ollama")
-
-
 class BackendSettings(StrictModel):
     """What every backend kind's config declares beside its fields (ClassVars, so no
     config file sets them): where its implementation is, what it needs installed, and what
@@ -64,6 +62,8 @@ class BackendSettings(StrictModel):
     exit 2) and runs no canary, instead of calling unconstrained text constrained.
     `tools_refused` non-empty: why the kind cannot run tool_call arms (native tool calling
     with a forced function); a live run then refuses them at start in one line, exit 2.
+    `named_by` maps a field whose value is a name of a registry above this layer to that
+    registry, "module:NAME"; vbw.app looks the name up before any work.
     """
 
     provider: ClassVar[str]
@@ -71,6 +71,7 @@ class BackendSettings(StrictModel):
     install_hint: ClassVar[str] = ""
     can_constrain: ClassVar[bool] = True
     tools_refused: ClassVar[str] = "it has no native tool calling"
+    named_by: ClassVar[dict[str, str]] = {}
 
     @property
     def in_flight(self) -> int:
@@ -109,10 +110,12 @@ class OpenAIBackendConfig(BackendSettings):
 
     provider: ClassVar[str] = "vbw.generate.serverkind:OpenAIProvider"
     tools_refused: ClassVar[str] = ""  # tools + a forced tool_choice (vbw.generate.tools)
+    named_by: ClassVar[dict[str, str]] = {"dialect": "vbw.generate.dialects:DIALECTS"}
     name: Literal["openai"]
     base_url: str = Field(pattern=r"^https?://")
     model: str = Field(min_length=1)  # the served model id
-    dialect: Literal["openai", "vllm", "llama_server", "llama_cpp_python", "ollama"]
+    dialect: KindName = Field(description="How the server wants a schema, a forced call "
+                              "and greedy decoding: a dialect of vbw.generate.dialects.")
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     concurrency: int = Field(default=1, ge=1, le=64)
     timeout: float = Field(default=120.0, gt=0, le=3600)  # seconds per request, all of it

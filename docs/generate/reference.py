@@ -178,15 +178,24 @@ def config_reference() -> str:
                                    if c.__module__.startswith("vbw.")) + ".", ""]
     for tag, cls in BACKENDS.classes.items():
         if cls.__module__.startswith("vbw."):
-            rows = _fields(cls, kinds, skip=BACKENDS.tag)
+            rows = _fields(cls, kinds, skip=BACKENDS.tag, named=_registries(cls.named_by))
             out += [f"#### `backend={tag}`", "", _summary(cls), "",
                     *(rows if len(rows) > 2 else ["No keys besides `name`."]), ""]
     return "\n".join(out).rstrip("\n")
 
 
+def _registries(named_by: dict[str, str]) -> dict[str, Any]:
+    """A backend kind's `named_by` ("module:NAME" per field) as the registries themselves."""
+    import importlib
+
+    return {field: getattr(importlib.import_module(where.partition(":")[0]),
+                           where.partition(":")[2]) for field, where in named_by.items()}
+
+
 def plugin_groups() -> str:
     """One row per open vocabulary: its entry point group, tag field and vbw's own kinds."""
     from vbw.config import BACKENDS
+    from vbw.generate.dialects import DIALECTS
     from vbw.generate.engines.base import ENGINES
     from vbw.modes import MODES
     from vbw.report.writers import OUTPUTS
@@ -202,13 +211,17 @@ def plugin_groups() -> str:
             "backend": "a `BackendSettings` with `provider`, `requires`, `install_hint`, "
                        "`can_constrain`, `tools_refused`",
             "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint",
+            "dialect": "a `Dialect` subclass: what differs from the OpenAI form "
+                       "(`schema_fields`, `tool_fields`, `greedy`, "
+                       "`logprobs_before_constraint`, `probe`); `backend.dialect=<name>`",
             "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.app checks",
             "output": "an `Output` subclass: `file`, `render(report_set)`; "
                       "selected by `outputs=[...]`"}
     rows = ["| vocabulary | entry point group | tag | a kind provides | vbw's kinds |",
             "|---|---|---|---|---|"]
     MODES.load_own()
-    for reg in (CHECKERS, STEPS, COERCIONS, SCHEMA_SOURCES, BACKENDS, ENGINES, MODES, OUTPUTS):
+    for reg in (CHECKERS, STEPS, COERCIONS, SCHEMA_SOURCES, BACKENDS, ENGINES, DIALECTS, MODES,
+                OUTPUTS):
         items = reg.classes.items()  # modes: in import order, which varies, so sorted
         own = ", ".join(f"`{k}`" for k, c in (sorted(items) if reg is MODES else items)
                         if c.__module__.startswith("vbw."))

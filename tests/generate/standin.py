@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -119,16 +120,25 @@ class StandIn:
         return Handler
 
 
-class EchoServer(StandIn):
-    """The scripted fake backend (tests.generate.scripted.echo_script) served over HTTP in
-    the llama_cpp_python dialect, for whole CLI runs without a model: the canary gets its
-    value, other requests echo_script's text. `leak` is appended to every free-text
-    answer (a model echoing a key); a request for model id `fail` gets HTTP 401 with
-    `leak` in the message (a server quoting credentials)."""
+def llama_cpp_python_schema(request: dict[str, Any]) -> Any:
+    """The schema of a request in the llama_cpp_python dialect, or None."""
+    return (request.get("response_format") or {}).get("schema")
 
-    def __init__(self, leak: str = "") -> None:
+
+class EchoServer(StandIn):
+    """The scripted fake backend (tests.generate.scripted.echo_script) served over HTTP,
+    for whole CLI runs without a model: the canary gets its value, other requests
+    echo_script's text. `schema_of` reads a request's schema where the server's dialect
+    puts it (llama_cpp_python's by default; a request whose schema it does not find is
+    answered as free text). `leak` is appended to every free-text answer (a model echoing
+    a key); a request for model id `fail` gets HTTP 401 with `leak` in the message (a
+    server quoting credentials)."""
+
+    def __init__(self, leak: str = "",
+                 schema_of: Callable[[dict[str, Any]], Any] = llama_cpp_python_schema) -> None:
         super().__init__([])
         self.leak = leak
+        self.schema_of = schema_of
 
     def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Canned:
         from vbw.generate.backend import GenerateConfig
@@ -142,7 +152,7 @@ class EchoServer(StandIn):
                                   "body": req})
         if req["model"] == "fail":
             return error(401, f"denied: {self.leak}")
-        schema = (req.get("response_format") or {}).get("schema")
+        schema = self.schema_of(req)
         text = echo_script(req["messages"], GenerateConfig(max_tokens=req["max_tokens"],
                                                            schema=schema))
         return completion(text if schema is not None else f"{text} {self.leak}")

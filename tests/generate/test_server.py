@@ -15,11 +15,10 @@ import pytest
 
 from tests.generate.standin import (Canned, StandIn, chunk, completion, error, free_port,
                                     stream)
-from vbw.config import DIALECTS, OpenAIBackendConfig
+from vbw.config import OpenAIBackendConfig
 from vbw.errors import EngineError, UnsupportedSchema
 from vbw.generate.backend import GenerateConfig
 from vbw.generate.canary import CANARY_EXPECTED, CANARY_MAX_TOKENS, CANARY_PROMPT, CANARY_SCHEMA
-from vbw.generate.dialects import DIALECT_FIELDS, schema_fields
 from vbw.generate.server import OpenAIServerBackend
 from vbw.generate.wire import parse_base_url
 
@@ -161,18 +160,6 @@ def test_server_killed_mid_generation_is_retried_not_recorded(llama_server, capl
 
 
 # --- protocol, against a scripted stand-in ---------------------------------------------
-
-def test_every_dialect_has_its_fields() -> None:
-    assert tuple(DIALECT_FIELDS) == DIALECTS
-    s = {"type": "object"}
-    assert schema_fields("openai", s) == {"response_format": {
-        "type": "json_schema", "json_schema": {"name": "vbw_output", "schema": s, "strict": True}}}
-    assert schema_fields("vllm", s) == {"structured_outputs": {"json": s}}
-    assert schema_fields("llama_server", s) == {"json_schema": s}
-    assert schema_fields("llama_cpp_python", s) == {
-        "response_format": {"type": "json_object", "schema": s}}
-    assert schema_fields("ollama", s)["response_format"]["json_schema"]["schema"] == s
-
 
 def test_request_body() -> None:
     with StandIn([completion("hi")]) as srv:

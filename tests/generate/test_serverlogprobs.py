@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import TASK_CONF
-from vbw.config import DIALECTS, OpenAIBackendConfig
+from vbw.config import OpenAIBackendConfig
 from vbw.generate.backend import GenerateConfig
 from vbw.generate.server import OpenAIServerBackend
-from vbw.generate.serverlogprobs import (PRE_CONSTRAINT_DIALECTS, interventions,
-                                         logprob_fields)
+from vbw.generate.dialects import DIALECTS, dialect_for
+from vbw.generate.serverlogprobs import interventions
 from vbw.task.arms import Arm
 from vbw.task.runner import load_task
 
@@ -23,9 +23,10 @@ def _e(token: str, lp: float, *tops: tuple[str, float]) -> dict:
 
 
 def test_only_dialects_with_pre_constraint_logprobs_ask_for_them() -> None:
-    asked = {d for d in DIALECTS if logprob_fields(d, True)}
-    assert asked == PRE_CONSTRAINT_DIALECTS == {"llama_cpp_python", "llama_server"}
-    assert not any(logprob_fields(d, False) for d in DIALECTS)  # no schema, no question
+    asked = {d for d in DIALECTS.kinds if dialect_for(d).logprob_fields()}
+    assert asked == {d for d in DIALECTS.kinds
+                     if DIALECTS.get(d).logprobs_before_constraint}
+    assert asked == {"llama_cpp_python", "llama_server"}
 
 
 def test_a_refused_top_token_is_an_intervention_at_its_character_offset() -> None:

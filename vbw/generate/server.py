@@ -62,12 +62,12 @@ from vbw import __version__
 from vbw.config import OpenAIBackendConfig
 from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
-from vbw.generate.dialects import GREEDY_EXTRAS, schema_fields
-from vbw.generate.probe import PROBE_BYTES, probe_server
-from vbw.generate.serverlogprobs import interventions, logprob_fields
+from vbw.generate.dialects import dialect_for
+from vbw.generate.probe import PROBE_BYTES
+from vbw.generate.serverlogprobs import interventions
 from vbw.generate.retry import Retry, Retrying
 from vbw.generate.statuses import CutShort, classify, retry_after
-from vbw.generate.tools import as_called, tool_fields
+from vbw.generate.tools import as_called
 from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
                                    read_error_body, read_lines)
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
@@ -103,6 +103,7 @@ class OpenAIServerBackend(Backend):
                  env: Mapping[str, str] = os.environ) -> None:
         self.settings = settings
         self.engine = settings.engine
+        self.dialect = dialect_for(settings.dialect)
         self.seed = seed
         self._endpoint = parse_base_url(settings.base_url)
         key = self._api_key(env)
@@ -134,7 +135,7 @@ class OpenAIServerBackend(Backend):
     @property
     def sampling(self) -> dict[str, Any]:
         """The decoding fields every request carries (for the replay header)."""
-        return {"temperature": 0, "seed": self.seed, **GREEDY_EXTRAS[self.settings.dialect]}
+        return {"temperature": 0, "seed": self.seed, **self.dialect.greedy_extras()}
 
     def compile(self, schema: Mapping[str, Any]) -> float:
         """The server compiles; this only checks the schema can be sent as JSON."""
@@ -182,10 +183,10 @@ class OpenAIServerBackend(Backend):
         if config.schema_ is not None:
             self.compile(config.schema_)
             if config.tool is None:
-                body.update(schema_fields(self.settings.dialect, config.schema_),
-                            **logprob_fields(self.settings.dialect, True))
+                body.update(self.dialect.schema_fields(config.schema_),
+                            **self.dialect.logprob_fields())
             else:  # the schema travels as the forced function's parameters
-                body.update(tool_fields(self.settings.dialect, config.tool, config.schema_))
+                body.update(self.dialect.tool_fields(config.tool, config.schema_))
         return json.dumps(body, allow_nan=False).encode("utf-8")
 
     def _request(self, url: str, data: bytes | None, accept: str,
@@ -297,7 +298,7 @@ class OpenAIServerBackend(Backend):
         # interventions: only where the server's logprobs come before its grammar, and
         # never for a tool call (its arguments carry no per-token list); tokens that do not
         # join up to the masked text (a key split across tokens) give none
-        asked = logprob_fields(self.settings.dialect, has_schema) and not tool
+        asked = has_schema and self.dialect.logprob_fields() and not tool
         found = interventions(reply.logprobs, reply.text) if asked else None
         return Generation(text=reply.text, n_tokens=tokens, seconds=seconds,
                           ttft_seconds=reply.ttft, finish_reason=finish, redacted=masked,
@@ -308,7 +309,8 @@ class OpenAIServerBackend(Backend):
         sent, and what the server says about its software (best effort, cached)."""
         with self._lock:
             if self._described is None:
-                server = probe_server(self._get_json, self._endpoint, self.settings.model)
+                server = self.dialect.probe(self._get_json, self._endpoint,
+                                            self.settings.model)
                 self._described = {
                     "base_url": self._endpoint.shown(), "model": self.settings.model,
                     "dialect": self.settings.dialect, "sampling": self.sampling,

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from vbw.config import EngineConfig, ModelConfig, OpenAIBackendConfig
-from vbw.generate.dialects import GREEDY_EXTRAS
+from vbw.generate.dialects import dialect_for
 from vbw.generate.model import ModelFile
 from vbw.generate.providers import Opened, Provider
 from vbw.generate.runtime import DEFAULT_SEED
@@ -50,7 +50,7 @@ class OpenAIProvider(Provider):
         return {"engine": backend.engine,
                 "model": ModelInfo(name=backend.model, source=public_url(backend.base_url)),
                 "decoding": {"strategy": "greedy", "temperature": 0, "seed": DEFAULT_SEED,
-                             **GREEDY_EXTRAS[backend.dialect], "stream": backend.stream},
+                             **dialect_for(backend.dialect).greedy_extras(), "stream": backend.stream},
                 "backend": {"name": backend.name, "base_url": public_url(backend.base_url),
                             "model": backend.model, "dialect": backend.dialect,
                             "masked": _masked(backend)}}

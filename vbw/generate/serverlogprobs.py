@@ -2,20 +2,10 @@
 
 A server can tell where its grammar overrode the model only if the log-probabilities it
 returns are those of the model BEFORE the constraint: then a step whose most probable
-token is not the token generated (greedy decoding) is a refused argmax. What each dialect's
-server does (docs/reference/servers.md has the sources):
+token is not the token generated (greedy decoding) is a refused argmax. Which servers do
+is each dialect's `logprobs_before_constraint` (vbw.generate.dialects); the others record
+no interventions (the field stays absent: "not recorded for this backend").
 
-- `llama_cpp_python`: its `logprobs`/`top_logprobs` are computed from the raw scores
-  before the grammar sampler (tested against the real server: the same refused argmaxes
-  and log-probabilities as vbw's in-process llamacpp engine).
-- `llama_server`: `logprobs`/`top_logprobs` (`n_probs`) come from the raw logits unless
-  `post_sampling_probs` is set, so before the grammar; not tested here (no llama-server
-  binary in the test environment).
-- `vllm`: the grammar bitmask is applied to the logits before the sampler computes even
-  its `raw_logprobs`, so the constrained choice is always the top token: nothing can be
-  derived. `openai` and `ollama` do not document which distribution they return.
-
-Those record no interventions (the field stays absent: "not recorded for this backend").
 A server never reports the end-of-generation token, so a constraint that forces the end
 is invisible here: a server-derived list covers the output tokens only. Token texts are
 the server's; `char` is the length of the texts of the tokens before, which is exact only
@@ -30,17 +20,6 @@ import math
 from typing import Any
 
 from vbw.replay.format import Intervention
-
-PRE_CONSTRAINT_DIALECTS = frozenset({"llama_cpp_python", "llama_server"})
-TOP = 1  # top_logprobs asked for: the model's own choice
-
-
-def logprob_fields(dialect: str, has_schema: bool) -> dict[str, Any]:
-    """The request fields asking for per-token log-probabilities, where they can show an
-    intervention (a dialect whose server reports them before the constraint)."""
-    if has_schema and dialect in PRE_CONSTRAINT_DIALECTS:
-        return {"logprobs": True, "top_logprobs": TOP}
-    return {}
 
 
 def _entry(obj: Any) -> tuple[str, float] | None:

@@ -1,9 +1,9 @@
-"""How each OpenAI-compatible server wants one forced function call, and how its reply is read.
+"""How a forced function call's name is sent, and how its reply is read.
 
 A tool_call[S] arm offers S as the parameters of one function and forces that function,
 the way production code asks a model for an object through native tool calling rather
 than `response_format`. Each dialect's request form is the one its server documents
-(references beside each function). The arm's text is the call's `arguments` string as
+(`tool_fields` of vbw.generate.dialects). The arm's text is the call's `arguments` string as
 the server returns it; a reply with no tool call, or whose first call names another
 function, gives no text (scored invalid), never the message content in its place.
 
@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from vbw.errors import UnsupportedSchema
-from vbw.generate.backend import Generation, Tool
+from vbw.generate.backend import Generation
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-Schema = Mapping[str, Any]
-Fields = dict[str, Any]
 
 
 def wire_name(name: str) -> str:
@@ -46,86 +43,6 @@ def wire_name(name: str) -> str:
                                 f"servers accept only names matching {OPENAI_NAME.pattern} "
                                 "(after '.' -> '_', as BFCL maps them)")
     return mapped
-
-
-def _function(tool: Tool, schema: Schema, strict: bool = False) -> dict[str, Any]:
-    fn: dict[str, Any] = {"name": tool.name, "description": tool.description,
-                          "parameters": dict(schema)}
-    if strict:
-        fn["strict"] = True
-    return {"type": "function", "function": fn}
-
-
-def _named(tool: Tool) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": tool.name}}
-
-
-def openai_tool(tool: Tool, schema: Schema) -> Fields:
-    """OpenAI function calling with Structured Outputs.
-    https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools
-    https://platform.openai.com/docs/guides/function-calling (strict mode, tool_choice)
-    `strict: true` binds the arguments to the schema (OpenAI's subset); a named
-    `tool_choice` forces the function; the guide says strict schemas are not guaranteed
-    for parallel calls, so `parallel_tool_calls: false`."""
-    return {"tools": [_function(tool, schema, strict=True)], "tool_choice": _named(tool),
-            "parallel_tool_calls": False}
-
-
-def vllm_tool(tool: Tool, schema: Schema) -> Fields:
-    """vLLM named function calling.
-    https://docs.vllm.ai/en/latest/features/tool_calling/ ("named function calling")
-    A named `tool_choice` makes vLLM decode the arguments under its structured-output
-    backend, with the function's parameters as the schema (the page's "Named Function
-    Calling" section); `strict` is OpenAI's switch for that and is not sent."""
-    return {"tools": [_function(tool, schema)], "tool_choice": _named(tool)}
-
-
-def llama_server_tool(tool: Tool, schema: Schema) -> Fields:
-    """llama.cpp's llama-server, started with `--jinja`.
-    https://github.com/ggml-org/llama.cpp/blob/master/docs/function-calling.md
-    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md (`tools`,
-    `tool_choice`, `parallel_tool_calls`; "requires --jinja")
-    Its parser (common/chat.cpp, common_chat_tool_choice_parse_oaicompat) accepts only the
-    strings `auto`, `none` and `required`, not OpenAI's named object; with the one function
-    offered, `required` forces that function, and the tool-call grammar binds its
-    parameters."""
-    return {"tools": [_function(tool, schema)], "tool_choice": "required",
-            "parallel_tool_calls": False}
-
-
-def llama_cpp_python_tool(tool: Tool, schema: Schema) -> Fields:
-    """llama-cpp-python's server with `--chat_format chatml-function-calling`.
-    https://github.com/abetlen/llama-cpp-python#function-calling (README, "Function Calling")
-    https://llama-cpp-python.readthedocs.io/en/latest/server/#function-calling
-    A named `tool_choice` ("Case 2" of llama_chat_format.chatml_function_calling) writes
-    `functions.<name>:` after the prompt and decodes the arguments under a grammar built
-    from the parameters (falling back, silently, to any JSON when the schema does not
-    convert: the canary's tool check catches that for its schema)."""
-    return {"tools": [_function(tool, schema)], "tool_choice": _named(tool)}
-
-
-def ollama_tool(tool: Tool, schema: Schema) -> Fields:
-    """Ollama, through its OpenAI-compatible `/v1/chat/completions`.
-    https://docs.ollama.com/api/openai-compatibility (supported request fields: `tools`)
-    https://docs.ollama.com/capabilities/tool-calling
-    Sent in OpenAI's form. Ollama's /v1 endpoint reads `tools` but drops `tool_choice`:
-    a forced call comes back as plain text (ollama/ollama#8421, and #17921 on 0.32.15),
-    so the canary's tool check is expected to refuse the run before any item."""
-    return {"tools": [_function(tool, schema)], "tool_choice": _named(tool)}
-
-
-TOOL_FIELDS: dict[str, Callable[[Tool, Schema], Fields]] = {
-    "openai": openai_tool,
-    "vllm": vllm_tool,
-    "llama_server": llama_server_tool,
-    "llama_cpp_python": llama_cpp_python_tool,
-    "ollama": ollama_tool,
-}
-
-
-def tool_fields(dialect: str, tool: Tool, schema: Schema) -> Fields:
-    """The body fields that offer and force `tool` with `schema` as its parameters."""
-    return TOOL_FIELDS[dialect](tool, schema)
 
 
 def _call_name(call: Any) -> str | None:

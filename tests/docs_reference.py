@@ -202,7 +202,7 @@ def plugin_groups() -> str:
             "backend": "a `BackendSettings` with `provider`, `requires`, `install_hint`, "
                        "`can_constrain`, `tools_refused`",
             "engine": "an `Engine` subclass: `_compile(schema, key)` to a constraint",
-            "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.app checks",
+            "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.cli.job checks",
             "output": "an `Output` subclass: `file`, `render(report_set)`; "
                       "selected by `outputs=[...]`"}
     rows = ["| vocabulary | entry point group | tag | a kind provides | vbw's kinds |",

@@ -34,11 +34,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("vbw.report",)),
     ("sweep", ("vbw.sweep",)),
     ("generate", ("vbw.generate",)),
-    ("app", ("vbw.app", "vbw.modes", "vbw.compose", "vbw.bounds", "vbw.launch",
-             "vbw.rundir", "vbw.hydrafiles", "vbw.hydra_adapter", "vbw.warm")),
-    # what a user or Hydra calls: the console script, and the multirun-end callback that
-    # conf/config.yaml names (it merges shards through vbw.app.run, as cli runs jobs)
-    ("entry", ("vbw.cli", "vbw.__main__", "vbw.sweep.callback")),
+    ("app", ("vbw.modes",)),
+    # what a user or Hydra calls: the command line (the console script, Hydra's task
+    # function and the callbacks conf/config.yaml names), and the callbacks' former names
+    ("entry", ("vbw.cli", "vbw.__main__", "vbw.sweep.callback", "vbw.hydrafiles")),
 ]
 
 
@@ -169,7 +168,7 @@ GRAPH = import_graph()
 
 
 def test_every_module_has_a_layer_and_every_layer_name_is_used() -> None:
-    assert "vbw.app" in GRAPH and "vbw.task.runner" in GRAPH  # the walk saw the package
+    assert "vbw.cli.job" in GRAPH and "vbw.task.runner" in GRAPH  # the walk saw the package
     unplaced = [m for m in GRAPH if layer_of(m) is None]
     assert not unplaced, f"give these modules a layer in LAYERS: {unplaced}"
     stale = [n for _, names in LAYERS for n in names if n not in GRAPH]
@@ -236,7 +235,7 @@ def test_replay_mode_loads_no_live_module() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, vbw.app, vbw.cli; "
+    code = ("import sys, vbw.cli.job, vbw.cli.command; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('llama_cpp', 'outlines', 'outlines_core', 'numba', 'huggingface_hub') "
             "or m.startswith('vbw.generate')]; print(bad)")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests import test_cli, test_wheel
+from tests import test_wheel
+from tests.cli import test_command as test_cli
 from tests.conftest import slow_reason, spawns
 
 

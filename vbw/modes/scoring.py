@@ -56,16 +56,16 @@ def task_check(result: Audit) -> TaskCheck:
                      findings=result.findings, not_checked=result.not_checked)
 
 
-def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO,
-          scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0,
-          written: Written | None = None) -> Report:
-    """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
-    task checked on the items it holds, states per item and arm, then the report. The
+def score(task: Task, replay: ReplayStream, arms: list[Arm], cfg: RunConfig, mode: str,
+          err: TextIO, scored_hook: Callable[[Scored], None] | None = None,
+          keep_finish: int = 0, written: Written | None = None) -> Report:
+    """Score a replay as it is read (vbw.score.stream) over the task's `arms`: ids checked
+    against the task, the task checked on the items it holds, states per item and arm,
+    then the report. The
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
     is built from it; `keep_finish`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again."""
-    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take,
@@ -175,12 +175,13 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
         task_cfg = cfg.model_copy(update={"n": replay.header.n}) if whole_run else cfg
-        arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+        arms = job.arms_of(task)
         page = ItemData(task, replay_path, arms)
         try:
             beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
-            report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
-                           MAX_LISTED_ITEMS if beside else 0, written)
+            report = score(task, replay, arms, task_cfg, mode, err,
+                           page.start if beside else None, MAX_LISTED_ITEMS if beside else 0,
+                           written)
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)
         finally:

@@ -5,7 +5,7 @@ Python's stack), expands a sweep into every job before the first runs (`-m
 n=range(1,3000000)` is three million compositions), and OmegaConf resolves `${...}`
 interpolations without limit: `+a=xxxxxxxx +b=${a}${a} +c=${b}${b} ...` doubles at every
 step (no YAML alias, so vbw's YAML loader never sees it), and a cycle or a resolver's
-parse error surfaces as a traceback. vbw.compose checks each of these first:
+parse error surfaces as a traceback. vbw.cli.compose checks each of these first:
 
 - an override nested more than OVERRIDE_DEPTH levels (brackets, braces, parentheses);
 - a multirun of more than MAX_JOBS jobs, counted from the sweeps' sizes (a range's is

@@ -18,7 +18,7 @@ parse error surfaces as a traceback. vbw.cli.compose checks each of these first:
   `task`) is resolved once, and any error is one line naming the key.
 
 The task node is pure YAML, read as written and never interpolated: `${price}` in a task
-file's prompt is that text (vbw.cli.job_fields), so it is left out of all of this.
+file's prompt is that text (vbw.cli.hydra_job.job_fields), so it is left out of all this.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ job is composed, so `task=glob(*)` and `-m task=gsm8k,my_qa` are checked against
 bundled and the user's options alike.
 
 For a plain run that composition is the run's config: `check_command_line` returns it
-(with the loader and search path) so vbw.cli.hydra_run hands it to Hydra's job runner instead of
-letting `@hydra.main` compose it twice more (once to read `hydra.mode`, once to run).
+(with the loader and search path) so vbw.cli.hydra_run hands it to Hydra's job runner
+instead of letting `@hydra.main` compose it twice more (once to read `hydra.mode`, once to run).
 """
 
 from __future__ import annotations

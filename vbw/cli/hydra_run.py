@@ -1,10 +1,10 @@
 """One run of an already composed config through Hydra's own job runner.
 
 `@hydra.main` composes the config twice for a plain run (once to read `hydra.mode`, once
-to run it), after vbw.cli.compose has composed it once to turn a bad override into one line.
-Each composition costs tens of milliseconds of a demo run that should take well under a
-second, so a plain run hands vbw.cli.compose's composition to what `Hydra.run` does after its
-own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
+to run it), after vbw.cli.compose has composed it once to turn a bad override into one
+line. Each composition costs tens of milliseconds of a demo run that should take well under
+a second, so a plain run hands vbw.cli.compose's composition to what `Hydra.run` does after
+its own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
 override recorded, Hydra's logging setup, callbacks and `run_job` (output folder,
 `.hydra/` files, job logging), and Hydra's error report; the run's folder is claimed
 (vbw.cli.run_folder) before any of that writes into it. Everything else (sweeps, --cfg,
@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 from vbw.cli import hydra_internals
 from vbw.cli.compose import Composed
-from vbw.errors import ConfigError, one_line
 from vbw.cli.run_folder import claimed
+from vbw.errors import ConfigError, one_line
 
 
 def job_name(task_function: Callable[[Any], Any]) -> str:

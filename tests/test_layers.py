@@ -143,7 +143,7 @@ def test_docs_name_the_same_layers() -> None:
 def test_replay_mode_loads_no_live_module() -> None:
     import subprocess
 
-    code = ("import sys, vbw.app, vbw.cli; "
+    code = ("import sys, vbw.cli.job, vbw.cli.command; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('llama_cpp', 'outlines', 'outlines_core', 'numba', 'huggingface_hub') "
             "or m.startswith('vbw.generate')]; print(bad)")

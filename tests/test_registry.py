@@ -216,7 +216,7 @@ def test_a_replay_run_reads_no_entry_point_group_of_vbw(tmp_path: Path) -> None:
             return real(**kw)
         m.entry_points = spy
         sys.argv = ["vbw", "task=demo", "hydra.run.dir={tmp_path}/out"]
-        from vbw.cli import main
+        from vbw.cli.command import main
         try:
             main()
         except SystemExit as e:
@@ -329,11 +329,11 @@ def test_a_mode_and_a_report_writer_from_an_installed_package(site: Path,
                                                                tmp_path: Path) -> None:
     """vbw/modes/__init__.py and vbw/report/writers.py: a package adds a mode (group
     vbw.modes) and a report writer (group vbw.outputs); `mode=` and `outputs=` select
-    them by name, through vbw.app as a run does."""
+    them by name, through vbw.cli.job as a run does."""
     import io
 
     from tests.conftest import REPLAYS, TASK_CONF
-    from vbw.app import run
+    from vbw.cli.job import run
     from vbw.config import RunConfig
     from vbw.errors import ConfigError
     from vbw.modes import MODES

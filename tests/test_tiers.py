@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests import test_cli, test_wheel
+from tests import test_wheel
+from tests.cli import test_command as test_cli
 from tests.conftest import GUARD, ROOT, ProgramGuard, outside_the_package, slow_reason, spawns
 
 

@@ -18,7 +18,7 @@ T = TypeVar("T")
 # A mode (vbw.modes.MODES), an output writer (vbw.report.writers.OUTPUTS), an engine
 # (vbw.generate.engines.ENGINES) or a server dialect (vbw.generate.dialects.DIALECTS) is a
 # name of a registry that lives above this layer and that installed packages extend: the
-# name is checked against its registry by vbw.app, before any work, in one line that
+# name is checked against its registry by vbw.cli.job, before any work, in one line that
 # lists the known ones.
 KindName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
 
@@ -142,7 +142,7 @@ BackendConfig = BACKENDS.union()
 class EngineConfig(StrictModel):
     """The in-process backend's constraint engine. `name` is an engine of
     vbw.generate.engines.ENGINES (a module there, or an installed package's entry point of
-    group `vbw.engines`), checked by vbw.app before any work (no model is loaded and no
+    group `vbw.engines`), checked by vbw.cli.job before any work (no model is loaded and no
     item read for a misspelt engine)."""
 
     name: KindName

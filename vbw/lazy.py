@@ -3,7 +3,7 @@
 A package's `__init__` that imports its modules makes importing any one module of the
 package import them all. vbw's `vbw` process imports a few light modules of vbw.task,
 vbw.score and vbw.report while it composes the config, and leaves the rest to a warm
-worker (vbw.warm): so those packages export their names through `lazy_exports`, which
+worker (vbw.cli.warm_worker): so those packages export their names through `lazy_exports`, which
 imports a name's module when the name is first read."""
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ with what the units printed replayed in that order. A unit that fails in a child
 child that dies or is found stopped, has its units run again here, so the first error is
 raised here, in unit order, with this process's traceback. `Child` is the primitive
 beneath: one forked process running one callable, its pickled result sent back through a
-pipe (vbw.warm's worker, report.html's item data, the native crash guard use it alone).
+pipe (vbw.cli.warm_worker's worker, report.html's item data, the native crash guard use it alone).
 The count is read from one setting, VBW_PROCESSES ("1": one process; "2" or more: that
-many, forced; unset: the cores). Imports nothing of vbw (vbw.warm uses it first thing).
+many, forced; unset: the cores). Imports nothing of vbw (vbw.cli.warm_worker uses it first thing).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import yaml
 from vbw.errors import ConfigError
 
 if TYPE_CHECKING:  # pydantic is imported where a model is validated, not by load_yaml's
-    from pydantic import BaseModel, ValidationError  # callers (vbw.hydra_adapter)
+    from pydantic import BaseModel, ValidationError  # callers (vbw.cli.hydra_internals)
 
 M = TypeVar("M", bound="BaseModel")
 

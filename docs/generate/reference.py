@@ -214,7 +214,7 @@ def plugin_groups() -> str:
             "dialect": "a `Dialect` subclass: what differs from the OpenAI form "
                        "(`schema_fields`, `tool_fields`, `greedy`, "
                        "`logprobs_before_constraint`, `probe`); `backend.dialect=<name>`",
-            "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.app checks",
+            "mode": "a `Mode` subclass: `run(job) -> int`, and the traits vbw.cli.job checks",
             "output": "an `Output` subclass: `file`, `render(report_set)`; "
                       "selected by `outputs=[...]`"}
     rows = ["| vocabulary | entry point group | tag | a kind provides | vbw's kinds |",

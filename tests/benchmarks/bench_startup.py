@@ -18,8 +18,8 @@ way. Measured:
    user's second run finds it; the demo with an empty cache (a first run ever: every
    distinct schema's metaschema check, vbw.task.schemacache) is measured too;
 2. a bare interpreter (`python -c pass`, site and .pth files included) and
-   `import vbw.cli, vbw.app`;
-3. the moments of a run with the warm worker (vbw.warm), as the console script runs it:
+   `import vbw.cli.command, vbw.cli.job`;
+3. the moments of a run with the warm worker (vbw.cli.warm_worker), as the console script runs it:
    when the composed job is handed over, when the worker's imports are done, when the
    outcome is back, when the process ends (TIMELINE; medians);
 4. the import budget per dependency: `python -X importtime -m vbw` on the demo in one
@@ -59,13 +59,19 @@ DEPS = ("hydra", "omegaconf", "pydantic", "numpy", "jsonschema", "jmespath", "ji
 # any other), with annotated_types, which pydantic imports only once a model is built
 FLOOR_IMPORTS = "import " + ", ".join((*DEPS, "annotated_types"))
 TARGET_RATIO = 2.0
+# what `vbw` imports before a job runs (a tree from before vbw/cli/: vbw.cli and vbw.app)
+IMPORT_VBW = ("try:\n    import vbw.cli.command, vbw.cli.job\n"
+              "except ImportError:\n    import vbw.cli, vbw.app\n")
 
 # Run inside the child: wrap the pipeline's steps with a wall clock, then run `vbw`.
 # Steps that a tree does not have are skipped (an older revision has other names).
 PHASES = r"""
 import functools, importlib, json, sys, time
 t0 = time.perf_counter()
-import vbw.cli, vbw.app
+try:
+    import vbw.cli.command, vbw.cli.job
+except ImportError:  # a tree from before vbw/cli/
+    import vbw.cli, vbw.app
 spent = {"import vbw": time.perf_counter() - t0}
 def wrap(where, name, label):
     try:
@@ -100,12 +106,14 @@ sys.stderr.write("PHASES " + json.dumps(spent) + "\n")
 """
 # (module, attribute, label): the steps of a replay-mode run, in order
 STEPS = [
-    ("vbw.cli", "check_command_line", "compose the config (vbw.compose)"),
+    ("vbw.cli", "check_command_line", "compose the config (vbw.cli.compose)"),
+    ("vbw.cli.command", "check_command_line", "compose the config (vbw.cli.compose)"),
     ("hydra._internal.config_loader_impl", "ConfigLoaderImpl.load_configuration",
      "every composition (Hydra's loader)"),
     ("hydra.core.utils", "run_job", "Hydra's job (run_job, vbw inside it)"),
     ("hydra._internal.hydra", "run_job", "Hydra's job (run_job, vbw inside it)"),
-    ("vbw.cli", "select_tasks", "load the tasks"),
+    ("vbw.sweep.status", "select_tasks", "load the tasks"),
+    ("vbw.cli.job", "select_tasks", "load the tasks"),
     ("vbw.modes.scoring", "open_replay", "open the replays"),
     ("vbw.modes.scoring", "score_stream", "read, check and score the items (streamed)"),
     ("vbw.modes.scoring", "build_report", "rates, bootstrap CIs, flips"),
@@ -120,7 +128,10 @@ STEPS = [
 TIMELINE = r"""
 import os, sys, time
 t0 = time.perf_counter()
-from vbw import warm
+try:
+    from vbw.cli import warm_worker as warm
+except ImportError:  # a tree from before vbw/cli/
+    from vbw import warm
 def tell(what):
     os.write(2, f"WARM {what} {time.perf_counter() - t0:.6f}\n".encode())
 prepare, hand_over = warm._prepare, warm.hand_over
@@ -278,7 +289,7 @@ def bench_imports(work: Path, env: dict[str, str], runs: int) -> dict:
             "median_total_ms": round(statistics.median(sum(c.values()) for c in per_run)
                                      / 1000, 1),
             "bare_python_s": round(bare, 3),
-            "import_vbw_s": round(median_wall([sys.executable, "-c", "import vbw.cli, vbw.app"],
+            "import_vbw_s": round(median_wall([sys.executable, "-c", IMPORT_VBW],
                                               work, env, runs), 3)}
 
 
@@ -297,7 +308,8 @@ def bench_phases(work: Path, env: dict[str, str], runs: int) -> dict:
 def bench_timeline(work: Path, env: dict[str, str], runs: int) -> dict | None:
     """When the moments of a plain run happen (ms from the interpreter's first line of
     vbw.__main__), medians; None for a tree without the warm worker."""
-    if not (Path(env["PYTHONPATH"]) / "vbw" / "warm.py").is_file():
+    tree = Path(env["PYTHONPATH"]) / "vbw"
+    if not ((tree / "cli" / "warm_worker.py").is_file() or (tree / "warm.py").is_file()):
         return None
     found: list[dict[str, float]] = []
     for i in range(runs):

@@ -109,7 +109,7 @@ def startup_table() -> str:
             ("the same over the floor (wall)", ("demo", "cold_cache", "ratio_wall"), _x),
             ("the demo, peak RSS (MiB)", ("demo", "peak_rss_mib"), _ms),
             ("the floor, peak RSS (MiB)", ("demo", "floor", "peak_rss_mib"), _ms),
-            ("`import vbw.cli, vbw.app` (wall s)", ("imports", "import_vbw_s"), _s),
+            ("`import vbw.cli.command, vbw.cli.job` (wall s)", ("imports", "import_vbw_s"), _s),
             ("bare interpreter, `python -c pass` (wall s)", ("imports", "bare_python_s"), _s)]
     for label, path, fmt in rows:
         lines.append(f"| {label} | {_cell(_get(d, *path), _get(p, *path), fmt)} |")
@@ -118,9 +118,10 @@ def startup_table() -> str:
                   + _not_in_floor(d) + "."]
     lines += ["", verdict(d), ""]
     if d.get("timeline_ms"):
-        lines += ["A plain run with the warm worker (vbw/warm.py), as the console script "
-                  "runs it: when each moment comes, ms after the start of `vbw.__main__` "
-                  "(the worker is forked there; the two sides then import at once), "
+        lines += ["A plain run with the warm worker (vbw/cli/warm_worker.py), as the console "
+                  "script runs it: when each moment comes, ms after the start of `vbw.__main__` "
+                  "(vbw.cli.console forks the worker first thing; the two sides then import "
+                  "at once), "
                   f"medians of {demo['runs']} further runs of their own (measured after the "
                   "demo's, so their end need not match its median):", "",
                   "| moment | ms |", "|---|---|"]

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import TASK_CONF
 from tests.generate.scripted import ScriptedBackend, scripted
 from tests.report.test_html import embedded
-from vbw.app import run
+from vbw.cli.job import run
 from vbw.config import MaxTokens, RunConfig
 from vbw.errors import EngineError, ReplayError
 from vbw.generate.items import generate_item

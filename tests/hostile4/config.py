@@ -33,10 +33,11 @@ def _install(folder: Path, group: str, name: str, module: str, source: str) -> N
 # --- 4 run dir claim --------------------------------------------------------------------
 
 def _held(folder: Path, stack: contextlib.ExitStack) -> list[str]:
-    """Another vbw run holds the folder (claimed as vbw.rundir claims it) for the run."""
+    """Another vbw run holds the folder (claimed as vbw.cli.run_folder claims it)."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from vbw.rundir import claim; claim(Path(sys.argv[1])); print('held', flush=True); "
+         "from vbw.cli.run_folder import claim; claim(Path(sys.argv[1])); "
+         "print('held', flush=True); "
          "time.sleep(120)", str(folder / "out")], stdout=subprocess.PIPE, text=True)
     stack.callback(holder.wait)
     stack.callback(holder.kill)

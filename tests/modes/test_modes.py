@@ -1,5 +1,5 @@
 """The run modes (vbw.modes): one registered class per `mode=` value, picked from MODES;
-vbw.app refuses by the modes' traits and names none, and no module outside vbw.modes
+vbw.cli.job refuses by the modes' traits and names none, and no module outside vbw.modes
 switches on the mode's name."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_no_switch_on_the_mode_outside_its_modules() -> None:
 
 
 def test_the_pattern_above_sees_a_switch() -> None:
-    """The grep above is not vacuous: it finds the shapes the old vbw.app had."""
+    """The grep above is not vacuous: it finds the shapes the old vbw.cli.job had."""
     switch = SWITCH
     for line in ('if cfg.mode == "live":', "if run_cfg.mode != 'live'",
                  'cfg.mode not in ("compare", "merge")', "if cfg.mode in MODES:",
@@ -65,7 +65,7 @@ def test_vbw_imports_no_test_module() -> None:
 
 def test_picking_every_mode_loads_no_live_stack() -> None:
     """The mode modules import the live stack inside their run only."""
-    code = ("import sys, vbw.app; from vbw.modes import MODES; "
+    code = ("import sys, vbw.cli.job; from vbw.modes import MODES; "
             "[MODES.get(m) for m in MODES.kinds]; "
             "print(sorted(m for m in sys.modules if m.startswith('vbw.generate') "
             "or m.split('.')[0] in ('llama_cpp', 'outlines')))")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPLAYS, ROOT, TASK_CONF
-from vbw.app import run
+from vbw.cli.job import run
 from vbw.config import Bootstrap, RunConfig
 from vbw.modes.compare import compare_replays
 from vbw.report.compare import write_compare

@@ -265,7 +265,7 @@ def test_a_page_that_cannot_be_built_leaves_the_other_reports(tmp_path: Path,
     line on stderr says why it is missing, and the exit code is the run's."""
     import io
 
-    from vbw.app import run
+    from vbw.cli.job import run
     from vbw.config import RunConfig
     from vbw.report import html
 

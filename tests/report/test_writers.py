@@ -108,7 +108,7 @@ def test_an_unknown_writer_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_run_with_outputs_json_md_writes_no_page(tmp_path: Path) -> None:
-    from vbw.app import run
+    from vbw.cli.job import run
     from vbw.config import RunConfig
     from tests.conftest import ROOT, TASK_CONF
     from vbw.task.runner import load_task

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import ROOT, TASK_CONF
-from vbw.app import run
+from vbw.cli.job import run
 from vbw.config import RunConfig
 from vbw.sweep.status import JobStatus, reports_in, write_status
 from vbw.sweep.summary import job_rows, write_summary

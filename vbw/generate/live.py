@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from vbw.config import RunConfig, Shard
+from vbw.config import BackendSettings, RunConfig, Shard
 from vbw.errors import ConfigError, EngineError, ReplayError
 from vbw.generate.backend import Backend
 from vbw.generate.canary import run_canary
@@ -156,24 +156,23 @@ def _refuse_tools(arms: list[Arm], refused: str, name: str) -> None:
                           "or drop tool_call from arms.kinds")
 
 
-def runnable_arms(task: Task, cfg: RunConfig) -> list[Arm]:
-    """The run's arms, each refused at start (before a model is fetched or loaded) when
-    the backend kind cannot run it."""
-    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    _refuse_enforced(arms, cfg.backend.can_constrain, cfg.backend.name)
-    _refuse_tools(arms, cfg.backend.tools_refused, cfg.backend.name)
-    return arms
+def check_runnable(arms: list[Arm], backend: BackendSettings) -> None:
+    """Refuse, at start (before a model is fetched or loaded), an arm the backend kind
+    cannot run."""
+    _refuse_enforced(arms, backend.can_constrain, backend.name)
+    _refuse_tools(arms, backend.tools_refused, backend.name)
 
 
-def generate(task: Task, items: list[Item], cfg: RunConfig, out_dir: Path,
+def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out_dir: Path,
              mf: ModelFile | None, err: TextIO) -> Path:
     """Run the canary, then generate (or resume) a replay of `items` (this job's shard of
-    them, with `shard.count` > 1); return its path. `mf` comes from `providers.prepare`.
+    them, with `shard.count` > 1) over the task's `arms`; return its path. `mf` comes from
+    `providers.prepare`.
     A backend with native code generates in a child process (vbw.generate.crashguard), so
     that a crash of it ends the run in one line; the replay keeps the finished items."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
-    arms = runnable_arms(task, cfg)
+    check_runnable(arms, cfg.backend)
     want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary

@@ -1,16 +1,16 @@
 """The run modes (`mode=`), one module each, picked from the MODES registry.
 
-vbw.app used to branch on `cfg.mode` wherever a mode differed; now each mode is a class
-registered here by its own module (replay scoring: `auto` and `replay`; `live`; `check`;
-`compare`; `merge`) with one `run(job) -> int`, and what the front door (vbw.app.run) must
-refuse before any work is read from the mode's declared traits, not from its name. A mode
+Each mode is a class registered here by its own module (replay scoring: `auto` and
+`replay`; `live`; `check`; `compare`; `merge`) with one `run(job) -> int`; what the front
+door (vbw.cli.job.run) must refuse before any work is read from the mode's declared
+traits, not from its name. A mode
 module is imported only when the registry is first asked for a mode, so the modes that
 generate import the live stack only inside their run.
 
 A new mode is one module here (a `Mode` subclass with `@MODES.register`), or, from an
 installed package, its class named by an entry point of group `vbw.modes`; `mode=<name>`
 then selects it. The config takes any name (vbw.config cannot import this higher layer):
-vbw.app refuses one the registry does not know, in one line that lists those it does.
+vbw.cli.job refuses one the registry does not know, in one line that lists those it does.
 The group is read only for a name vbw's own modes do not have.
 """
 
@@ -23,25 +23,32 @@ from typing import ClassVar, TextIO
 
 from vbw.config import RunConfig
 from vbw.registry import Registry
+from vbw.task.arms import Arm
 from vbw.task.runner import Task
 
 
 @dataclass(frozen=True)
 class Job:
-    """One run: its validated config, the selected tasks, where it writes and prints.
-    `name` names the sweep job in a gate message (None outside a sweep)."""
+    """One run: its validated config, the selected tasks and each one's arms (selected
+    once, `arms[i]` for `tasks[i]`), where it writes and prints. `name` names the sweep
+    job in a gate message (None outside a sweep)."""
 
     cfg: RunConfig
     tasks: list[Task]
+    arms: list[list[Arm]]
     out_dir: Path
     cwd: Path
     out: TextIO
     err: TextIO
     name: str | None = None
 
+    def arms_of(self, task: Task) -> list[Arm]:
+        """The arms the config selects for `task` (one of `tasks`)."""
+        return self.arms[next(i for i, t in enumerate(self.tasks) if t is task)]
+
 
 class Mode(ABC):
-    """A run mode; `name` is its `mode=` value. The traits below are what vbw.app checks
+    """A run mode; `name` is its `mode=` value. The traits below are what vbw.cli.job checks
     before running it."""
 
     name: ClassVar[str]
@@ -57,8 +64,8 @@ class Mode(ABC):
     @classmethod
     def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
         """Whether running these tasks only reads (no model is loaded, nothing is
-        generated): such a run may be handed to another process (vbw.warm, vbw.modes.scoring)
-        and show the same output."""
+        generated): such a run may be handed to another process (vbw.cli.warm_worker,
+        vbw.modes.scoring) and show the same output."""
         return not cls.generates
 
 

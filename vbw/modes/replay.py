@@ -95,7 +95,8 @@ class Auto(Mode):
                 print(f"vbw: {task.name}: re-scoring the recorded replay {found} (mode=live "
                       "generates anew)", file=out)
                 return found, "replay"
-            return live_replay(task, cfg, task_dir, job.err, recorded_key(cfg, task)), "live"
+            return live_replay(task, job.arms_of(task), cfg, task_dir, job.err,
+                               recorded_key(cfg, task)), "live"
 
         return score_tasks(job, obtain, only_reads=Auto.only_reads(cfg, job.tasks, cwd))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple, TextIO, TypeVar
 
 from vbw import parallel
-from vbw.config import RunConfig
+from vbw.config import Bootstrap, Shard
 from vbw.errors import ReplayError, VbwError
 from vbw.modes import Job
 from vbw.replay.stream import ReplayStream, open_replay
@@ -56,19 +56,21 @@ def task_check(result: Audit) -> TaskCheck:
                      findings=result.findings, not_checked=result.not_checked)
 
 
-def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO,
+def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: TextIO, *,
+          n: int | None, shard: Shard, bootstrap: Bootstrap,
           scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0,
           written: Written | None = None) -> Report:
-    """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
-    task checked on the items it holds, states per item and arm, then the report. The
+    """Score a replay as it is read (vbw.score.stream) over the task's `arms` and its
+    first `n` items (this `shard` of them): ids checked against the task, the task checked
+    on the items it holds, states per item and arm, then the report (its CIs drawn as
+    `bootstrap` says). The
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
     is built from it; `keep_finish`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again."""
-    arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     if written is not None:
         replay.end = written.end
-    scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take,
+    scored = score_stream(task, replay, arms, n, err, shard.take,
                           keep_finish=keep_finish,
                           given=None if written is None else written.p)
     states = scored.states
@@ -86,7 +88,7 @@ def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: Text
     report = build_report(states, task=task.name, label=task.spec.label, mode=mode,
                           meta=replay.meta_as_written, source=str(replay.path),
                           provenance=provenance(replay.header, scored.timings, scored.end),
-                          seed=cfg.bootstrap.seed, resamples=cfg.bootstrap.resamples,
+                          seed=bootstrap.seed, resamples=bootstrap.resamples,
                           n_task=scored.n_task, missing=scored.missing)
     return report.model_copy(update={"task_check": task_check(scored.audit)})
 
@@ -174,13 +176,14 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         except ReplayError:
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
-        task_cfg = cfg.model_copy(update={"n": replay.header.n}) if whole_run else cfg
-        arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+        arms = job.arms_of(task)
         page = ItemData(task, replay_path, arms)
         try:
             beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
-            report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
-                           MAX_LISTED_ITEMS if beside else 0, written)
+            report = score(task, replay, arms, mode, err,
+                           n=replay.header.n if whole_run else cfg.n, shard=cfg.shard,
+                           bootstrap=cfg.bootstrap, scored_hook=page.start if beside else None,
+                           keep_finish=MAX_LISTED_ITEMS if beside else 0, written=written)
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)
         finally:

@@ -4,7 +4,7 @@ per-item ledger CSV.
 The names below are loaded on first use (PEP 562), not when the package is: importing one
 light module of the package (vbw.report.escape, vbw.report.files) must not import the
 whole scoring stack, since the `vbw` process that composes the config imports those alone
-while a warm worker imports the rest (vbw.warm)."""
+while a warm worker imports the rest (vbw.cli.warm_worker)."""
 
 from __future__ import annotations
 

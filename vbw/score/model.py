@@ -158,7 +158,7 @@ class Report(_M):
     source: str
     provenance: str
     bootstrap: dict[str, Any]
-    task_check: TaskCheck | None = None  # set by vbw.app for a run
+    task_check: TaskCheck | None = None  # set by vbw.cli.job for a run
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
     interventions: dict[str, ArmInterventions] = {}  # per enforced arm (issue 19)

@@ -252,7 +252,7 @@ def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str
 
 
 def _checked(p: Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
-    """The task checks on the held items, as vbw.app did before scoring: a problem stops
+    """The task checks on the held items, as vbw.cli.job did before scoring: a problem stops
     the run (re-found in task order, for its exact words); findings are returned."""
     result = p.auditor.result()
     if result.problems:

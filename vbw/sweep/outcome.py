@@ -1,11 +1,11 @@
 """How the launching process learns a sweep's exit code: from the summary.json the sweep
 wrote, never from state kept in a module.
 
-Hydra runs the end of a multirun (vbw.sweep.callback) inside `@hydra.main`, which
+Hydra runs the end of a multirun (vbw.cli.sweep_end) inside `@hydra.main`, which
 returns nothing to its caller, and the sweep folder's name is only known once Hydra has
-composed it (it holds the time). So `vbw` (vbw.cli) passes down where to say it: the
+composed it (it holds the time). So `vbw` (vbw.cli.command) passes down where to say it: the
 environment variable SWEEP_DIR_FILE names an empty file, into which the callback writes
-the sweep folder's path after summary.json is complete; vbw.cli then reads that folder's
+the sweep folder's path after summary.json is complete; vbw.cli.command then reads that folder's
 summary.json. The file is the process's own temporary file, removed when the run ends.
 """
 
@@ -30,7 +30,7 @@ def read_exit_code(sweep_dir: Path) -> int:
 
 def tell_launcher(sweep_dir: Path) -> None:
     """Called by the sweep's end once summary.json is written: say where it is, if the
-    process was started by `vbw` (vbw.cli) to be told."""
+    process was started by `vbw` (vbw.cli.command) to be told."""
     target = os.environ.get(SWEEP_DIR_FILE)
     if target:
         Path(target).write_text(str(sweep_dir.resolve()), encoding="utf-8")

@@ -2,9 +2,9 @@
 
 The file is the only channel from a job to the end of the sweep, so the sweep's exit code
 is right whatever runs the jobs (in this process, joblib's worker processes, submitit on a
-SLURM cluster, Ray). It also keeps what the job was run with (`inputs`: the validated
-config and how its tasks were selected), so the end of a sharded sweep can merge and score
-the shards with exactly the job's configuration.
+SLURM cluster, Ray). It also keeps what the job was run with (`inputs`: the composed
+config and how its tasks were selected, vbw.cli.job.JobInputs' fields), so the end of a
+sharded sweep can merge and score the shards with exactly the job's configuration.
 """
 
 from __future__ import annotations
@@ -19,36 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vbw.config import RunConfig
 from vbw.redact import redact_obj
 from vbw.report.files import write_atomic
-from vbw.task.locate import select_tasks
-from vbw.task.runner import Task
-from vbw.validation import validate
 
 STATUS = "status.json"
 LAUNCH = "vbw_launch.json"  # in the sweep folder: the run id of the launch that owns it
 NOT_FINISHED = 3  # a job folder without a status: killed, or its launcher failed
 STARTED = "started, did not finish (killed, or its process died)"  # until the job ends
-
-
-class JobInputs(BaseModel):
-    """What a job's run is made of, as the CLI composed it (see vbw.cli)."""
-
-    model_config = ConfigDict(extra="forbid")
-    config: dict[str, Any]          # the run config as composed, before validation
-    task_node: Any = None           # the composed `task` node, as written
-    task_choice: str | None = None  # the `task=` option chosen
-    roots: list[str]                # config roots, in Hydra's search order
-    cwd: str
-    task_overrides: list[str] = []
-
-    def resolve(self, **changes: Any) -> tuple[RunConfig, list[Task]]:
-        """The validated run config (with `changes` applied) and the tasks."""
-        cfg = validate(RunConfig, {**self.config, **changes}, source="config")
-        tasks = select_tasks(self.task_node, self.task_choice, [Path(r) for r in self.roots],
-                             Path(self.cwd), self.task_overrides)
-        return cfg, tasks
 
 
 class JobStatus(BaseModel):
@@ -65,7 +42,8 @@ class JobStatus(BaseModel):
     exit_code: int = Field(ge=0, le=3)   # vbw's codes only: a 256 would wrap to exit 0
     reason: str                      # "ok", "gate tripped ...", or the error line
     reports: list[str] = []          # report.json paths, relative to the job folder
-    inputs: JobInputs | None = None
+    # what the job ran (vbw.cli.job.JobInputs' fields, validated where they are resolved)
+    inputs: dict[str, Any] | None = None
     run_id: str | None = None        # the launch that ran the job (see `Launch`)
     # what the job printed on stdout when it ran outside the launching process (joblib,
     # submitit, Ray): printed under the job's header when the sweep ends, so no launcher

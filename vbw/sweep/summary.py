@@ -91,7 +91,7 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
                      "report_json": str(where / name.split("/")[-1]),
                      "report_html": str(where / "report.html")})
     if not rows:
-        task = (status.inputs.task_choice if status.inputs else None)
+        task = status.inputs.get("task_choice") if status.inputs else None
         rows.append({**base, "task": task, "n": None, "n_task": None, "correctness_label": None,
                      "arms": {}, "headlines": [], "report": None, "report_json": None,
                      "report_html": None})

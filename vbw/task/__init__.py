@@ -2,7 +2,7 @@
 
 The names below are loaded on first use (PEP 562), not when the package is: a light module
 of the package (vbw.task.locate's path test, say) is imported by the process that composes
-the config, which must not pay for the whole task stack (see vbw.warm)."""
+the config, which must not pay for the whole task stack (see vbw.cli.warm_worker)."""
 
 from __future__ import annotations
 

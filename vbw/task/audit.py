@@ -40,7 +40,7 @@ class Finding(BaseModel):
     """A heuristic finding on one schema: the gold-shaped answer is scored wrong, or is
     invalid, on `failed` of the `checked` items (`ids`: the first of them), with the
     evidence of the first. Fatal in mode=check when it holds on every item; a warning in
-    a run (scoring stays possible: vbw.app)."""
+    a run (scoring stays possible: vbw.cli.job)."""
 
     model_config = ConfigDict(extra="forbid")
     schema_name: str

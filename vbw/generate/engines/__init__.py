@@ -6,7 +6,7 @@ llama.cpp `Runtime`. A new engine is one module in this package (an `Engine` sub
 here when first asked for a name it does not know, and then, for a name none of them has,
 reads the entry points of group `vbw.engines`, through which an installed package adds an
 engine (its module and its conf file on Hydra's search path: tests/generate/test_kinds.py;
-a module dropped here: tests/test_registry.py). vbw.app checks `engine.name` against
+a module dropped here: tests/test_registry.py). vbw.cli.job checks `engine.name` against
 ENGINES before any work. The imports below only keep the names importable from here.
 """
 

@@ -31,7 +31,7 @@ class Merge(Mode):
         cfg = job.cfg
 
         def obtain(task: Task, task_dir: Path, out: TextIO) -> Obtained:
-            arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+            arms = job.arms_of(task)
             path = task_dir / "replay.jsonl"  # where merge_and_score writes it
 
             def scoring(n: int) -> Written:  # the pass scoring over the run's n items makes

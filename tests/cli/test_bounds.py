@@ -1,4 +1,4 @@
-"""vbw/bounds.py: what a command line may make Hydra and OmegaConf do is bounded
+"""vbw/cli/bounds.py: what a command line may make Hydra and OmegaConf do is bounded
 (issue 30 item 6): override nesting, sweep size, interpolation expansion and chains."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from vbw.bounds import (MAX_CHAIN, MAX_JOBS, MAX_RESOLVED, MAX_STEPS, OVERRIDE_DEPTH,
+from vbw.cli.bounds import (MAX_CHAIN, MAX_JOBS, MAX_RESOLVED, MAX_STEPS, OVERRIDE_DEPTH,
                         check_interpolations, check_overrides, check_sweep)
 from vbw.errors import ConfigError
 

@@ -4,8 +4,8 @@ Default folders already differ (their names carry the process id), but a user ma
 two concurrent runs at one `hydra.run.dir`; then one report would silently overwrite the
 other, or two live runs would append to one replay. A run claims its folder by an
 exclusive lock (flock) on a lock file in it, taken before anything else is written there
-(vbw.launch claims a plain run's folder before Hydra writes `.hydra/`): the kernel grants
-it to exactly one process, and drops it when that process ends however it ends, so a
+(vbw.cli.hydra_run claims a plain run's folder before Hydra writes `.hydra/`): the kernel
+grants it to exactly one process, and drops it when that process ends however it ends, so a
 folder left by a killed run is simply claimed again. A second run is refused in one line
 naming the folder. Running again in the same folder later is fine.
 

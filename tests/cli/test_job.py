@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPLAYS, ROOT, load_json, one_line_error, run_vbw, start_vbw
-from vbw.rundir import LOCK
+from vbw.cli.run_folder import LOCK
 
 GSM8K = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
 
@@ -96,7 +96,8 @@ def test_a_folder_in_use_is_refused_before_anything_is_written(tmp_path: Path) -
     Hydra's .hydra/ files): the folder is claimed before Hydra sets the job up."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from vbw.rundir import claim; claim(Path(sys.argv[1])); print('held', flush=True); "
+         "from vbw.cli.run_folder import claim; claim(Path(sys.argv[1])); "
+         "print('held', flush=True); "
          "time.sleep(60)", str(tmp_path / "o")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "held\n"

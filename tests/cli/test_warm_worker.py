@@ -1,4 +1,4 @@
-"""The warm worker (vbw.warm): a plain run handed to it shows what the one-process run
+"""The warm worker (vbw.cli.warm_worker): a plain run handed to it shows what the one-process run
 shows (stdout, stderr, exit code, files), the calling process never imports the scoring
 stack when it does, and every way the worker can fail leaves the job to the caller."""
 
@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from vbw import parallel, warm
+from vbw import parallel
+from vbw.cli import warm_worker as warm
 from vbw.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parent.parent
-# the console script's path, with a probe: did this (the calling) process import vbw.app?
+ROOT = Path(__file__).resolve().parents[2]
+# the console script's path, with a probe: did this (the calling) process import vbw.cli.job?
 PROBE = ("import atexit, sys\n"
          "atexit.register(lambda: sys.__stderr__.write("
-         "'PROBE app imported here: %s\\n' % ('vbw.app' in sys.modules)))\n"
+         "'PROBE app imported here: %s\\n' % ('vbw.cli.job' in sys.modules)))\n"
          "sys.argv = ['vbw'] + sys.argv[1:]\n"
          "from vbw.__main__ import main\n"
          "main()\n")
@@ -42,7 +43,7 @@ def _files(folder: Path) -> dict[str, str]:
 
 def _same(tmp_path: Path, args: list[str], handed: bool) -> subprocess.CompletedProcess[str]:
     """Run `args` with and without the worker; everything seen must match. `handed`: the
-    worker ran the job (the caller never imported vbw.app), else the caller did."""
+    worker ran the job (the caller never imported vbw.cli.job), else the caller did."""
     runs = {}
     tmp_path.mkdir(parents=True, exist_ok=True)
     for on in (True, False):
@@ -135,19 +136,52 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-@pytest.mark.parametrize("how", ["raises", "crashes", "refuses"])
+@pytest.mark.parametrize("how", ["raises", "crashes"])
 def test_a_worker_that_does_not_run_the_job_leaves_it_to_the_caller(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, how: str) -> None:
     def job(fields: dict, out_dir: Path, environ: dict) -> object:
         if how == "raises":
             raise RuntimeError("a bug")
-        if how == "crashes":
-            os._exit(9)
-        return warm.REFUSED
+        os._exit(9)
 
     worker = _forked_worker(monkeypatch, job)
     assert warm.hand_over({"config": {}}, tmp_path) is None
     assert warm._worker is None and _gone(worker.pid)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_refused_job_comes_back_validated_with_what_loading_printed(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    def job(fields: dict, out_dir: Path, environ: dict) -> object:
+        return warm.Refused([("err", "vbw: warning: loaded\n")], ({"n": 3}, ["a task"]))
+
+    worker = _forked_worker(monkeypatch, job)
+    got = warm.hand_over({"config": {}}, tmp_path)
+    assert isinstance(got, warm.Refused) and _gone(worker.pid)
+    assert got.show(sys.stdout, sys.stderr) == ({"n": 3}, ["a task"])
+    assert capsys.readouterr() == ("", "vbw: warning: loaded\n")
+
+
+def test_the_caller_runs_a_refused_job_on_what_the_worker_resolved(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A run that may generate is validated and its tasks loaded once, in the worker: the
+    caller does not resolve its inputs again."""
+    from vbw.cli import hydra_job, job
+
+    cfg = object()  # the validated config, as the worker sent it
+    refused = warm.Refused([("out", "loaded\n")], (cfg, ["the tasks"]))
+    monkeypatch.setattr(warm, "hand_over", lambda fields, out_dir: refused)
+
+    def again(self: object, **changes: object) -> None:
+        raise AssertionError("resolved a second time")
+
+    ran = []
+    monkeypatch.setattr(job.JobInputs, "resolve", again)
+    monkeypatch.setattr(job, "run", lambda *a, **k: ran.append(a[:2]) or 0)
+    fields = {"config": {}, "roots": [], "cwd": str(tmp_path)}
+    assert hydra_job.plain_job(fields, tmp_path / "run") == 0
+    assert ran == [(cfg, ["the tasks"])]
+    assert capsys.readouterr().out == "loaded\n"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -172,7 +206,7 @@ def test_what_the_worker_printed_comes_back_in_order_with_its_code_or_error(
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_an_unused_worker_is_killed_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    worker = _forked_worker(monkeypatch, lambda *a: warm.REFUSED)
+    worker = _forked_worker(monkeypatch, lambda *a: None)
     warm.stop()
     assert warm._worker is None and _gone(worker.pid)
     warm.stop()  # twice is harmless

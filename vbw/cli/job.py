@@ -1,10 +1,11 @@
-"""The pipeline behind the CLI: task -> (generate) -> replay -> score -> report.
+"""A job: what it is made of as the command line composed it (`JobInputs`), resolved
+once into the validated config and the tasks, then run by the mode `mode=` names.
 
-This is the front door every caller uses (vbw.cli per job, the sweep callback per shard
-merge): it refuses what no mode could run, before any work, then hands the job to the mode
-`mode=` names (vbw.modes: one module per mode, from the MODES registry). What a refusal
-depends on is the mode's declared traits, so no mode is named here. `mode=auto` (the
-default) re-scores a recorded replay when there is one and generates otherwise.
+`run` is the front door every caller uses (vbw.cli.hydra_job per job, the sweep end per
+shard merge): it refuses what no mode could run, before any work, selects each task's
+arms once, then hands the job to its mode (vbw.modes, from the MODES registry). What a
+refusal depends on is the mode's declared traits, so no mode is named here. `mode=auto`
+(the default) re-scores a recorded replay when there is one and generates otherwise.
 """
 
 from __future__ import annotations
@@ -12,13 +13,37 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+from pydantic import BaseModel, ConfigDict
 
 from vbw.config import BackendSettings, RunConfig
 from vbw.errors import ConfigError
 from vbw.modes import MODES, Job, Mode
 from vbw.registry import Registry
+from vbw.task.locate import select_tasks
 from vbw.task.runner import Task
+from vbw.validation import validate
+
+
+class JobInputs(BaseModel):
+    """What a job's run is made of, as the command line composed it (its fields:
+    vbw.cli.hydra_job.job_fields); a sweep job records them in its status.json."""
+
+    model_config = ConfigDict(extra="forbid")
+    config: dict[str, Any]          # the run config as composed, before validation
+    task_node: Any = None           # the composed `task` node, as written
+    task_choice: str | None = None  # the `task=` option chosen
+    roots: list[str]                # config roots, in Hydra's search order
+    cwd: str
+    task_overrides: list[str] = []
+
+    def resolve(self, **changes: Any) -> tuple[RunConfig, list[Task]]:
+        """The validated run config (with `changes` applied) and the tasks."""
+        cfg = validate(RunConfig, {**self.config, **changes}, source="config")
+        tasks = select_tasks(self.task_node, self.task_choice, [Path(r) for r in self.roots],
+                             Path(self.cwd), self.task_overrides)
+        return cfg, tasks
 
 
 def _check_shard(cfg: RunConfig, mode: type[Mode], tasks: list[Task]) -> None:
@@ -76,6 +101,7 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
                                if MODES.get(m).reads_replays)
         raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by {readers} only "
                           f"(mode={cfg.mode}); to score one file pass replay=PATH")
-    for task in tasks:  # arms.schemas names schemas of every task: refused before any work
-        cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-    return mode.run(Job(cfg, tasks, out_dir, cwd, out, err, job))
+    # arms.schemas names schemas of every task: refused here, before any work
+    arms = [cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
+            for task in tasks]
+    return mode.run(Job(cfg, tasks, arms, out_dir, cwd, out, err, job))

@@ -1,15 +1,15 @@
 """One run of an already composed config through Hydra's own job runner.
 
 `@hydra.main` composes the config twice for a plain run (once to read `hydra.mode`, once
-to run it), after vbw.compose has composed it once to turn a bad override into one line.
-Each composition costs tens of milliseconds of a demo run that should take well under a
-second, so a plain run hands vbw.compose's composition to what `Hydra.run` does after its
-own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
+to run it), after vbw.cli.compose has composed it once to turn a bad override into one
+line. Each composition costs tens of milliseconds of a demo run that should take well under
+a second, so a plain run hands vbw.cli.compose's composition to what `Hydra.run` does after
+its own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
 override recorded, Hydra's logging setup, callbacks and `run_job` (output folder,
 `.hydra/` files, job logging), and Hydra's error report; the run's folder is claimed
-(vbw.rundir) before any of that writes into it. Everything else (sweeps, --cfg,
+(vbw.cli.run_folder) before any of that writes into it. Everything else (sweeps, --cfg,
 --help, ...) still goes through `@hydra.main`. Hydra's private parts are reached through
-vbw.hydra_adapter only.
+vbw.cli.hydra_internals only.
 """
 
 from __future__ import annotations
@@ -17,27 +17,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from vbw import hydra_adapter
-from vbw.compose import Composed
+from vbw.cli import hydra_internals
+from vbw.cli.compose import Composed
+from vbw.cli.run_folder import claimed
 from vbw.errors import ConfigError, one_line
-from vbw.rundir import claimed
 
 
 def job_name(task_function: Callable[[Any], Any]) -> str:
     """The job name `@hydra.main` gives `task_function` (its module's last part): a
-    composition records it as hydra.job.name, so it is set before vbw.compose composes."""
-    return hydra_adapter.task_name(task_function)
+    composition records it as hydra.job.name, so it is set before vbw.cli.compose composes."""
+    return hydra_internals.task_name(task_function)
 
 
 def run_composed(composed: Composed, task_function: Callable[[Any], Any]) -> None:
     """Run `task_function` on the composed config as `Hydra.run` would, without composing."""
     from hydra.core.global_hydra import GlobalHydra
 
-    hydra = hydra_adapter.new_hydra(job_name(task_function), composed.loader)
+    hydra = hydra_internals.new_hydra(job_name(task_function), composed.loader)
     GlobalHydra.instance().initialize(hydra)
     try:
         with claimed(_run_dir(composed.cfg)):  # before Hydra writes anything there
-            hydra_adapter.run_and_report(lambda: _run(composed, hydra, task_function))
+            hydra_internals.run_and_report(lambda: _run(composed, hydra, task_function))
     finally:
         GlobalHydra.instance().clear()
 
@@ -71,7 +71,7 @@ def _run(composed: Composed, hydra: Any, task_function: Callable[[Any], Any]) ->
         cfg.hydra.mode = RunMode.RUN
         cfg.hydra.overrides.hydra.append("hydra.mode=RUN")
     configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
-    callbacks = hydra_adapter.callbacks(cfg)
+    callbacks = hydra_internals.callbacks(cfg)
     callbacks.on_run_start(config=cfg, config_name=composed.config_name)
     ret = run_job(hydra_context=HydraContext(config_loader=hydra.config_loader,
                                              callbacks=callbacks),

@@ -1,11 +1,11 @@
 """Every use of Hydra's private `hydra._internal` package, in one place.
 
-vbw composes a command line with Hydra's own loader before running it (vbw.compose: a
-bad override is one line, exit 2) and runs a plain run on that composition (vbw.launch:
+vbw composes a command line with Hydra's own loader before running it (vbw.cli.compose: a
+bad override is one line, exit 2) and runs a plain run on that composition (vbw.cli.hydra_run:
 no second composition). Hydra's public API offers neither, so both reach into
 `hydra._internal`, which may change in any Hydra release. They do it only through the
 functions below, each a thin call of one private symbol; INTERNALS lists those symbols
-with the parameters vbw passes, and tests/test_hydra_adapter.py checks that the installed
+with the parameters vbw passes, and tests/cli/test_hydra_internals.py checks that the installed
 Hydra is a supported version (SUPPORTED, pyproject's hydra-core>=1.3.2,<1.4) and that
 each symbol is there with that signature. A new Hydra is supported by running that test
 against it, fixing what it names here, and widening SUPPORTED and pyproject together.
@@ -125,7 +125,7 @@ def guarded_yaml(trusted: Path) -> Iterator[None]:
     unrelated broken file in the folder blocks nothing, and no file count caps the check.
     Files under `trusted` (vbw's bundled conf/) are not re-read. It wraps the private
     FileConfigSource.load_config, so it lives here with the other uses of Hydra's
-    internals (pinned by tests/test_hydra_adapter.py)."""
+    internals (pinned by tests/cli/test_hydra_internals.py)."""
     from hydra._internal.core_plugins.file_config_source import FileConfigSource
 
     from vbw.validation import load_yaml

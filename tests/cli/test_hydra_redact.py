@@ -1,5 +1,5 @@
 """No credential in any file a run or a sweep writes, nor on stdout/stderr: Hydra's own
-`.hydra/*.yaml` and multirun.yaml (vbw.hydrafiles), status and summary files, the replay
+`.hydra/*.yaml` and multirun.yaml (vbw.cli.hydra_redact), status and summary files, the replay
 and the reports. Whole CLI runs against the scripted fake backend served over HTTP
 (tests/generate/standin.EchoServer), with a base URL carrying a user, a password and a
 key-like query parameter, and an API key that the fake model echoes in its answers."""
@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import run_vbw
 from tests.generate.standin import EchoServer
-from vbw.hydrafiles import redact_file, redact_job_files
+from vbw.cli.hydra_redact import redact_file, redact_job_files
 
 PASSWORD = "pw-S3CRET-4471"
 QUERY_KEY = "QK-SECRET-9235"

@@ -1,12 +1,13 @@
 """A warm worker: the scoring stack imported in a second process while `vbw` composes.
 
-The console script (vbw.__main__) starts it first thing (vbw.parallel.Child), with only the
-standard library loaded: it imports pydantic, numpy, jsonschema, Jinja and vbw's modes
+The console script (vbw.cli.console) starts it first thing (vbw.parallel.Child), with only
+the standard library loaded: it imports pydantic, numpy, jsonschema, Jinja and vbw's modes
 while this process imports Hydra and OmegaConf, composes and sets the job up; then the job
 (the composed config as plain data, and its folder) goes down a pipe to the worker, which
 runs it recording what it prints, and sends back that output and the exit code or the
 VbwError, shown here as the one-process run shows them. A run that may generate is
-refused by the worker and runs here; a worker that fails in any way (or is found stopped)
+refused by the worker once its config is validated and its tasks loaded, and runs here on
+those; a worker that fails in any way (or is found stopped)
 leaves the job to this process, from the start; an unused one is killed at exit.
 Not started when vbw.parallel.count() is 1 or the command line holds a flag.
 """
@@ -25,7 +26,6 @@ from typing import Any, TextIO
 
 from vbw.parallel import Child, Event, Recorder, count, replay, send_all
 
-REFUSED = "refused"  # the job may generate: it runs in the calling process
 
 
 _worker: tuple[Child, int] | None = None  # the worker and the write end of its job pipe
@@ -70,6 +70,20 @@ def _close(fd: int) -> None:
 
 
 @dataclass
+class Refused:
+    """The job may generate, so the calling process runs it: on the config and tasks the
+    worker validated and loaded (`resolved`), not again, after what loading them printed."""
+
+    events: list[Event]
+    resolved: tuple[Any, Any]
+
+    def show(self, out: TextIO, err: TextIO) -> tuple[Any, Any]:
+        """Write what loading printed here, in order; return the config and tasks."""
+        replay(self.events, out, err)
+        return self.resolved
+
+
+@dataclass
 class Outcome:
     """What the worker's run printed, and how it ended: an exit code or a VbwError."""
 
@@ -86,9 +100,9 @@ class Outcome:
         return self.code
 
 
-def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | None:
-    """Run the plain job in the warm worker; None if there is none or it did not run it
-    (it may generate, or the worker failed): then the caller runs it."""
+def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | Refused | None:
+    """Run the plain job in the warm worker; Refused if the job may generate, None if there
+    is no worker or it failed: then the caller runs the job."""
     global _worker
     worker, _worker = _worker, None
     if worker is None:
@@ -102,17 +116,17 @@ def hand_over(fields: dict[str, Any], out_dir: Path) -> Outcome | None:
     finally:
         _close(job_w)
     got = child.result()  # an interrupt while waiting stops the worker too
-    return None if got is None or got == REFUSED else got
+    return got if isinstance(got, (Outcome, Refused)) else None
 
 
-def _serve(job_r: int, job_w: int) -> Outcome | str | None:
+def _serve(job_r: int, job_w: int) -> Outcome | Refused | None:
     """In the worker: import the scoring stack, wait for the job, run it; the outcome (None:
     no job came)."""
     os.close(job_w)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # ^C ends it; the caller decides
     _prepare()
     gc.freeze()  # what the imports built lives as long as the worker: never collected
-    gc.enable()  # (vbw.__main__ turned it off for start-up)
+    gc.enable()  # (vbw.cli.console turned it off for start-up)
     chunks = []
     while chunk := os.read(job_r, 1 << 20):
         chunks.append(chunk)
@@ -125,20 +139,19 @@ def _serve(job_r: int, job_w: int) -> Outcome | str | None:
 def _prepare() -> None:
     """In the worker, while it waits: import what a plain run needs (the same modules the
     calling process would import on its way to the run)."""
-    import vbw.app  # noqa: F401
+    import vbw.cli.job  # noqa: F401
     import vbw.modes.replay  # noqa: F401  the default mode, and the scoring stack under it
-    import vbw.sweep.status  # noqa: F401
 
 
-def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> Outcome | str:
-    """In the worker: the plain job, as vbw.cli runs it, with what it prints recorded;
-    REFUSED, before anything is done, if it may generate. The process state Hydra's job
-    set-up changed after the worker started (the working folder, `hydra.job.env_set`) is the
-    caller's."""
-    from vbw.app import run
+def _run_job(fields: dict[str, Any], out_dir: Path,
+             environ: dict[str, str]) -> Outcome | Refused:
+    """In the worker: the plain job, as vbw.cli.hydra_job runs it, with what it prints
+    recorded; Refused, once validated and before anything is run, if it may generate. The
+    process state Hydra's job set-up changed after the worker started (the working folder,
+    `hydra.job.env_set`) is the caller's."""
+    from vbw.cli.job import JobInputs, run
     from vbw.errors import VbwError
     from vbw.modes import only_reads
-    from vbw.sweep.status import JobInputs
 
     os.environ.clear()
     os.environ.update(environ)
@@ -150,8 +163,8 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
         os.chdir(inputs.cwd)
         cfg, tasks = inputs.resolve()
         if not only_reads(cfg, tasks, Path(inputs.cwd)):
-            return REFUSED  # an unknown mode's error, too, is the caller's to raise
-        # the folder is the caller's claim (vbw.rundir), held while it waits for this
+            return Refused(events, (cfg, tasks))  # an unknown mode's error, too
+        # the folder is the caller's claim (vbw.cli.run_folder), held while it waits
         return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err), None)
     except VbwError as e:
         return Outcome(events, None, e)

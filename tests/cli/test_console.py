@@ -1,4 +1,4 @@
-"""vbw/__main__.py: ^C at any point of a run is exit 130 and one line (issue 30 item 15:
+"""vbw/cli/console.py: ^C at any point of a run is exit 130 and one line (issue 30 item 15:
 during start-up it printed a traceback)."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from tests.conftest import ROOT
 RAISE = "(_ for _ in ()).throw(KeyboardInterrupt())"
 WHERE = {
     # forking the warm worker, before the command line module is imported
-    "start-up": f"import vbw.warm as w; w.start = lambda argv: {RAISE}",
+    "start-up": f"import vbw.cli.warm_worker as w; w.start = lambda argv: {RAISE}",
     # composing the command line
-    "composing": f"import vbw.cli as c; c.check_command_line = lambda *a: {RAISE}",
+    "composing": f"import vbw.cli.command as c; c.check_command_line = lambda *a: {RAISE}",
     # setting the job up, before the task function runs
-    "job set-up": f"import vbw.cli as c; c.run_composed = lambda *a: {RAISE}",
+    "job set-up": f"import vbw.cli.command as c; c.run_composed = lambda *a: {RAISE}",
 }
 
 

@@ -8,8 +8,8 @@ job is composed, so `task=glob(*)` and `-m task=gsm8k,my_qa` are checked against
 bundled and the user's options alike.
 
 For a plain run that composition is the run's config: `check_command_line` returns it
-(with the loader and search path) so vbw.launch hands it to Hydra's job runner instead of
-letting `@hydra.main` compose it twice more (once to read `hydra.mode`, once to run).
+(with the loader and search path) so vbw.cli.hydra_run hands it to Hydra's job runner
+instead of letting `@hydra.main` compose it twice more (once to read `hydra.mode`, once to run).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from vbw import bounds, hydra_adapter
+from vbw.cli import bounds, hydra_internals
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
 
@@ -37,7 +37,7 @@ GROUPS = ("model", "backend", "engine", "arms", "task")
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Hydra's own argument parser (the one `@hydra.main` uses); a usage error is one
     line, not argparse's usage block."""
-    parser = hydra_adapter.args_parser()
+    parser = hydra_internals.args_parser()
 
     def error(message: str) -> NoReturn:
         raise ConfigError(f"command line: {message} (see vbw --help)")
@@ -53,9 +53,9 @@ def search_path(config_dir: str | None, config_path: str | None = None) -> Any:
     from hydra.core.config_search_path import SearchPathQuery
 
     if config_path is None:
-        sp = hydra_adapter.config_search_path(str(CONF))
+        sp = hydra_internals.config_search_path(str(CONF))
     else:
-        sp = hydra_adapter.automatic_config_search_path("vbw.cli", config_path)
+        sp = hydra_internals.automatic_config_search_path("vbw.cli.command", config_path)
     if config_dir is not None:
         where = os.path.abspath(config_dir)
         if not os.path.isdir(where):
@@ -101,7 +101,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     _hydra_plugins()
     if args.help or args.hydra_help or args.shell_completion or args.info:
         return None  # nothing is composed
-    loader = hydra_adapter.config_loader(search_path(args.config_dir, args.config_path))
+    loader = hydra_internals.config_loader(search_path(args.config_dir, args.config_path))
     name = args.config_name or CONFIG_NAME
     bounds.check_overrides(args.overrides)
     try:
@@ -109,7 +109,8 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     except HydraException as e:
         raise ConfigError(_parse_error(e)) from None
     cfg = None
-    with hydra_adapter.guarded_yaml(CONF):  # every file Hydra reads to compose, read by vbw's loader first
+    # every file Hydra reads to compose, read by vbw's loader first
+    with hydra_internals.guarded_yaml(CONF):
         for job in _jobs(parsed, args.overrides, bool(args.multirun)):
             cfg = _compose(loader, name, job)
             bounds.check_interpolations(cfg)
@@ -216,7 +217,7 @@ def _jobs(parsed: list[Any], raw: list[str], multirun: bool) -> list[list[str]]:
         # range/interval sweeps belong to a sweeper plugin: check the fixed part only
         return [[o.input_line for o in parsed if not o.is_sweep_override()]]
     bounds.check_sweep(parsed)  # counted, before anything is expanded
-    return hydra_adapter.sweep_jobs(parsed)
+    return hydra_internals.sweep_jobs(parsed)
 
 
 def _compose(loader: Any, name: str, overrides: list[str]) -> Any:

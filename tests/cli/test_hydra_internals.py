@@ -1,5 +1,5 @@
-"""vbw.hydra_adapter: the only module that touches `hydra._internal`, pinned to the Hydra
-versions it is known to work with."""
+"""vbw.cli.hydra_internals: the only module that touches `hydra._internal`, pinned to the
+Hydra versions it is known to work with."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from vbw import hydra_adapter
-from vbw.hydra_adapter import INTERNALS, SUPPORTED
+from vbw.cli import hydra_internals
+from vbw.cli.hydra_internals import INTERNALS, SUPPORTED
 
-PKG = Path(__file__).resolve().parent.parent / "vbw"
+PKG = Path(__file__).resolve().parents[2] / "vbw"
 
 
 def test_the_installed_hydra_is_a_supported_version() -> None:
@@ -44,7 +44,7 @@ def test_nothing_else_in_vbw_imports_hydra_internal() -> None:
         mods |= {a.name for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
                  if isinstance(n, ast.Import) for a in n.names}
         private = {m for m in mods if m.startswith("hydra._internal")}
-        if f.name == "hydra_adapter.py":
+        if f.name == "hydra_internals.py":
             assert private == {m for m, _, _ in INTERNALS}  # every one listed
         else:
             assert not private, f"{f.relative_to(PKG)} imports {private}"
@@ -53,10 +53,10 @@ def test_nothing_else_in_vbw_imports_hydra_internal() -> None:
 def test_the_adapter_composes_and_splits_a_sweep() -> None:
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from vbw.compose import CONF
+    from vbw.cli.compose import CONF
 
-    loader = hydra_adapter.config_loader(hydra_adapter.config_search_path(str(CONF)))
+    loader = hydra_internals.config_loader(hydra_internals.config_search_path(str(CONF)))
     parsed = OverridesParser.create(config_loader=loader).parse_overrides(
         ["task=gsm8k,demo", "n=3"])
-    assert hydra_adapter.sweep_jobs(parsed) == [["task=gsm8k", "n=3"], ["task=demo", "n=3"]]
-    assert hydra_adapter.args_parser().parse_args(["-m", "n=3"]).multirun
+    assert hydra_internals.sweep_jobs(parsed) == [["task=gsm8k", "n=3"], ["task=demo", "n=3"]]
+    assert hydra_internals.args_parser().parse_args(["-m", "n=3"]).multirun

@@ -1,4 +1,4 @@
-"""A plain run is composed once and run by Hydra's job runner (vbw.launch): what it writes
+"""A plain run is composed once and run by Hydra's job runner (vbw.cli.hydra_run): what it writes
 must be what `@hydra.main`'s own path writes for the same command line."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import yaml
 
 from tests.conftest import EXAMPLE, run_vbw
 
-# on the command line, hydra.verbose sends a run through @hydra.main (vbw.compose._plain_run)
+# on the command line, hydra.verbose sends a run through @hydra.main (vbw.cli.compose._plain_run)
 HYDRAS_PATH = "hydra.verbose=false"
 
 

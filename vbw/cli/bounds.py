@@ -5,7 +5,7 @@ Python's stack), expands a sweep into every job before the first runs (`-m
 n=range(1,3000000)` is three million compositions), and OmegaConf resolves `${...}`
 interpolations without limit: `+a=xxxxxxxx +b=${a}${a} +c=${b}${b} ...` doubles at every
 step (no YAML alias, so vbw's YAML loader never sees it), and a cycle or a resolver's
-parse error surfaces as a traceback. vbw.compose checks each of these first:
+parse error surfaces as a traceback. vbw.cli.compose checks each of these first:
 
 - an override nested more than OVERRIDE_DEPTH levels (brackets, braces, parentheses);
 - a multirun of more than MAX_JOBS jobs, counted from the sweeps' sizes (a range's is
@@ -18,7 +18,7 @@ parse error surfaces as a traceback. vbw.compose checks each of these first:
   `task`) is resolved once, and any error is one line naming the key.
 
 The task node is pure YAML, read as written and never interpolated: `${price}` in a task
-file's prompt is that text (vbw.cli.job_fields), so it is left out of all of this.
+file's prompt is that text (vbw.cli.hydra_job.job_fields), so it is left out of all this.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The end of a sweep (vbw.sweep.callback) under real Hydra launchers: jobs in this
+"""The end of a sweep (vbw.cli.sweep_end) under real Hydra launchers: jobs in this
 process, in joblib's worker processes and in submitit's local executor each leave a
 status.json; the launching process merges shards, writes the summary and exits with the
 worst job's code, computed from those files."""
@@ -13,8 +13,9 @@ from pathlib import Path
 
 from tests.conftest import CONF_ROOT, TASK_CONF, load_json, one_line_error, run_vbw
 from tests.modes.test_merge import cfg, live, report, shards
-from vbw.sweep.callback import finish_sweep
-from vbw.sweep.status import JobInputs, JobStatus, write_status
+from vbw.cli.sweep_end import finish_sweep
+from vbw.cli.job import JobInputs
+from vbw.sweep.status import JobStatus, write_status
 
 
 def _tripped(report_json: Path, threshold: float) -> bool:
@@ -82,7 +83,7 @@ def _shard_job(sweep: Path, i: int, count: int) -> None:
                        roots=[str(CONF_ROOT)], cwd=str(sweep))
     write_status(sweep / str(i), JobStatus(
         job=f"job {i}", num=i, overrides=["mode=live", f"shard.index={i}", "shard.count=3"],
-        shard={"index": i, "count": count}, exit_code=0, reason="ok", inputs=inputs))
+        shard={"index": i, "count": count}, exit_code=0, reason="ok", inputs=inputs.model_dump()))
 
 
 def test_end_of_a_sharded_sweep_merges_and_scores(tmp_path: Path) -> None:
@@ -197,7 +198,7 @@ def test_basic_launcher_jobs_print_as_they_run(tmp_path: Path) -> None:
 
 
 def test_outputs_of_jobs_run_elsewhere_are_printed_under_their_headers(tmp_path: Path) -> None:
-    from vbw.sweep.callback import print_outputs
+    from vbw.cli.sweep_end import print_outputs
 
     jobs = [(tmp_path / "0", JobStatus(job="job 0", num=0, overrides=["task=a"], exit_code=0,
                                        reason="ok", output="# vbw report: a\nline\n")),

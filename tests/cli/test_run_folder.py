@@ -1,4 +1,4 @@
-"""vbw/rundir.py: a run folder is claimed by exactly one run at a time (issue 30 item 4)."""
+"""vbw/cli/run_folder.py: a run folder is claimed by exactly one run at a time (issue 30 item 4)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT
 from vbw.errors import ConfigError
-from vbw.rundir import LOCK, claim, claimed, release
+from vbw.cli.run_folder import LOCK, claim, claimed, release
 
 CLAIMANTS = 24
 
@@ -52,7 +52,8 @@ def test_many_simultaneous_claims_one_wins(tmp_path: Path, round_: int) -> None:
 def test_a_folder_held_by_a_live_run_is_refused_and_free_once_it_ends(tmp_path: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from vbw.rundir import claim; claim(Path(sys.argv[1])); print('held', flush=True); "
+         "from vbw.cli.run_folder import claim; claim(Path(sys.argv[1])); "
+         "print('held', flush=True); "
          "time.sleep(60)", str(tmp_path)],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:

@@ -4,6 +4,7 @@ an uninterrupted run, refuses to resume a changed task, and re-scores to the sam
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -132,7 +133,8 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_pat
     from vbw.replay import ReplayWriter, read_replay
     from vbw.replay import CompleteHeader
     from vbw.score.metrics import build_report
-    from vbw.score.states import score_items
+    from vbw.replay.stream import open_replay
+    from vbw.score.stream import score_stream
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
@@ -155,8 +157,7 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_pat
                            canary_seconds={}, started="now", load_seconds=0.1))
     w.append(rec_good)
     w.append(rec_bad)
-    replay = read_replay(path)
-    states = score_items(task, [good, bad], replay, arms)
+    states = score_stream(task, open_replay(path), arms, 50, io.StringIO()).states
     report = build_report(states, task="bfcl_simple", label="x", mode="live", meta={},
                           source="s", provenance="p", seed=42, resamples=200, n_task=2,
                           missing=[])

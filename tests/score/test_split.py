@@ -17,10 +17,12 @@ from tests.conftest import ROOT, TASK_CONF
 from vbw.errors import ReplayError
 from vbw.replay.stream import open_replay
 from vbw.score import split, stream
+from vbw.score.shown import Showing
 from vbw.score.stream import Scored, score_stream
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.runner import Task, load_task
 
+KEEP = Showing(listed=150, detailed=120, limit=60)  # past the parent's first runs
 REPLAYS = {"gsm8k": "replays/gsm8k/smollm2_135m/llamacpp.jsonl",
            "bfcl_simple": "replays/bfcl_simple/smollm2_135m/outlines.jsonl"}
 
@@ -42,7 +44,7 @@ def slow_parent(monkeypatch: pytest.MonkeyPatch) -> None:
 def _score(task: Task, path: Path, processes: str, monkeypatch: pytest.MonkeyPatch) -> Scored:
     monkeypatch.setenv(split.ENV, processes)
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-    return score_stream(task, open_replay(path), arms, None, io.StringIO())
+    return score_stream(task, open_replay(path), arms, None, io.StringIO(), showing=KEEP)
 
 
 def _same(a: Scored, b: Scored) -> None:
@@ -52,6 +54,8 @@ def _same(a: Scored, b: Scored) -> None:
     assert (sa.ids, sa.excluded, sa.excluded_reasons) == (sb.ids, sb.excluded,
                                                          sb.excluded_reasons)
     assert np.array_equal(sa.valid, sb.valid) and np.array_equal(sa.right, sb.right)
+    assert np.array_equal(sa.events, sb.events)
+    assert a.finishes == b.finishes and a.shown == b.shown  # kept for the reports
 
 
 @pytest.fixture
@@ -61,7 +65,7 @@ def merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     real = stream.Pass.merge
 
     def spy(self: Any, st: dict[str, Any]) -> None:
-        seen.append(int(st["held"].sum()))
+        seen.append(int(st["tally"]["held"].sum()))
         real(self, st)
 
     monkeypatch.setattr(stream.Pass, "merge", spy)

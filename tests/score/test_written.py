@@ -12,11 +12,13 @@ import pytest
 
 from tests.replay.test_merge import GSM8K, _edit, shards
 from vbw.replay.stream import open_replay
+from vbw.score.shown import Showing
 from vbw.score.stream import Pass, Scored, score_stream
 from vbw.score.written import Written
 from vbw.sweep.shards import merge_and_score
 from vbw.task.arms import ARM_KINDS, task_arms
 
+KEEP = Showing(listed=5, detailed=3, limit=40)  # what the pass keeps for the reports
 ARMS = task_arms(GSM8K.schema_names, GSM8K.spec.answer_schema, list(ARM_KINDS))
 
 
@@ -29,7 +31,7 @@ def _timed_shards(sweep: Path, count: int) -> None:
 
 def _merged(tmp: Path, out: Path) -> tuple[Path, Written | None]:
     def scoring(n: int) -> Written:
-        return Written(Pass(GSM8K, GSM8K.ids(n), ARMS, keep_finish=5), str(out / "replay.jsonl"))
+        return Written(Pass(GSM8K, GSM8K.ids(n), ARMS, showing=KEEP), str(out / "replay.jsonl"))
 
     out.mkdir()
     return merge_and_score(GSM8K, [str(tmp)], None, tmp, out, scoring)
@@ -39,7 +41,7 @@ def _scored(path: Path, written: Written | None) -> Scored:
     stream = open_replay(path)
     if written is not None:
         stream.end = written.end
-    return score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(), keep_finish=5,
+    return score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(), showing=KEEP,
                         given=None if written is None else written.p)
 
 
@@ -49,8 +51,8 @@ def _same(a: Scored, b: Scored) -> None:
         assert np.array_equal(getattr(a.states, name), getattr(b.states, name)), name
     assert a.audit == b.audit and a.missing == b.missing and a.n_task == b.n_task
     assert a.timings == b.timings and len(set(a.timings)) == len(a.timings) and a.end == b.end
-    assert a.finishes.ids == b.finishes.ids
-    assert np.array_equal(a.finishes.codes, b.finishes.codes)
+    assert a.finishes == b.finishes and len(a.finishes) == KEEP.listed
+    assert a.shown == b.shown and len(a.shown) == KEEP.detailed
 
 
 @pytest.mark.parametrize("processes", ["1", "2"])
@@ -98,5 +100,5 @@ def test_a_pass_of_other_arms_is_not_taken(tmp_path: Path,
     stream = open_replay(path)
     other = Pass(GSM8K, GSM8K.ids(stream.header.n), ARMS[:2])
     scored = score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(),
-                          keep_finish=5, given=other)
+                          showing=KEEP, given=other)
     _same(scored, _scored(path, None))

@@ -18,7 +18,7 @@ from vbw.modes import Job
 from vbw.modes.forked import run_tasks
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
-from vbw.report.browser import MAX_LISTED_ITEMS
+from vbw.report.browser import SHOWING
 from vbw.report.numbers import pct
 from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
@@ -26,6 +26,7 @@ from vbw.report.writers import HtmlOutput, chosen
 from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
+from vbw.score.shown import Showing
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.score.written import Written
 from vbw.task.arms import Arm
@@ -54,19 +55,19 @@ def task_check(result: Audit) -> TaskCheck:
 
 
 def score(task: Task, replay: ReplayStream, cfg: RunConfig, mode: str, err: TextIO,
-          scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0,
-          written: Written | None = None) -> Report:
+          scored_hook: Callable[[Scored], None] | None = None,
+          showing: Showing = Showing(), written: Written | None = None) -> Report:
     """Score a replay as it is read (vbw.score.stream): ids checked against the task, the
     task checked on the items it holds, states per item and arm, then the report. The
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
-    is built from it; `keep_finish`: see vbw.score.stream.score_stream; `written`: the
+    is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again."""
     arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, cfg.n, err, cfg.shard.take,
-                          keep_finish=keep_finish,
+                          showing=showing,
                           given=None if written is None else written.p)
     states = scored.states
     if not states.ids:
@@ -150,11 +151,13 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             raise
         task_cfg = cfg.model_copy(update={"n": replay.header.n}) if whole_run else cfg
         arms = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-        page = ItemData(task, replay_path, arms)
+        page = ItemData(task, replay.header, arms)
         try:
-            beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
-            report = score(task, replay, task_cfg, mode, err, page.start if beside else None,
-                           MAX_LISTED_ITEMS if beside else 0, written)
+            html = HtmlOutput.name in chosen(cfg.outputs)
+            beside = two and html  # vbw.report.pagedata
+            report = score(task, replay, task_cfg, mode, err,
+                           page.start if beside else page.keep,
+                           SHOWING if html else Showing(), written)
             before_write()
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)

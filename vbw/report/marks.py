@@ -16,13 +16,11 @@ counts (`iv`, `iv_answer`) and `iv_max` are over every intervention.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.replay.format import Intervention
 from vbw.report.numbers import prob
-from vbw.score.landing import Step, classify
+from vbw.score.shown import ShownArm
 
 MAX_MARKS = 100  # with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text
 MAX_TOKEN_CHARS = 40
@@ -54,13 +52,13 @@ def _token(s: str) -> str:
 
 
 class _Units:
-    """Code-point offsets of the full text -> UTF-16 offsets in its embedded cut."""
+    """Code-point offsets of the full text -> UTF-16 offsets in its embedded cut (`kept`:
+    the text as vbw.score.shown.clip keeps it, of `length` characters)."""
 
-    def __init__(self, text: str, limit: int) -> None:
-        self.length, self.limit = len(text), limit
+    def __init__(self, kept: str, length: int, limit: int) -> None:
+        self.length, self.limit = length, limit
         self.head = limit // 2
-        self.omitted = max(0, len(text) - limit)
-        kept = text if not self.omitted else text[:self.head] + text[self.head + self.omitted:]
+        self.omitted = max(0, length - limit)
         self.astral = [] if kept.isascii() else \
             [i for i, ch in enumerate(kept) if ord(ch) > 0xFFFF]
 
@@ -75,22 +73,22 @@ class _Units:
         return i + bisect_left(self.astral, i)
 
 
-def arm_marks(text: str, events: Sequence[Intervention], steps: tuple[Step, ...] | None,
-              limit: int) -> ArmMarks:
-    """The marks of one arm's text (see the module docstring); `limit` is the cut's."""
-    landings = classify(text, [(e.char, len(e.forced)) for e in events], steps)
+def arm_marks(arm: ShownArm, limit: int) -> ArmMarks:
+    """The marks of one arm's text, as the scoring pass kept it with its interventions and
+    their landings (see the module docstring); `limit` is the cut's."""
+    events, landings, length = arm.events or [], arm.landings or [], arm.length
     order = sorted(range(len(events)), key=lambda k: events[k].char)
     strongest = set(sorted(range(len(events)),
                            key=lambda k: events[k].lp_forced - events[k].lp_wanted)[:MAX_MARKS])
-    units = _Units(text, limit)
+    units = _Units(arm.text or "", length, limit)
     marks: list[Mark] = []
     last = 0
     for k in order:
         e = events[k]
         if k not in strongest:
             continue
-        start = max(min(e.char, len(text)), last)
-        end = max(min(e.char + len(e.forced), len(text)), start)
+        start = max(min(e.char, length), last)
+        end = max(min(e.char + len(e.forced), length), start)
         a, b = units.at(start), units.at(end)
         if a is None or b is None:
             continue

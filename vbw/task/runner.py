@@ -10,7 +10,7 @@ import hashlib
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import TemplateError, UndefinedError
 
@@ -18,7 +18,7 @@ from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
 from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
-from vbw.task.extract import first_json_object
+from vbw.task.jsonscan import first_json_object_plain, first_json_span
 from vbw.task.jsonvalues import json_text
 from vbw.task.bounded import PromptBudget
 from vbw.task.prompts import render
@@ -30,6 +30,18 @@ from vbw.validation import load_yaml, validate
 # items Task.item keeps once built: report.html details the first 2,000 (the task layer
 # cannot import vbw.report.browser.MAX_DETAILED_ITEMS)
 KEEP_BUILT = 2_000
+
+
+class Extracted(NamedTuple):
+    """What Task.extract reads of one arm's text."""
+
+    obj: dict[str, Any] | None  # the first JSON object (arms other than unconstrained)
+    plain: bool | None          # whether `obj` is plain (vbw.task.validity); None: not known
+    answer: Any                 # the extracted, coerced answer; None: none
+    span: tuple[int, int] | None = None  # where it was read (with `spans`), if known
+
+
+NOTHING = Extracted(None, None, None)
 
 
 class Item(StrictModel):
@@ -257,10 +269,8 @@ class Task:
                     return value
         return None
 
-    def free_answer(self, text: str, item: Item) -> Any:
-        return self._chain(self.spec.extract.free, text, item.fields, self.spec.coerce)
-
     def json_answer(self, obj: dict[str, Any] | None) -> Any:
+        """The answer read from a JSON object at the task's path, coerced; None: none."""
         if obj is None:
             return None
         return self.spec.coerce.apply(self.spec.extract.json_.apply(obj))
@@ -270,14 +280,29 @@ class Task:
             return False
         return self.spec.check.check(answer, item.gold, item.schemas[self.spec.answer_schema])
 
-    def answer(self, text: str | None, item: Item, arm: Arm) -> tuple[dict | None, Any]:
-        """(first JSON object or None, extracted answer or None) for one arm's text."""
+    def extract(self, text: str | None, item: Item, free: bool,
+                spans: bool = False) -> Extracted:
+        """The one way an arm's text becomes its answer. `free` (the unconstrained arm): the
+        free-text steps in order, the first whose candidate coerces wins; otherwise the
+        text's first JSON object, read at the JSON path. `spans`: also where the answer
+        (free text, for steps that know it) or the object lies in the text."""
         if text is None:
-            return None, None
-        if arm.kind == "unconstrained":
-            return None, self.free_answer(text, item)
-        obj = first_json_object(text)
-        return obj, self.json_answer(obj)
+            return NOTHING
+        if not free:
+            obj, plain = first_json_object_plain(text)
+            if obj is None:
+                return NOTHING
+            return Extracted(obj, plain, self.json_answer(obj),
+                             first_json_span(text) if spans else None)
+        coerce = self.spec.coerce.apply
+        for step in self.spec.extract.free:
+            candidate = step.apply(text, item.fields)
+            if candidate is not None:
+                value = coerce(candidate)
+                if value is not None:
+                    span = getattr(step, "span", None) if spans else None
+                    return Extracted(None, None, value, None if span is None else span(text))
+        return NOTHING
 
     # -- identity --------------------------------------------------------------------
     def generation_hash(self) -> str:

@@ -1,0 +1,142 @@
+"""What the reports show of an item, kept by the scoring pass while it holds the item.
+
+report.html details the first items in task order (their texts, prompts, gold, answers
+and where each was read) and lists many more by their finish reasons. The scoring pass
+has each of them decoded and built already, so it keeps that (`Shown`, and each arm's
+finish reasons) for the lowest positions it holds (`Lowest`): the reports then neither
+read the replay again nor call the task. May import vbw.task and vbw.replay.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import Any, NamedTuple
+
+from vbw.score.landing import Landing, Step, classify
+from vbw.task.arms import Arm
+from vbw.task.runner import Item, Task
+
+
+class Showing(NamedTuple):
+    """What a pass keeps for the reports: the finish reasons of the first `listed` items
+    it holds, the `Shown` of the first `detailed`, their texts clipped to `limit`."""
+
+    listed: int = 0
+    detailed: int = 0
+    limit: int = 0
+
+
+class Lowest:
+    """Values by position, at most `cap` of them: those at the lowest positions offered.
+    Merged from another pass's `state()` (vbw.score.tally: Combine.NESTED)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.items = cap, {}
+        self._heap: list[int] = []  # the kept positions, negated: the highest on top
+
+    def wants(self, pos: int) -> bool:
+        return len(self.items) < self.cap or (self.cap > 0 and pos < -self._heap[0])
+
+    def put(self, pos: int, value: Any) -> None:
+        """Keep `value` at `pos` (which `wants`), dropping the highest beyond `cap`."""
+        if pos not in self.items:
+            heappush(self._heap, -pos)
+        self.items[pos] = value
+        if len(self.items) > self.cap:
+            del self.items[-heappop(self._heap)]
+
+    def state(self) -> dict[int, Any]:
+        return self.items
+
+    def merge(self, theirs: dict[int, Any]) -> None:
+        for pos, value in theirs.items():
+            if self.wants(pos):
+                self.put(pos, value)
+
+
+class Event(NamedTuple):
+    """An intervention as the page marks it (vbw.replay.format.Intervention's fields)."""
+
+    char: int
+    wanted: str
+    forced: str
+    lp_wanted: float
+    lp_forced: float
+
+
+class ShownArm(NamedTuple):
+    """One arm of a shown item: its text, whole or as its head and tail (`clip`)."""
+
+    text: str | None
+    length: int                      # the whole text's length, in code points
+    finish_reason: str | None
+    unsupported: str | None
+    answer: Any                      # the extracted answer; None: none
+    span: tuple[int, int] | None     # where it was read, in `text`; None: not known or cut out
+    events: list[Event] | None = None       # recorded interventions (enforced arms)
+    landings: list[Landing] | None = None   # where each landed (vbw.score.landing)
+
+
+class Shown(NamedTuple):
+    """An item as the reports show it: per arm (in the pass's order) its record (None:
+    the item line lacks the arm) and its chat as (role, content); `error`: what building
+    the item or its prompts raised, for the report to raise."""
+
+    gold: Any = None
+    arms: list[ShownArm | None] = []
+    chats: list[list[tuple[str, str]]] = []
+    error: Exception | None = None
+
+
+def clip(text: str, limit: int) -> str:
+    """`text`, or its first limit // 2 and last limit - limit // 2 characters."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    return text[:head] + text[len(text) - (limit - head):]
+
+
+def clip_span(span: tuple[int, int] | None, length: int,
+              limit: int) -> tuple[int, int] | None:
+    """A span of the whole text in `clip`'s text; None if it lies, even partly, in the
+    part left out."""
+    if span is None or length <= limit:
+        return span
+    start, end = span
+    head, omitted = limit // 2, length - limit
+    if start >= head + omitted:
+        return start - omitted, end - omitted
+    return None if end > head else span
+
+
+def _events(raw: Any) -> list[Event] | None:
+    if raw is None:
+        return None
+    return [Event(e["char"], e["wanted"], e["forced"], e["lp_wanted"], e["lp_forced"])
+            for e in raw]
+
+
+def _arm(task: Task, item: Item, arm: Arm, raw: dict[str, Any], steps: tuple[Step, ...] | None,
+         limit: int) -> ShownArm:
+    text = raw.get("text")
+    finish, unsupported = raw.get("finish_reason"), raw.get("unsupported_schema")
+    if text is None:
+        return ShownArm(None, 0, finish, unsupported, None, None)
+    _, _, answer, span = task.extract(text, item, arm.kind == "unconstrained", spans=True)
+    events = _events(raw.get("interventions")) if arm.enforced else None
+    landings = None if events is None else \
+        classify(text, [(e.char, len(e.forced)) for e in events], steps)
+    return ShownArm(clip(text, limit), len(text), finish, unsupported, answer,
+                    clip_span(span, len(text), limit), events, landings)
+
+
+def shown(task: Task, item: Item, arms: list[Arm], records: dict[str, Any],
+          steps: tuple[Step, ...] | None, limit: int) -> Shown:
+    """The item as shown, from its arm records as decoded (`records`; vbw.replay.record:
+    ScoredRecord.arms); texts clipped to `limit` characters."""
+    rendered: dict[tuple[str, str | None], str] = {}
+    chats = [[(m["role"], m["content"]) for m in
+              task.messages(item, arm, free_text="", rendered=rendered)] for arm in arms]
+    return Shown(item.gold, [None if records.get(a.key) is None else
+                             _arm(task, item, a, records[a.key], steps, limit) for a in arms],
+                 chats)

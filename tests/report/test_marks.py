@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from vbw.report import marks
 from vbw.report.marks import MAX_MARKS, MAX_TOKEN_CHARS, ArmMarks
-from vbw.score.landing import Step, answer_steps, classify
-from vbw.score.shown import Event, ShownArm, clip
+from vbw.score.landing import Step, answer_steps
+from vbw.score.shown import Event, ShownArm, clip, marked
 
 
 def ev(char: int, forced: str, lp_w: float = -0.1, lp_f: float = -2.0,
@@ -17,8 +17,8 @@ def ev(char: int, forced: str, lp_w: float = -0.1, lp_f: float = -2.0,
 def arm_marks(text: str, events: list[Event], steps: tuple[Step, ...] | None,
               limit: int) -> ArmMarks:
     """The marks of `text` as the scoring pass keeps it (vbw.score.shown)."""
-    landings = classify(text, [(e.char, len(e.forced)) for e in events], steps)
-    kept = ShownArm(clip(text, limit), len(text), None, None, None, None, events, landings)
+    kept = ShownArm(clip(text, limit), len(text), None, None, None, None,
+                    marked(text, events, steps, MAX_MARKS))
     return marks.arm_marks(kept, limit)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from vbw.replay import ReplayHeader
-from vbw.report.marks import ArmMarks, arm_marks
+from vbw.report.marks import MAX_MARKS, ArmMarks, arm_marks
 from vbw.score.shown import Showing, Shown, ShownArm, clip
 from vbw.task.arms import Arm
 from vbw.task.runner import Task
@@ -34,7 +34,7 @@ MAX_VALUE_CHARS = 2_000   # a gold or extracted answer's JSON spelling, cut beyo
 MAX_DETAILED_ITEMS = 2_000  # items whose texts and prompts are embedded (the first, in task order)
 MAX_LISTED_ITEMS = 20_000  # items listed at all; the tables and ledger.csv count every item
 # what the scoring pass keeps for the page (vbw.score.shown)
-SHOWING = Showing(MAX_LISTED_ITEMS, MAX_DETAILED_ITEMS, MAX_TEXT_CHARS)
+SHOWING = Showing(MAX_LISTED_ITEMS, MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, MAX_MARKS)
 FREE = Arm("unconstrained", None)
 PROMPTS_FROM_TASK = ("Prompts are not recorded in replays: they are rendered here from the "
                      "task file with the runner's own templates")
@@ -145,9 +145,7 @@ def _arm(arm: Arm, rec: ShownArm | None, state: str, turns: list[Turn]) -> ArmVi
                        finish_reason=rec.finish_reason if rec else None, turns=turns)
     span = None if rec.span is None else (utf16(rec.text, rec.span[0]),
                                           utf16(rec.text, rec.span[1]))
-    marks = None
-    if rec.events is not None and rec.landings is not None:
-        marks = arm_marks(rec, MAX_TEXT_CHARS)
+    marks = None if rec.marks is None else arm_marks(rec, MAX_TEXT_CHARS)
     return ArmView(state=state, text=clipped(rec.text, rec.length),
                    finish_reason=rec.finish_reason,
                    answer=None if rec.answer is None else spell(rec.answer), span=span,

@@ -22,7 +22,9 @@ from pydantic import BaseModel, ConfigDict
 from vbw.report.numbers import prob
 from vbw.score.shown import ShownArm
 
-MAX_MARKS = 100  # with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text
+# with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text (the scoring
+# pass keeps as many: vbw.report.browser.SHOWING)
+MAX_MARKS = 100
 MAX_TOKEN_CHARS = 40
 
 
@@ -74,19 +76,17 @@ class _Units:
 
 
 def arm_marks(arm: ShownArm, limit: int) -> ArmMarks:
-    """The marks of one arm's text, as the scoring pass kept it with its interventions and
-    their landings (see the module docstring); `limit` is the cut's."""
-    events, landings, length = arm.events or [], arm.landings or [], arm.length
-    order = sorted(range(len(events)), key=lambda k: events[k].char)
-    strongest = set(sorted(range(len(events)),
-                           key=lambda k: events[k].lp_forced - events[k].lp_wanted)[:MAX_MARKS])
+    """The marks of one arm's text, from what the scoring pass kept of it and its
+    interventions (vbw.score.shown.Marked: the strongest, at most MAX_MARKS); `limit` is
+    the cut's."""
+    kept = arm.marks
+    assert kept is not None
+    events, landings, length = kept.events, kept.landings, arm.length
     units = _Units(arm.text or "", length, limit)
     marks: list[Mark] = []
     last = 0
-    for k in order:
+    for k in sorted(range(len(events)), key=lambda k: events[k].char):
         e = events[k]
-        if k not in strongest:
-            continue
         start = max(min(e.char, length), last)
         end = max(min(e.char + len(e.forced), length), start)
         a, b = units.at(start), units.at(end)
@@ -97,7 +97,4 @@ def arm_marks(arm: ShownArm, limit: int) -> ArmMarks:
                           pw=prob(e.lp_wanted), pf=prob(e.lp_forced),
                           margin=e.lp_wanted - e.lp_forced, where=landings[k].where,
                           answer=landings[k].answer))
-    answers = [x.answer for x in landings]
-    return ArmMarks(marks=marks, iv=len(events),
-                    iv_answer=None if any(x is None for x in answers) else sum(map(bool, answers)),
-                    iv_max=max((e.lp_wanted - e.lp_forced for e in events), default=None))
+    return ArmMarks(marks=marks, iv=kept.iv, iv_answer=kept.iv_answer, iv_max=kept.iv_max)

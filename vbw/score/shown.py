@@ -19,11 +19,13 @@ from vbw.task.runner import Item, Task
 
 class Showing(NamedTuple):
     """What a pass keeps for the reports: the finish reasons of the first `listed` items
-    it holds, the `Shown` of the first `detailed`, their texts clipped to `limit`."""
+    it holds, the `Shown` of the first `detailed`, their texts clipped to `limit` and of
+    each arm's interventions the `marks` strongest (`Marked`)."""
 
     listed: int = 0
     detailed: int = 0
     limit: int = 0
+    marks: int = 0
 
 
 class Lowest:
@@ -64,6 +66,31 @@ class Event(NamedTuple):
     lp_forced: float
 
 
+class Marked(NamedTuple):
+    """An arm's interventions as the page marks them: the strongest (the largest
+    lp_wanted - lp_forced; in recorded order) with where each landed, and the counts
+    over every one: how many, how many in the answer value (None: the path is not
+    locatable), the largest margin."""
+
+    events: list[Event]
+    landings: list[Landing]
+    iv: int
+    iv_answer: int | None
+    iv_max: float | None
+
+
+def marked(text: str, events: list[Event], steps: tuple[Step, ...] | None,
+           keep: int) -> Marked:
+    """The `keep` strongest of `events` in `text` (see Marked)."""
+    landings = classify(text, [(e.char, len(e.forced)) for e in events], steps)
+    strongest = sorted(sorted(range(len(events)),
+                              key=lambda k: events[k].lp_forced - events[k].lp_wanted)[:keep])
+    answers = [x.answer for x in landings]
+    return Marked([events[k] for k in strongest], [landings[k] for k in strongest],
+                  len(events), None if any(a is None for a in answers) else sum(map(bool, answers)),
+                  max((e.lp_wanted - e.lp_forced for e in events), default=None))
+
+
 class ShownArm(NamedTuple):
     """One arm of a shown item: its text, whole or as its head and tail (`clip`)."""
 
@@ -73,8 +100,7 @@ class ShownArm(NamedTuple):
     unsupported: str | None
     answer: Any                      # the extracted answer; None: none
     span: tuple[int, int] | None     # where it was read, in `text`; None: not known or cut out
-    events: list[Event] | None = None       # recorded interventions (enforced arms)
-    landings: list[Landing] | None = None   # where each landed (vbw.score.landing)
+    marks: Marked | None = None      # recorded interventions (enforced arms)
 
 
 class Shown(NamedTuple):
@@ -117,26 +143,26 @@ def _events(raw: Any) -> list[Event] | None:
 
 
 def _arm(task: Task, item: Item, arm: Arm, raw: dict[str, Any], steps: tuple[Step, ...] | None,
-         limit: int) -> ShownArm:
+         showing: Showing) -> ShownArm:
     text = raw.get("text")
     finish, unsupported = raw.get("finish_reason"), raw.get("unsupported_schema")
     if text is None:
         return ShownArm(None, 0, finish, unsupported, None, None)
     _, _, answer, span = task.extract(text, item, arm.kind == "unconstrained", spans=True)
     events = _events(raw.get("interventions")) if arm.enforced else None
-    landings = None if events is None else \
-        classify(text, [(e.char, len(e.forced)) for e in events], steps)
+    limit = showing.limit
     return ShownArm(clip(text, limit), len(text), finish, unsupported, answer,
-                    clip_span(span, len(text), limit), events, landings)
+                    clip_span(span, len(text), limit),
+                    None if events is None else marked(text, events, steps, showing.marks))
 
 
 def shown(task: Task, item: Item, arms: list[Arm], records: dict[str, Any],
-          steps: tuple[Step, ...] | None, limit: int) -> Shown:
+          steps: tuple[Step, ...] | None, showing: Showing) -> Shown:
     """The item as shown, from its arm records as decoded (`records`; vbw.replay.record:
-    ScoredRecord.arms); texts clipped to `limit` characters."""
+    ScoredRecord.arms), as much as `showing` keeps."""
     rendered: dict[tuple[str, str | None], str] = {}
     chats = [[(m["role"], m["content"]) for m in
               task.messages(item, arm, free_text="", rendered=rendered)] for arm in arms]
     return Shown(item.gold, [None if records.get(a.key) is None else
-                             _arm(task, item, a, records[a.key], steps, limit) for a in arms],
+                             _arm(task, item, a, records[a.key], steps, showing) for a in arms],
                  chats)

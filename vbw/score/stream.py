@@ -1,22 +1,12 @@
-"""Scoring a replay as it is read: one pass, holding per item only its states.
+"""Scoring a replay as it is read: one pass, holding per item only what it gathers
+(vbw.score.tally) and what the reports show of the first items (vbw.score.shown).
 
-A replay of 100,000 items x 6 arms is hundreds of MB of text, and scoring needs each
-item (its task row, gold and schemas) and its texts only while it scores them. So each
-record is scored as it arrives (vbw.replay.stream), its item is built from the task row
-of its id, checked (vbw.task.audit.Auditor) and dropped; what stays is two small arrays
-per (item, arm).
-
-The result, the warnings and every error are those of scoring the whole replay read in
-memory, in the same order of precedence: a bad line anywhere in the file; ids the task
-does not have; no selected item held; an item whose row cannot be built (the first in
-task order); a task check problem (the Audit re-run in task order, for its exact words);
-an item lacking an arm (the first in task order). Items are reported in task order
-whatever the order of the file.
-
-Every mode that scores a replay goes through `score_stream` and gets its `Scored`: replay
-and live scoring (vbw.modes.scoring), merge (which scores the merged replay the same way)
-and compare, which asks for the digests of the texts (to count identical generations) and
-shares one `SharedAudit` between its replays, so the task checks run once per item.
+Each record is scored as it arrives (vbw.replay.stream), its item built from its task
+row, checked (vbw.task.audit.Auditor) and dropped. The result and every error are those
+of scoring the whole replay in memory, in the same order of precedence: a bad line; ids
+the task does not have; no selected item held; an unbuildable row (the first in task
+order); a task check problem; an item lacking an arm. Items are reported in task order.
+Every mode that scores a replay goes through `score_stream` and gets its `Scored`.
 """
 
 from __future__ import annotations
@@ -191,8 +181,7 @@ class Pass:
         try:
             if item is None or item.id != rec.id:
                 item = self.task.item(pos, rec.id)
-            kept = shown(self.task, item, self.arms, rec.arms or {}, self.steps,
-                         self.showing.limit)
+            kept = shown(self.task, item, self.arms, rec.arms or {}, self.steps, self.showing)
         except VbwError as e:
             kept = Shown(error=e)
         self.t.shown.put(pos, kept)

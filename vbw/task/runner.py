@@ -10,12 +10,13 @@ import hashlib
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from jinja2 import TemplateError, UndefinedError
 
 from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
+from vbw.task.extract import NOTHING, Extracted
 from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
 from vbw.task.jsonscan import first_json_object_plain, first_json_span
@@ -30,18 +31,6 @@ from vbw.validation import load_yaml, validate
 # items Task.item keeps once built: report.html details the first 2,000 (the task layer
 # cannot import vbw.report.browser.MAX_DETAILED_ITEMS)
 KEEP_BUILT = 2_000
-
-
-class Extracted(NamedTuple):
-    """What Task.extract reads of one arm's text."""
-
-    obj: dict[str, Any] | None  # the first JSON object (arms other than unconstrained)
-    plain: bool | None          # whether `obj` is plain (vbw.task.validity); None: not known
-    answer: Any                 # the extracted, coerced answer; None: none
-    span: tuple[int, int] | None = None  # where it was read (with `spans`), if known
-
-
-NOTHING = Extracted(None, None, None)
 
 
 class Item(StrictModel):

@@ -130,7 +130,7 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_pat
     """An item whose schema the GBNF engine cannot compile (an optional property before a
     required one) is recorded with the reason, generated around, and excluded at scoring."""
     from vbw.generate.items import generate_item
-    from vbw.replay import ReplayWriter, read_replay
+    from vbw.replay import ReplayWriter
     from vbw.replay import CompleteHeader
     from vbw.score.metrics import build_report
     from vbw.replay.stream import open_replay

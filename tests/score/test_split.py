@@ -238,7 +238,7 @@ def test_compare_passes_split_as_one(monkeypatch: pytest.MonkeyPatch,
                                      merges: list[int], slow_parent: None) -> None:
     """mode=compare's passes (digests, one audit shared by the replays, each item checked
     once) in two processes: the same states, digests and shared task checks."""
-    from vbw.score.stream import SharedAudit
+    from vbw.score.shared import SharedAudit
 
     task = load_task(TASK_CONF / "gsm8k.yaml")
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))

@@ -1,6 +1,7 @@
 """vbw.score.tally: a per-item figure is one Tally field (and the line that computes it)
 plus its report line; its merge across processes follows from the field. A toy figure,
-added that way only, reaches report.json the same in one process and in two."""
+added that way only, reaches report.json the same in one process and in two. The pass
+builds each item from its own task row, a shard's too."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ from vbw.modes import scoring
 from vbw.score import split
 from vbw.score.model import Report
 from vbw.score.shown import Lowest
-from vbw.score.stream import Pass
+from vbw.replay.stream import open_replay
+from vbw.score.stream import Pass, score_stream
 from vbw.score.tally import Size, Tally, per_item
-from vbw.task.arms import ARM_KINDS
+from vbw.task.arms import ARM_KINDS, parse_arm
 from vbw.task.runner import load_task
 
 REPLAY = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
@@ -139,3 +141,22 @@ def test_the_merge_follows_the_fields() -> None:
     assert a.excluded == {4: "why", 3: "why"} and a.no_arm == (0, "lacks at 0")
     assert a.finish.items == {0: bytes([0, 0]), 1: bytes([1, 0]), 3: bytes([3, 0])}
     assert a.shown.items == {0: "item 0", 1: "item 1"}
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_shards_items_are_built_from_their_own_rows(
+        monkeypatch: pytest.MonkeyPatch, processes: str) -> None:
+    """A shard job scores every count-th item (config's shard.take): each is built from
+    its own task row (its gold), so its states are the whole run's for those items."""
+    monkeypatch.setenv(split.ENV, processes)
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    arms = [parse_arm(k) for k in ("unconstrained", "prompt_json[answer]")]
+
+    def scored(take: Any = None) -> Any:
+        return score_stream(task, open_replay(REPLAY), arms, None, io.StringIO(), take).states
+
+    whole, shard = scored(), scored(lambda ids: ids[1::3])
+    assert shard.ids == whole.ids[1::3] and shard.right.any()
+    rows = [whole.ids.index(i) for i in shard.ids]
+    assert np.array_equal(shard.right, whole.right[rows])
+    assert np.array_equal(shard.valid, whole.valid[rows])

@@ -25,6 +25,7 @@ from vbw.replay.stream import ReplayStream
 from vbw.score import split
 from vbw.score.finish import codes as finish_codes
 from vbw.score.landing import answer_steps
+from vbw.score.shared import SharedAudit
 from vbw.score.shown import Showing, Shown, shown
 from vbw.score.states import ItemStates, no_arm_message
 from vbw.score.tally import Size, Tally
@@ -52,31 +53,6 @@ class Scored(NamedTuple):
     shown: dict[str, Shown] = {}
 
 
-class SharedAudit:
-    """The task checks over the items of several replays, each item once, in task order
-    however the replays hold them: what `audit` gives on the union of their items."""
-
-    def __init__(self, task: Task, n: int | None) -> None:
-        self.task, self.n = task, n
-        self.auditor = Auditor(task)
-        self.seen = np.zeros(len(task.ids(n)), dtype=bool)
-
-    def add(self, item: Item, pos: int) -> None:
-        if not self.seen[pos]:
-            self.seen[pos] = True
-            self.auditor.add(item, pos)
-
-    def result(self) -> Audit:
-        """The Audit; a problem stops the run, in the words `audit` finds in task order."""
-        result = self.auditor.result()
-        if result.problems:
-            selected = self.task.ids(self.n)
-            held = {selected[i] for i in np.flatnonzero(self.seen)}
-            raise ConfigError(first_error(audit(self.task, self.task.items(self.n,
-                                                                           only=held))))
-        return result
-
-
 class Pass:
     """What one pass over the records gathers, indexed by position among the selected: a
     Tally (vbw.score.tally; TALLY, the class), plus the lines' timings and stray ids."""
@@ -85,8 +61,11 @@ class Pass:
 
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
                  shared: SharedAudit | None = None, digests: bool = False,
-                 showing: Showing = Showing()) -> None:
+                 showing: Showing = Showing(), rows: list[int] | None = None) -> None:
+        """`rows`: each selected item's task row, where the selection is not the task's
+        first items (a shard's)."""
         self.task, self.arms, self.shared, self.showing = task, arms, shared, showing
+        self.rows = rows
         self.keys = [a.key for a in arms]
         self._key_set = frozenset(self.keys)
         self.position: dict[str, list[int]] = {item_id: [i] for i, item_id in enumerate(selected)}
@@ -156,7 +135,7 @@ class Pass:
                 return
         try:
             item = built if built is not None and built.id == rec.id else \
-                self.task.item(pos, rec.id)
+                self.task.item(self._row(pos), rec.id)
         except VbwError as e:  # a row the task cannot build: the first in task order stops
             if t.bad_row is None or pos < t.bad_row[0]:
                 t.bad_row = (pos, e)
@@ -175,12 +154,15 @@ class Pass:
         if show:
             self._show(pos, rec, item)
 
+    def _row(self, pos: int) -> int:
+        return pos if self.rows is None else self.rows[pos]
+
     def _show(self, pos: int, rec: ScoredRecord, item: Item | None) -> None:
         """Keep what the reports show of the item (vbw.score.shown); an error building it
         is the report's to raise."""
         try:
             if item is None or item.id != rec.id:
-                item = self.task.item(pos, rec.id)
+                item = self.task.item(self._row(pos), rec.id)
             kept = shown(self.task, item, self.arms, rec.arms or {}, self.steps, self.showing)
         except VbwError as e:
             kept = Shown(error=e)
@@ -254,16 +236,18 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     arms; the replay's item lines are then not read (its end line is the caller's to set
     in `stream.end`)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
+    rows = None if take is None else take(list(range(len(task.ids(n)))))
     if given is not None and (len(given.t.held), given.keys) != (len(selected),
                                                                [a.key for a in arms]):
         given = None  # not a pass over this selection and these arms: the file is read
-    p = given if given is not None else Pass(task, selected, arms, shared, digests, showing)
+    p = given if given is not None else Pass(task, selected, arms, shared, digests, showing, rows)
     path = str(stream.path)
     if given is not None:
         stream.close()
     elif split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
-                              lambda: Pass(task, selected, arms, shared, digests, showing))
+                              lambda: Pass(task, selected, arms, shared, digests, showing,
+                                           rows))
     else:
         for rec in stream.records():
             p.add(rec, path)

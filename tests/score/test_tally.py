@@ -22,7 +22,7 @@ from vbw.config import RunConfig
 from vbw.modes import scoring
 from vbw.score import split
 from vbw.score.model import Report
-from vbw.score.shown import Lowest
+from vbw.score.shown import Lowest, Showing, Shown
 from vbw.replay.stream import open_replay
 from vbw.score.stream import Pass, score_stream
 from vbw.score.tally import Size, Tally, per_item
@@ -160,3 +160,26 @@ def test_a_shards_items_are_built_from_their_own_rows(
     rows = [whole.ids.index(i) for i in shard.ids]
     assert np.array_equal(shard.right, whole.right[rows])
     assert np.array_equal(shard.valid, whole.valid[rows])
+
+
+def test_items_past_the_first_positions_are_shown_when_earlier_ones_are_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass builds what the reports show at once for the first `detailed` positions
+    only; past them an item is kept as read and built once it is known to be shown, as
+    here where the replay lacks the task's first five items."""
+    monkeypatch.setenv(split.ENV, "1")
+    lines = REPLAY.read_text("utf-8").splitlines(keepends=True)
+    path = tmp_path / "replay.jsonl"
+    path.write_text("".join([lines[0], *lines[6:]]), "utf-8")
+    task = load_task(TASK_CONF / "gsm8k.yaml")
+    arms = [parse_arm(k) for k in ("unconstrained", "constrained[answer]")]
+
+    def shown(detailed: int) -> dict[str, Any]:
+        return score_stream(task, open_replay(path), arms, None, io.StringIO(),
+                            showing=Showing(listed=detailed, detailed=detailed,
+                                            limit=100)).shown
+
+    late, early = shown(3), shown(10)
+    assert list(late) == list(early)[:3] == [f"gsm8k_test_{i}" for i in (5, 6, 7)]
+    assert all(type(s) is Shown and s.error is None for s in late.values())
+    assert late == {k: early[k] for k in late}

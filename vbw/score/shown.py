@@ -114,6 +114,15 @@ class Shown(NamedTuple):
     error: Exception | None = None
 
 
+class Unbuilt(NamedTuple):
+    """An item a pass may show, kept as read: its id, arm records (ScoredRecord.arms) and
+    task item if built (vbw.score.stream.Pass builds its Shown if it is shown)."""
+
+    id: str
+    arms: dict[str, Any]
+    item: Item | None
+
+
 def clip(text: str, limit: int) -> str:
     """`text`, or its first limit // 2 and last limit - limit // 2 characters."""
     if len(text) <= limit:

@@ -26,7 +26,7 @@ from vbw.score import split
 from vbw.score.finish import codes as finish_codes
 from vbw.score.landing import answer_steps
 from vbw.score.shared import SharedAudit
-from vbw.score.shown import Showing, Shown, shown
+from vbw.score.shown import Showing, Shown, Unbuilt, shown
 from vbw.score.states import ItemStates, no_arm_message
 from vbw.score.tally import Size, Tally
 from vbw.task.arms import Arm
@@ -158,15 +158,28 @@ class Pass:
         return pos if self.rows is None else self.rows[pos]
 
     def _show(self, pos: int, rec: ScoredRecord, item: Item | None) -> None:
-        """Keep what the reports show of the item (vbw.score.shown); an error building it
-        is the report's to raise."""
+        """Keep what the reports show of the item (vbw.score.shown). Below position
+        `detailed` an item held is surely shown, so it is built now; above, it is shown
+        only if items before it are missing, so it is kept as read (`Unbuilt`) and built
+        if it is (`shown_items`): a worker scoring the file's end builds none."""
+        unbuilt = Unbuilt(rec.id, rec.arms or {}, item)
+        self.t.shown.put(pos, self._built(pos, unbuilt) if pos < self.showing.detailed
+                         else unbuilt)
+
+    def _built(self, pos: int, u: Unbuilt) -> Shown:
+        """The item as shown; an error building it is the report's to raise."""
         try:
-            if item is None or item.id != rec.id:
-                item = self.task.item(self._row(pos), rec.id)
-            kept = shown(self.task, item, self.arms, rec.arms or {}, self.steps, self.showing)
+            item = u.item if u.item is not None and u.item.id == u.id else \
+                self.task.item(self._row(pos), u.id)
+            return shown(self.task, item, self.arms, u.arms, self.steps, self.showing)
         except VbwError as e:
-            kept = Shown(error=e)
-        self.t.shown.put(pos, kept)
+            return Shown(error=e)
+
+    def shown_items(self, selected: list[str]) -> dict[str, Shown]:
+        """What the pass kept to show, by item id (a repeated id: its last position's)."""
+        kept = self.t.shown.items
+        return {selected[pos]: self._built(pos, kept[pos]) if type(kept[pos]) is Unbuilt
+                else kept[pos] for pos in sorted(kept)}
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -265,12 +278,8 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     rows = np.flatnonzero(t.scored)
     return Scored(result, _states(selected, arms, t, rows), missing, len(selected), p.timings,
                   end, None if t.digests is None else t.digests[rows],
-                  _by_id(selected, t.finish.items), _by_id(selected, t.shown.items))
-
-
-def _by_id(selected: list[str], kept: dict[int, Any]) -> dict[str, Any]:
-    """What a pass kept by position, by item id (a repeated id: its last position's)."""
-    return {selected[pos]: kept[pos] for pos in sorted(kept)}
+                  {selected[pos]: t.finish.items[pos] for pos in sorted(t.finish.items)},
+                  p.shown_items(selected))
 
 
 def _states(selected: list[str], arms: list[Arm], t: Tally, rows: np.ndarray) -> ItemStates:

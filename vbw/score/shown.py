@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from vbw.score.landing import Landing, Step, classify
 from vbw.task.arms import Arm
+from vbw.task.extract import Extracted
 from vbw.task.runner import Item, Task
 
 
@@ -152,12 +153,13 @@ def _events(raw: Any) -> list[Event] | None:
 
 
 def _arm(task: Task, item: Item, arm: Arm, raw: dict[str, Any], steps: tuple[Step, ...] | None,
-         showing: Showing) -> ShownArm:
+         showing: Showing, done: Extracted | None) -> ShownArm:
     text = raw.get("text")
     finish, unsupported = raw.get("finish_reason"), raw.get("unsupported_schema")
     if text is None:
         return ShownArm(None, 0, finish, unsupported, None, None)
-    _, _, answer, span = task.extract(text, item, arm.kind == "unconstrained", spans=True)
+    _, _, answer, span = done if done is not None else \
+        task.extract(text, item, arm.kind == "unconstrained", spans=True)
     events = _events(raw.get("interventions")) if arm.enforced else None
     limit = showing.limit
     return ShownArm(clip(text, limit), len(text), finish, unsupported, answer,
@@ -166,12 +168,15 @@ def _arm(task: Task, item: Item, arm: Arm, raw: dict[str, Any], steps: tuple[Ste
 
 
 def shown(task: Task, item: Item, arms: list[Arm], records: dict[str, Any],
-          steps: tuple[Step, ...] | None, showing: Showing) -> Shown:
+          steps: tuple[Step, ...] | None, showing: Showing,
+          done: list[Extracted] | None = None) -> Shown:
     """The item as shown, from its arm records as decoded (`records`; vbw.replay.record:
-    ScoredRecord.arms), as much as `showing` keeps."""
+    ScoredRecord.arms), as much as `showing` keeps; `done`: each arm's extraction with
+    its span, if scoring did it (vbw.score.states.arm_states)."""
     rendered: dict[tuple[str, str | None], str] = {}
     chats = [[(m["role"], m["content"]) for m in
               task.messages(item, arm, free_text="", rendered=rendered)] for arm in arms]
     return Shown(item.gold, [None if records.get(a.key) is None else
-                             _arm(task, item, a, records[a.key], steps, showing) for a in arms],
-                 chats)
+                             _arm(task, item, a, records[a.key], steps, showing,
+                                  None if done is None else done[j])
+                             for j, a in enumerate(arms)], chats)

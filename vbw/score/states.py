@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from vbw.task.arms import Arm
+from vbw.task.extract import Extracted
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
@@ -68,16 +69,21 @@ def _arm_plan(arms: list[Arm]) -> list[tuple[Arm, str, str | None]]:
 
 
 def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: list[Arm],
-               validators: Validators) -> tuple[list[int], list[bool]]:
+               validators: Validators, kept: list[Extracted] | None = None
+               ) -> tuple[list[int], list[bool]]:
     """(validity row, correctness row) of one item over `arms`, from each arm's text: per
     arm, Task.extract's object and answer, the object's validity against the arm's
-    schema, and Task.is_correct."""
+    schema, and Task.is_correct. `kept`: each arm's extraction is added to it, with its
+    span (for the reports: vbw.score.shown)."""
     vrow: list[int] = []
     rrow: list[bool] = []
     schemas, extract, is_correct = item.schemas, task.extract, task.is_correct
-    is_valid = validators.is_valid
+    is_valid, spans = validators.is_valid, kept is not None
     for arm, key, schema in _arm_plan(arms):
-        obj, plain, answer, _ = extract(texts[key], item, arm.kind == "unconstrained")
+        got = extract(texts[key], item, arm.kind == "unconstrained", spans)
+        obj, plain, answer, _ = got
+        if spans:
+            kept.append(got)  # type: ignore[union-attr]
         if schema is not None:
             vrow.append(int(obj is not None and is_valid(schemas[schema], obj, plain)))
         else:

@@ -31,6 +31,7 @@ from vbw.score.states import ItemStates, no_arm_message
 from vbw.score.tally import Size, Tally
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
+from vbw.task.extract import Extracted
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
@@ -79,6 +80,7 @@ class Pass:
         self.stray: list[str] = []
         self.timings: list[float | None] = []
         self.validators = Validators()
+        self._kept: tuple[int, list[Extracted]] = (-1, [])  # (position, its extractions)
 
     def add(self, rec: ScoredRecord, path: str, timed: bool = True,
             item: Item | None = None) -> None:
@@ -154,6 +156,13 @@ class Pass:
         if show:
             self._show(pos, rec, item)
 
+    def keep(self, pos: int) -> list[Extracted] | None:
+        """Where scoring adds the item's extractions if it is shown (`_show`); else None."""
+        if pos >= self.showing.detailed:
+            return None
+        self._kept = (pos, [])
+        return self._kept[1]
+
     def _row(self, pos: int) -> int:
         return pos if self.rows is None else self.rows[pos]
 
@@ -171,7 +180,8 @@ class Pass:
         try:
             item = u.item if u.item is not None and u.item.id == u.id else \
                 self.task.item(self._row(pos), u.id)
-            return shown(self.task, item, self.arms, u.arms, self.steps, self.showing)
+            done = self._kept[1] if self._kept[0] == pos else None
+            return shown(self.task, item, self.arms, u.arms, self.steps, self.showing, done)
         except VbwError as e:
             return Shown(error=e)
 

@@ -100,7 +100,7 @@ class Tally:
     def add_scored(self, pos: int, p: Any, rec: Any, item: Any) -> None:
         """The figures of an item that has every arm (`p`: the pass, vbw.score.stream.Pass,
         for the task, arms and validators; `rec`: its ScoredRecord)."""
-        vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators)
+        vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators, p.keep(pos))
         self.valid[pos], self.right[pos] = vrow, rrow
         if self.digests is not None:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in p.arms]

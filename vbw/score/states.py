@@ -72,18 +72,18 @@ def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: li
                validators: Validators, kept: list[Extracted] | None = None
                ) -> tuple[list[int], list[bool]]:
     """(validity row, correctness row) of one item over `arms`, from each arm's text: per
-    arm, Task.extract's object and answer, the object's validity against the arm's
+    arm, Task.extract's object and answer (by Task.reader), the object's validity against the arm's
     schema, and Task.is_correct. `kept`: each arm's extraction is added to it, with its
     span (for the reports: vbw.score.shown)."""
     vrow: list[int] = []
     rrow: list[bool] = []
-    schemas, extract, is_correct = item.schemas, task.extract, task.is_correct
+    schemas, read, is_correct = item.schemas, task.reader, task.is_correct
     is_valid, spans = validators.is_valid, kept is not None
     for arm, key, schema in _arm_plan(arms):
-        got = extract(texts[key], item, arm.kind == "unconstrained", spans)
+        got = read(texts[key], item, arm.kind == "unconstrained", spans)
         obj, plain, answer, _ = got
         if spans:
-            kept.append(got)  # type: ignore[union-attr]
+            kept.append(Extracted(*got))  # type: ignore[union-attr]
         if schema is not None:
             vrow.append(int(obj is not None and is_valid(schemas[schema], obj, plain)))
         else:

@@ -125,12 +125,16 @@ def _page(tmp: Path) -> str:
 
     task = _task()
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-    scored = score_stream(task, open_replay(GSM8K), arms, None, io.StringIO(), keep_finish=40)
+    from vbw.report.browser import MAX_TEXT_CHARS
+    from vbw.score.shown import Showing
+
+    show = Showing(listed=40, detailed=7, limit=MAX_TEXT_CHARS)
+    scored = score_stream(task, open_replay(GSM8K), arms, None, io.StringIO(), showing=show)
     states = scored.states
     report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
                           meta={}, source=str(GSM8K), provenance="", seed=1, resamples=100,
                           n_task=len(states.ids) + len(states.excluded), missing=[])
-    page = ItemData(task, GSM8K, arms, max_detailed=7, max_listed=40)
+    page = ItemData(task, open_replay(GSM8K).header, arms, max_detailed=7, max_listed=40)
     if split.wanted(GSM8K):
         page.start(scored)
     return "".join(browser_json(page.browser(report)))

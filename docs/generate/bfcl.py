@@ -46,7 +46,7 @@ def _verdicts(path: Path) -> dict[str, list[Verdict]]:
         if item is None or rec.unsupported:
             continue  # excluded from N, as vbw excludes it
         for arm in arms:
-            _, answer = task.answer(rec.arms[arm.key].text, item, arm)
+            answer = task.extract(rec.arms[arm.key].text, item, arm.kind == "unconstrained").answer
             reason = "not_arguments" if answer is None else official_reason(
                 answer, item.gold, item.schemas[task.spec.answer_schema])
             out[arm.key].append((rec.id, task.is_correct(answer, item), reason,

@@ -10,6 +10,7 @@ fails when one differs from what this module generates, so no figure is typed by
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
@@ -29,7 +30,8 @@ def _score(task_name: str, model: str, engine: str, kinds: list[str] | None = No
     from vbw.replay import read_replay
     from vbw.report.provenance import provenance
     from vbw.score.metrics import build_report
-    from vbw.score.states import score_items
+    from vbw.replay.stream import open_replay
+    from vbw.score.stream import score_stream
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
@@ -37,9 +39,8 @@ def _score(task_name: str, model: str, engine: str, kinds: list[str] | None = No
     replay = read_replay(ROOT / "replays" / task_name / model / f"{engine}.jsonl")
     held = {r.id for r in replay.records}
     task_ids = task.ids(None)
-    items = task.items(None, only=held)
     arms = task_arms(task.schema_names, task.spec.answer_schema, kinds or list(ARM_KINDS))
-    states = score_items(task, items, replay, arms)
+    states = score_stream(task, open_replay(Path(replay.path)), arms, None, io.StringIO()).states
     b = Bootstrap()
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
                         meta=replay.meta_as_written, source=str(replay.path),

@@ -78,9 +78,9 @@ def _scorers() -> dict[str, Callable[[str], Any]]:
     bfcl = load_task(ROOT / "conf/task/bfcl_simple.yaml")
     g_item, b_item = gsm8k.items(1)[0], bfcl.items(1)[0]
     g_arm = next(a for a in _arms(gsm8k) if a.kind == "constrained")
-    return {"gsm8k free text": lambda t: gsm8k.free_answer(t, g_item),
-            "first JSON object": lambda t: gsm8k.answer(t, g_item, g_arm),
-            "BFCL python_call": lambda t: bfcl.free_answer(t, b_item)}
+    return {"gsm8k free text": lambda t: gsm8k.extract(t, g_item, free=True).answer,
+            "first JSON object": lambda t: gsm8k.extract(t, g_item, g_arm.kind == "unconstrained"),
+            "BFCL python_call": lambda t: bfcl.extract(t, b_item, free=True).answer}
 
 
 def _arms(task: Any) -> list[Any]:

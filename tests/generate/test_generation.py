@@ -4,6 +4,7 @@ an uninterrupted run, refuses to resume a changed task, and re-scores to the sam
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -126,10 +127,11 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_pat
     """An item whose schema the GBNF engine cannot compile (an optional property before a
     required one) is recorded with the reason, generated around, and excluded at scoring."""
     from vbw.generate.items import generate_item
-    from vbw.replay import ReplayWriter, read_replay
+    from vbw.replay import ReplayWriter
     from vbw.replay import CompleteHeader
     from vbw.score.metrics import build_report
-    from vbw.score.states import score_items
+    from vbw.replay.stream import open_replay
+    from vbw.score.stream import score_stream
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
 
@@ -152,8 +154,7 @@ def test_unsupported_schema_is_recorded_then_excluded(runtime, backends, tmp_pat
                            canary_seconds={}, started="now", load_seconds=0.1))
     w.append(rec_good)
     w.append(rec_bad)
-    replay = read_replay(path)
-    states = score_items(task, [good, bad], replay, arms)
+    states = score_stream(task, open_replay(path), arms, 50, io.StringIO()).states
     report = build_report(states, task="bfcl_simple", label="x", mode="live", meta={},
                           source="s", provenance="p", seed=42, resamples=200, n_task=2,
                           missing=[])

@@ -18,7 +18,8 @@ from vbw.report.markdown import coverage
 from vbw.report.provenance import provenance
 from vbw.score.metrics import build_report
 from vbw.score.model import Excluded, Missing, Report
-from vbw.score.states import score_items
+from vbw.replay.stream import open_replay
+from vbw.score.stream import score_stream
 from vbw.task.arms import task_arms
 from vbw.task.runner import load_task
 
@@ -31,9 +32,10 @@ def report() -> Report:
     """A real report with exclusions: SmolLM2 on llamacpp refuses three BFCL schemas."""
     task = load_task(TASK_CONF / "bfcl_simple.yaml")
     replay = read_replay(REPLAYS / "bfcl_simple/smollm2_135m/llamacpp.jsonl")
-    items = task.items(200, only={r.id for r in replay.records})
-    states = score_items(task, items, replay,
-                         task_arms(task.schema_names, task.spec.answer_schema, KINDS))
+    path = REPLAYS / "bfcl_simple/smollm2_135m/llamacpp.jsonl"
+    states = score_stream(task, open_replay(path),
+                          task_arms(task.schema_names, task.spec.answer_schema, KINDS), 200,
+                          io.StringIO()).states
     return build_report(states, task=task.name, label=task.spec.label, mode="replay",
                         meta=replay.meta_as_written, source=str(replay.path),
                         provenance=provenance(replay.header, [x.item_seconds for x in replay.records], replay.end),

@@ -4,6 +4,7 @@ true to the ledger and the replay, texts cut with a marker, and a 200-item repor
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -14,7 +15,8 @@ from tests.conftest import REPLAYS, ROOT, TASK_CONF, load_json
 from tests.report.conftest import (BIG, BIG_TEXT, EMOJI_TEXT, EVIL_CPU, EVIL_ID, EVIL_LABEL,
                                    EVIL_QUESTION, EVIL_TEXT)
 from vbw.replay import read_replay
-from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_TEXT_CHARS, Browser, cut, cut_span
+from vbw.report.browser import (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, MAX_TEXT_CHARS, Browser,
+                                cut, utf16)
 from vbw.report.listing import build_browser
 from vbw.report.writers import write_reports
 from vbw.report.html import embed_json, render_html
@@ -22,7 +24,9 @@ from vbw.report.provenance import provenance
 from vbw.report.svg import render_svg
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
-from vbw.score.states import score_items
+from vbw.replay.stream import open_replay
+from vbw.score.shown import Showing, clip, clip_span
+from vbw.score.stream import score_stream
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.jsonscan import first_json_object
 from vbw.task.runner import load_task
@@ -48,16 +52,20 @@ def scored(rel: Path, **cap: int) -> tuple[Report, Browser]:
     """A bundled replay scored as a run scores it, with report.html's item data."""
     task = load_task(TASK_CONF / f"{rel.parts[0]}.yaml")
     replay = read_replay(REPLAYS / rel)
-    items = task.items(None, only={r.id for r in replay.records})
+    held = {r.id for r in replay.records}
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-    states = score_items(task, items, replay, arms)
+    show = Showing(cap.get("max_listed", MAX_LISTED_ITEMS),
+                   cap.get("max_detailed", MAX_DETAILED_ITEMS), MAX_TEXT_CHARS)
+    kept = score_stream(task, open_replay(REPLAYS / rel), arms, None, io.StringIO(),
+                        showing=show)
+    states = kept.states
     report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
                           meta=replay.meta_as_written, source=str(replay.path),
                           provenance=provenance(replay.header, [x.item_seconds for x in replay.records], replay.end),
                           seed=0, resamples=200, n_task=len(task.ids(None)),
-                          missing=[i for i in task.ids(None) if i not in {it.id for it in items}])
-    lines = [json.loads(x) for x in (REPLAYS / rel).read_text("utf-8").splitlines()[1:]]
-    return report, build_browser(report, task, replay.header, lines, arms, **cap)
+                          missing=[i for i in task.ids(None) if i not in held])
+    return report, build_browser(report, task, replay.header, arms, kept.finishes, kept.shown,
+                                 **cap)
 
 
 def test_embedded_json_cannot_close_its_block() -> None:
@@ -112,6 +120,12 @@ def test_spans_count_as_javascript_does(hostile_run: Path) -> None:
 
 
 def test_cut_maps_spans_from_head_and_tail_and_drops_those_cut() -> None:
+    def cut_span(span: tuple[int, int], text: str, limit: int) -> tuple[int, int] | None:
+        """The span in the page's units: kept by scoring in the clipped text (code
+        points), then counted in UTF-16 units as the page does (vbw.report.browser)."""
+        kept, at = clip(text, limit), clip_span(span, len(text), limit)
+        return None if at is None else (utf16(kept, at[0]), utf16(kept, at[1]))
+
     text = "😀" + "a" * 50 + "b" * 50 + "😀z"
     c = cut(text, limit=20)
     assert c.s == "😀" + "a" * 9 + "b" * 8 + "😀z" and c.omitted == len(text) - 20
@@ -198,21 +212,21 @@ def test_items_beyond_the_listing_cap_are_counted_not_listed() -> None:
     from vbw.score.stream import score_stream
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task
-    import io
 
     task = load_task(TASK_CONF / "gsm8k.yaml")
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
     path = REPLAYS / "gsm8k" / "smollm2_135m" / "outlines.jsonl"
-    states = score_stream(task, open_replay(path), arms, None, io.StringIO()).states
+    kept = score_stream(task, open_replay(path), arms, None, io.StringIO(),
+                        showing=Showing(listed=10, detailed=3, limit=MAX_TEXT_CHARS))
+    states = kept.states
     report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
                           meta={}, source=str(path), provenance="", seed=1, resamples=100,
                           n_task=len(states.ids) + len(states.excluded), missing=[])
-    stream = open_replay(path)
-    read = []  # the lines the pass took: it stops once the 10 listed items are found
-    lines = (read.append(o) or o for _, o in stream.lines())
-    b = build_browser(report, task, stream.header, lines, arms, max_detailed=3, max_listed=10)
+    assert len(kept.finishes) == 10 and len(kept.shown) == 3  # all the pass kept
+    b = build_browser(report, task, open_replay(path).header, arms, kept.finishes,
+                      kept.shown, max_detailed=3, max_listed=10)
     assert len(b.items) == 3 and len(b.rows) == 7 and b.unlisted == report.n - 10
-    assert len(read) == 11 and report.n > 20  # the replay is in task order
+    assert report.n > 20
 
 
 def _lt_browser(items: int, arms: list[str], chars: int) -> Browser:

@@ -3,15 +3,23 @@ clipped overlaps, cut texts, the cap, and the counts over every intervention."""
 
 from __future__ import annotations
 
-from vbw.replay.format import Intervention
-from vbw.report.marks import MAX_MARKS, MAX_TOKEN_CHARS, arm_marks
-from vbw.score.landing import answer_steps
+from vbw.report import marks
+from vbw.report.marks import MAX_MARKS, MAX_TOKEN_CHARS, ArmMarks
+from vbw.score.landing import Step, answer_steps
+from vbw.score.shown import Event, ShownArm, clip, marked
 
 
 def ev(char: int, forced: str, lp_w: float = -0.1, lp_f: float = -2.0,
-       wanted: str = "<x>") -> Intervention:
-    return Intervention(pos=0, char=char, wanted=wanted, forced=forced, lp_wanted=lp_w,
-                        lp_forced=lp_f)
+       wanted: str = "<x>") -> Event:
+    return Event(char=char, wanted=wanted, forced=forced, lp_wanted=lp_w, lp_forced=lp_f)
+
+
+def arm_marks(text: str, events: list[Event], steps: tuple[Step, ...] | None,
+              limit: int) -> ArmMarks:
+    """The marks of `text` as the scoring pass keeps it (vbw.score.shown)."""
+    kept = ShownArm(clip(text, limit), len(text), None, None, None, None,
+                    marked(text, events, steps, MAX_MARKS))
+    return marks.arm_marks(kept, limit)
 
 
 def test_positions_probabilities_and_classes() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +18,28 @@ from vbw.report import listing as listing_module
 from vbw.report import pagedata
 from vbw.report.listing import build_browser
 from vbw.report.html import browser_json
+from vbw.report.browser import MAX_TEXT_CHARS
 from vbw.report.pagedata import ItemData
 from vbw.score.metrics import build_report
 from vbw.score.model import Report
+from vbw.score.shown import Showing
 from vbw.score.stream import Scored, score_stream
 from vbw.task.arms import ARM_KINDS, Arm, task_arms
 from vbw.task.runner import Task, load_task
 
 PATH = REPLAYS / "gsm8k" / "smollm2_135m" / "outlines.jsonl"
 CAPS = {"max_detailed": 7, "max_listed": 40}  # details, plain rows and unlisted items
+HEADER = open_replay(PATH).header
 
 
-def _scored(keep_finish: int = 0, path: Path = PATH) -> tuple[Task, list[Arm], Scored, Report]:
+# what the scoring pass keeps for a page of CAPS
+SHOW = Showing(listed=CAPS["max_listed"], detailed=CAPS["max_detailed"], limit=MAX_TEXT_CHARS)
+
+
+def _scored(path: Path = PATH) -> tuple[Task, list[Arm], Scored, Report]:
     task = load_task(TASK_CONF / "gsm8k.yaml")
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-    scored = score_stream(task, open_replay(path), arms, None, io.StringIO(),
-                          keep_finish=keep_finish)
+    scored = score_stream(task, open_replay(path), arms, None, io.StringIO(), showing=SHOW)
     states = scored.states
     report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
                           meta={}, source=str(path), provenance="", seed=1, resamples=100,
@@ -40,9 +47,8 @@ def _scored(keep_finish: int = 0, path: Path = PATH) -> tuple[Task, list[Arm], S
     return task, arms, scored, report
 
 
-def _one_process(task: Task, arms: list[Arm], report: Report, path: Path = PATH) -> str:
-    stream = open_replay(path)
-    b = build_browser(report, task, stream.header, (o for _, o in stream.lines()), arms, **CAPS)
+def _one_process(task: Task, arms: list[Arm], scored: Scored, report: Report) -> str:
+    b = build_browser(report, task, HEADER, arms, scored.finishes, scored.shown, **CAPS)
     assert len(b.items) == 7 and len(b.rows) == 33 and b.unlisted == report.n - 40
     return "".join(browser_json(b))
 
@@ -60,46 +66,29 @@ def test_the_listing_from_states_is_the_listing_from_the_report() -> None:
     assert dict(a.states) == b.states
 
 
-@pytest.mark.parametrize("keep", [40, 200])
-def test_the_plain_rows_from_the_kept_finish_reasons_are_the_replays(
-        keep: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scoring pass kept each listed item's finish reasons (vbw.score.finish): the
-    page's rows are made from them, the replay is not read for them, and the page is
-    the one-process page."""
-    task, arms, scored, report = _scored(keep_finish=keep)
-    assert scored.finishes is not None and len(scored.finishes.ids) == keep
-    real, reads = pagedata.browse, []
-    monkeypatch.setattr(pagedata, "browse", lambda *a, **k: reads.append(1) or real(*a, **k))
-    page = ItemData(task, PATH, arms, **CAPS)
-    page.start(scored)
+@pytest.mark.parametrize("child", [True, False])
+def test_the_page_reads_neither_the_replay_nor_the_task(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child: bool) -> None:
+    """Everything the page shows of the items was kept by the scoring pass
+    (vbw.score.shown, vbw.score.finish): with the replay gone and the task's answers,
+    prompts and items out of reach, the page is the one-process page."""
+    path = tmp_path / "replay.jsonl"
+    shutil.copy(PATH, path)
+    task, arms, scored, report = _scored(path)
+    want = _one_process(task, arms, scored, report)
+    path.unlink()
+    for name in ("extract", "messages", "item", "is_correct"):
+        monkeypatch.setattr(Task, name, lambda *a, **k: pytest.fail("the page called the task"))
+    page = ItemData(task, HEADER, arms, **CAPS)
+    (page.start if child else page.keep)(scored)
     b = page.browser(report)
-    assert reads == [] and len(b.rows) == 33
-    assert "".join(browser_json(b)) == _one_process(task, arms, report)
+    assert len(b.rows) == 33 and len(b.encoded if child else b.items) == 7
+    assert "".join(browser_json(b)) == want
 
 
-def test_rows_not_kept_are_read_from_the_replay(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kept for fewer items than the page lists: the rows come from the replay, the same
-    page."""
-    task, arms, scored, report = _scored(keep_finish=10)
-    real, reads = pagedata.browse, []
-    monkeypatch.setattr(pagedata, "browse", lambda *a, **k: reads.append(1) or real(*a, **k))
-    page = ItemData(task, PATH, arms, **CAPS)
-    page.start(scored)
-    b = page.browser(report)
-    assert reads == [1]
-    assert "".join(browser_json(b)) == _one_process(task, arms, report)
+def test_finish_reasons_are_kept_as_codes() -> None:
+    from vbw.score.finish import codes, reasons
 
-
-def test_a_reason_without_a_code_is_not_kept() -> None:
-    """(The item-line model allows stop and length only; a reason outside vbw's codes
-    would send the page back to the replay rather than be lost.)"""
-    import numpy as np
-
-    from vbw.score.finish import OTHER, Finishes, codes
-
-    row = codes({"a": {"finish_reason": "length"}, "b": {"finish_reason": "x"}}, ["a", "b", "c"])
-    assert row == [3, OTHER, 1]
-    kept = Finishes(["i", "j"], np.array([row, [2, 1, 3]], dtype=np.uint8))
-    index = kept.index_of()
-    assert kept.reasons("i", index) is None and kept.reasons("k", index) is None
-    assert kept.reasons("j", index) == ["stop", None, "length"]
+    kept = codes({"a": {"finish_reason": "length"}, "b": {"finish_reason": "stop"}},
+                 ["a", "b", "c"])
+    assert reasons(kept) == ["length", "stop", None]

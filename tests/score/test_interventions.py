@@ -15,7 +15,7 @@ from vbw.replay import read_replay
 from vbw.replay.stream import open_replay
 from vbw.score.interventions import summarise
 from vbw.score.metrics import build_report, compare, comparison_pairs
-from vbw.score.states import ItemStates, score_items
+from vbw.score.states import ItemStates
 from vbw.score.stream import score_stream
 from vbw.task.arms import parse_arm, task_arms, ARM_KINDS
 from vbw.task.runner import load_task
@@ -71,7 +71,7 @@ def test_unknown_answer_path_and_nothing_recorded() -> None:
     assert summarise(None, st.arms, st.valid, st.right, [])["constrained[a]"].recorded is False
 
 
-def test_streamed_and_in_memory_scoring_agree_and_match_the_events(tmp_path: Path) -> None:
+def test_streamed_scoring_matches_the_events(tmp_path: Path) -> None:
     task = load_task(TASK_CONF / "gsm8k.yaml")
     src = REPLAYS / "gsm8k/smollm2_135m/outlines.jsonl"
     path = with_interventions(src, tmp_path / "r.jsonl", 30,
@@ -79,9 +79,6 @@ def test_streamed_and_in_memory_scoring_agree_and_match_the_events(tmp_path: Pat
     arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
     streamed = score_stream(task, open_replay(path), arms, 30, io.StringIO()).states
     replay = read_replay(path)
-    held = {r.id for r in replay.records}
-    memory = score_items(task, task.items(30, only=held), replay, arms)
-    assert (streamed.events == memory.events).all()
     col = [a.key for a in arms].index("constrained[answer]")
     # by the helper's rule, on texts that are exactly {"answer": N}
     plain = re.compile(r'\{"answer": -?\d+\}')

@@ -9,18 +9,16 @@ from pathlib import Path
 
 import pytest
 
-<<<<<<< HEAD
 from tests.modes.test_merge import GSM8K, _edit, shards
-=======
-from tests.replay.test_merge import GSM8K, _edit, shards
 from tests.same import assert_same_scored
->>>>>>> h-layers
 from vbw.replay.stream import open_replay
+from vbw.score.shown import Showing
 from vbw.score.stream import Pass, Scored, score_stream
 from vbw.score.written import Written
 from vbw.modes.merge.write import merge_and_score
 from vbw.task.arms import ARM_KINDS, task_arms
 
+KEEP = Showing(listed=5, detailed=3, limit=40)  # what the pass keeps for the reports
 ARMS = task_arms(GSM8K.schema_names, GSM8K.spec.answer_schema, list(ARM_KINDS))
 
 
@@ -33,7 +31,7 @@ def _timed_shards(sweep: Path, count: int) -> None:
 
 def _merged(tmp: Path, out: Path) -> tuple[Path, Written | None]:
     def scoring(n: int) -> Written:
-        return Written(Pass(GSM8K, GSM8K.ids(n), ARMS, keep_finish=5), str(out / "replay.jsonl"))
+        return Written(Pass(GSM8K, GSM8K.ids(n), ARMS, showing=KEEP), str(out / "replay.jsonl"))
 
     out.mkdir()
     return merge_and_score(GSM8K, [str(tmp)], None, tmp, out, scoring)
@@ -43,13 +41,14 @@ def _scored(path: Path, written: Written | None) -> Scored:
     stream = open_replay(path)
     if written is not None:
         stream.end = written.end
-    return score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(), keep_finish=5,
+    return score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(), showing=KEEP,
                         given=None if written is None else written.p)
 
 
 def _same(a: Scored, b: Scored) -> None:
     assert_same_scored(a, b)
     assert len(set(a.timings)) == len(a.timings)  # the shards' timings all kept, in order
+    assert len(a.finishes) == KEEP.listed and len(a.shown) == KEEP.detailed
 
 
 @pytest.mark.parametrize("processes", ["1", "2"])
@@ -97,5 +96,5 @@ def test_a_pass_of_other_arms_is_not_taken(tmp_path: Path,
     stream = open_replay(path)
     other = Pass(GSM8K, GSM8K.ids(stream.header.n), ARMS[:2])
     scored = score_stream(GSM8K, stream, ARMS, stream.header.n, io.StringIO(),
-                          keep_finish=5, given=other)
+                          showing=KEEP, given=other)
     _same(scored, _scored(path, None))

@@ -63,7 +63,7 @@ def test_last_number_strips_dollars() -> None:
 ])
 def test_gsm8k_free_chain(gsm8k, text: str, expected: float | None) -> None:
     task, item = gsm8k
-    assert task.free_answer(text, item) == expected
+    assert task.extract(text, item, free=True).answer == expected
 
 
 def test_gsm8k_json_extraction(gsm8k) -> None:
@@ -97,12 +97,14 @@ def test_first_json_object_rules() -> None:
 def test_python_call_positional_and_keywords(bfcl) -> None:
     task, items = bfcl
     item = items[0]  # calculate_triangle_area(base, height, unit)
-    assert task.free_answer("calculate_triangle_area(10, 5)", item) == {"base": 10, "height": 5}
-    assert task.free_answer("x = calculate_triangle_area(10,\n height=5, unit='cm')",
-                            item) == {"base": 10, "height": 5, "unit": "cm"}
+    def free(text: str) -> object:
+        return task.extract(text, item, free=True).answer
+
+    assert free("calculate_triangle_area(10, 5)") == {"base": 10, "height": 5}
+    assert free("x = calculate_triangle_area(10,\n height=5, unit='cm')") == \
+        {"base": 10, "height": 5, "unit": "cm"}
     # extra positionals are dropped
-    assert task.free_answer("calculate_triangle_area(1, 2, 'u', 4)", item) == \
-        {"base": 1, "height": 2, "unit": "u"}
+    assert free("calculate_triangle_area(1, 2, 'u', 4)") == {"base": 1, "height": 2, "unit": "u"}
 
 
 @pytest.mark.parametrize("text", [
@@ -114,7 +116,7 @@ def test_python_call_positional_and_keywords(bfcl) -> None:
 ])
 def test_python_call_failures_yield_nothing(bfcl, text: str) -> None:
     task, items = bfcl
-    assert task.free_answer(text, items[0]) is None
+    assert task.extract(text, items[0], free=True).answer is None
 
 
 def test_python_call_step_directly() -> None:

@@ -63,7 +63,7 @@ FREE_TEXT = {  # gsm8k free chain: text -> answer
 def test_gsm8k_free_chain_on_hostile_text(gsm8k, name: str) -> None:
     task, item = gsm8k
     text, expected = FREE_TEXT[name]
-    assert timed(lambda: task.free_answer(text, item), 3.0) == expected
+    assert timed(lambda: task.extract(text, item, free=True).answer, 3.0) == expected
 
 
 JSON_TEXT = {  # text -> the first JSON object
@@ -125,7 +125,7 @@ CALLS = {  # bfcl python_call: text -> arguments
 def test_python_call_on_hostile_text(bfcl, name: str) -> None:
     task, item = bfcl
     text, expected = CALLS[name]
-    assert timed(lambda: task.free_answer(text, item), 3.0) == expected
+    assert timed(lambda: task.extract(text, item, free=True).answer, 3.0) == expected
 
 
 TEN_MB = {

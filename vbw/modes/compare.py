@@ -25,7 +25,8 @@ from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.model import METRICS
 from vbw.score.split import arm_keys
-from vbw.score.stream import Scored, SharedAudit, check_replay_matches, score_stream
+from vbw.score.shared import SharedAudit
+from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.audit import warn_findings
 from vbw.task.runner import Task

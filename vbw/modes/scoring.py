@@ -19,7 +19,7 @@ from vbw.errors import ReplayError, VbwError
 from vbw.modes import Job
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
-from vbw.report.browser import MAX_LISTED_ITEMS
+from vbw.report.browser import SHOWING
 from vbw.report.numbers import pct
 from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
@@ -27,6 +27,7 @@ from vbw.report.writers import HtmlOutput, chosen
 from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.model import Report, TaskCheck
+from vbw.score.shown import Showing
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.score.written import Written
 from vbw.task.arms import Arm
@@ -58,20 +59,20 @@ def task_check(result: Audit) -> TaskCheck:
 
 def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: TextIO, *,
           n: int | None, shard: Shard, bootstrap: Bootstrap,
-          scored_hook: Callable[[Scored], None] | None = None, keep_finish: int = 0,
-          written: Written | None = None) -> Report:
+          scored_hook: Callable[[Scored], None] | None = None,
+          showing: Showing = Showing(), written: Written | None = None) -> Report:
     """Score a replay as it is read (vbw.score.stream) over the task's `arms` and its
     first `n` items (this `shard` of them): ids checked against the task, the task checked
     on the items it holds, states per item and arm, then the report (its CIs drawn as
     `bootstrap` says). The
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
-    is built from it; `keep_finish`: see vbw.score.stream.score_stream; `written`: the
+    is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again."""
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, n, err, shard.take,
-                          keep_finish=keep_finish,
+                          showing=showing,
                           given=None if written is None else written.p)
     states = scored.states
     if not states.ids:
@@ -177,13 +178,15 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
         arms = job.arms_of(task)
-        page = ItemData(task, replay_path, arms)
+        page = ItemData(task, replay.header, arms)
         try:
-            beside = two and HtmlOutput.name in chosen(cfg.outputs)  # vbw.report.pagedata
+            html = HtmlOutput.name in chosen(cfg.outputs)
+            beside = two and html  # vbw.report.pagedata
             report = score(task, replay, arms, mode, err,
                            n=replay.header.n if whole_run else cfg.n, shard=cfg.shard,
-                           bootstrap=cfg.bootstrap, scored_hook=page.start if beside else None,
-                           keep_finish=MAX_LISTED_ITEMS if beside else 0, written=written)
+                           bootstrap=cfg.bootstrap,
+                           scored_hook=page.start if beside else page.keep,
+                           showing=SHOWING if html else Showing(), written=written)
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)
         finally:

@@ -39,8 +39,8 @@ class ScoredRecord(NamedTuple):
     unsupported: str | None  # the first arm's unsupported-schema reason, if any
     item_seconds: float | None
     interventions: dict[str, Spans] | None = None  # None: no arm recorded any
-    # the arm records as decoded, or (from the model) their finish reasons: only
-    # `finish_reason` is read of them (vbw.score.finish)
+    # the arm records as decoded (from the model: `arm_dict`'s), read for what the
+    # reports show (vbw.score.finish, vbw.score.shown)
     arms: dict[str, Any] | None = None
 
 
@@ -123,7 +123,14 @@ def as_scored(rec: ItemRecord) -> ScoredRecord:
              for k, a in rec.arms.items() if a.interventions is not None}
     return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
                         rec.item_seconds, spans or None,
-                        {k: {"finish_reason": a.finish_reason} for k, a in rec.arms.items()})
+                        {k: arm_dict(a) for k, a in rec.arms.items()})
+
+
+def arm_dict(a: ArmRecord) -> dict[str, Any]:
+    """What the reports read of an arm record, as its decoded line would hold it."""
+    events = None if a.interventions is None else [e.model_dump() for e in a.interventions]
+    return {"text": a.text, "finish_reason": a.finish_reason,
+            "unsupported_schema": a.unsupported_schema, "interventions": events}
 
 
 def scored_record(obj: dict[str, Any]) -> ScoredRecord:

@@ -10,13 +10,14 @@ their place (`assemble`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from vbw.replay import ItemRecord, ReplayHeader
-from vbw.report.browser import (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, ItemView, item_view,
-                                plain_row, prompts_note, reasons_row)
-from vbw.score.finish import Finishes
+from vbw.replay import ReplayHeader
+from vbw.report.browser import (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, ItemView,
+                                item_view, prompts_note, reasons_row)
+from vbw.score.finish import reasons
+from vbw.score.shown import Shown
 from vbw.score.model import Excluded, Report
 from vbw.task.arms import Arm
 from vbw.task.runner import Task
@@ -41,14 +42,6 @@ class Listing:
         self.listed = set(shown[:max_listed])
         self.unlisted = max(0, len(shown) - max_listed)
 
-    def find(self, obj: Any) -> tuple[int, str] | None:
-        """(task row, id) of a decoded replay line's item, if the page lists it."""
-        item_id = obj.get("id") if isinstance(obj, dict) else None
-        if item_id not in self.states and item_id not in self._out:
-            return None
-        row = self.row_of[item_id]
-        return (row, item_id) if row in self.listed else None
-
     def why(self, item_id: str) -> str | None:
         """Why the item is left out of every arm; None: it is scored."""
         if item_id not in self._out:
@@ -56,65 +49,28 @@ class Listing:
         return self.excluded.reasons.get(item_id) or self.excluded.reason
 
 
-def detailed_views(listing: Listing, task: Task, arms: list[Arm],
-                   lines: Iterable[Any]) -> Iterator[tuple[int, ItemView]]:
-    """(task row, view) of each detailed item, as `lines` (decoded replay lines after the
-    header, in file order) holds them; stops once every one is found."""
-    found = 0
-    for obj in lines:
-        if found == len(listing.detailed):
-            break
-        at = listing.find(obj)
-        if at is None or at[0] not in listing.detailed:
-            continue
-        found += 1
-        row, item_id = at
-        yield row, item_view(task, task.item(row, item_id), arms,
-                             ItemRecord.model_validate(obj), listing.states.get(item_id),
-                             listing.why(item_id))
+def detailed_views(listing: Listing, arms: list[Arm],
+                   shown: Mapping[str, Shown]) -> dict[int, ItemView]:
+    """Each detailed item's view by task row, from what the scoring pass kept of it
+    (vbw.score.stream.Scored.shown)."""
+    views = {}
+    for row in sorted(listing.detailed):
+        item_id = listing.ids[row]
+        views[row] = item_view(item_id, arms, shown[item_id], listing.states.get(item_id),
+                               listing.why(item_id))
+    return views
 
 
 def kept_rows(listing: Listing, arms: list[Arm],
-              finishes: Finishes) -> dict[int, dict[str, Any]] | None:
-    """The plain rows (as `browse` makes them) from the finish reasons the scoring pass
-    kept (vbw.score.finish), without reading the replay; None if any listed item's were
-    not all kept (the page then reads them from the replay)."""
-    index = finishes.index_of()
+              finishes: Mapping[str, bytes]) -> dict[int, dict[str, Any]]:
+    """The plain rows (the listed items that are not detailed) by task row, from the
+    finish reasons the scoring pass kept (vbw.score.finish)."""
     rows = {}
     for row in sorted(listing.listed - listing.detailed):
         item_id = listing.ids[row]
-        reasons = finishes.reasons(item_id, index)
-        if reasons is None:
-            return None
-        rows[row] = reasons_row(item_id, reasons, arms, listing.states.get(item_id),
-                                listing.why(item_id))
+        rows[row] = reasons_row(item_id, reasons(finishes[item_id]), arms,
+                                listing.states.get(item_id), listing.why(item_id))
     return rows
-
-
-def browse(listing: Listing, task: Task, arms: list[Arm], lines: Iterable[Any],
-           details: bool = True) -> tuple[dict[int, ItemView], dict[int, dict[str, Any]]]:
-    """The listed items' views (the detailed ones; none without `details`) and plain rows
-    (the others), by task row, from `lines` (as detailed_views reads them). The pass
-    stops once every listed item is found (the scoring pass has checked every line
-    already): a replay in task order is read only as far as its last listed item."""
-    views: dict[int, ItemView] = {}
-    rows: dict[int, dict[str, Any]] = {}
-    found = 0
-    for obj in lines:
-        if found == len(listing.listed):  # every listed item found: the rest of the
-            break                          # replay adds nothing
-        at = listing.find(obj)
-        if at is None:
-            continue
-        found += 1
-        row, item_id = at
-        states, reason = listing.states.get(item_id), listing.why(item_id)
-        if row not in listing.detailed:
-            rows[row] = plain_row(obj, arms, states, reason)
-        elif details:
-            views[row] = item_view(task, task.item(row, item_id), arms,
-                                   ItemRecord.model_validate(obj), states, reason)
-    return views, rows
 
 
 def assemble(report: Report, task: Task, header: ReplayHeader, arms: list[Arm],
@@ -133,16 +89,16 @@ def assemble(report: Report, task: Task, header: ReplayHeader, arms: list[Arm],
     return browser
 
 
-def build_browser(report: Report, task: Task, header: ReplayHeader,
-                  lines: Iterable[Any], arms: list[Arm],
+def build_browser(report: Report, task: Task, header: ReplayHeader, arms: list[Arm],
+                  finishes: Mapping[str, bytes], shown: Mapping[str, Shown],
                   max_detailed: int = MAX_DETAILED_ITEMS,
                   max_listed: int = MAX_LISTED_ITEMS) -> Browser:
-    """The browser's data for every item the report scored or excluded, in task order.
-    `lines` are the replay's decoded lines after the header, a second streamed pass
-    (vbw.replay.stream): only the cut texts of the first `max_detailed` items are kept,
-    and only the first `max_listed` items are listed (a bounded page, and bounded memory
-    at 100,000 items; the tables and ledger.csv still count every item)."""
+    """The browser's data for every item the report scored or excluded, in task order,
+    from what the scoring pass kept (`finishes`, `shown`: vbw.score.stream.Scored's, kept
+    with at least these caps): only the first `max_detailed` items carry texts and only
+    the first `max_listed` are listed (a bounded page at 100,000 items; the tables and
+    ledger.csv still count every item)."""
     listing = Listing({row["id"]: row for row in report.ledger}, report.excluded, task,
                       max_detailed, max_listed)
-    return assemble(report, task, header, arms, listing,
-                    *browse(listing, task, arms, lines))
+    return assemble(report, task, header, arms, listing, detailed_views(listing, arms, shown),
+                    kept_rows(listing, arms, finishes))

@@ -16,15 +16,15 @@ counts (`iv`, `iv_answer`) and `iv_max` are over every intervention.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from vbw.replay.format import Intervention
 from vbw.report.numbers import prob
-from vbw.score.landing import Step, classify
+from vbw.score.shown import ShownArm
 
-MAX_MARKS = 100  # with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text
+# with MAX_TOKEN_CHARS: ~15 kB per arm at most, like one 20,000-char text (the scoring
+# pass keeps as many: vbw.report.browser.SHOWING)
+MAX_MARKS = 100
 MAX_TOKEN_CHARS = 40
 
 
@@ -54,13 +54,13 @@ def _token(s: str) -> str:
 
 
 class _Units:
-    """Code-point offsets of the full text -> UTF-16 offsets in its embedded cut."""
+    """Code-point offsets of the full text -> UTF-16 offsets in its embedded cut (`kept`:
+    the text as vbw.score.shown.clip keeps it, of `length` characters)."""
 
-    def __init__(self, text: str, limit: int) -> None:
-        self.length, self.limit = len(text), limit
+    def __init__(self, kept: str, length: int, limit: int) -> None:
+        self.length, self.limit = length, limit
         self.head = limit // 2
-        self.omitted = max(0, len(text) - limit)
-        kept = text if not self.omitted else text[:self.head] + text[self.head + self.omitted:]
+        self.omitted = max(0, length - limit)
         self.astral = [] if kept.isascii() else \
             [i for i, ch in enumerate(kept) if ord(ch) > 0xFFFF]
 
@@ -75,22 +75,20 @@ class _Units:
         return i + bisect_left(self.astral, i)
 
 
-def arm_marks(text: str, events: Sequence[Intervention], steps: tuple[Step, ...] | None,
-              limit: int) -> ArmMarks:
-    """The marks of one arm's text (see the module docstring); `limit` is the cut's."""
-    landings = classify(text, [(e.char, len(e.forced)) for e in events], steps)
-    order = sorted(range(len(events)), key=lambda k: events[k].char)
-    strongest = set(sorted(range(len(events)),
-                           key=lambda k: events[k].lp_forced - events[k].lp_wanted)[:MAX_MARKS])
-    units = _Units(text, limit)
+def arm_marks(arm: ShownArm, limit: int) -> ArmMarks:
+    """The marks of one arm's text, from what the scoring pass kept of it and its
+    interventions (vbw.score.shown.Marked: the strongest, at most MAX_MARKS); `limit` is
+    the cut's."""
+    kept = arm.marks
+    assert kept is not None
+    events, landings, length = kept.events, kept.landings, arm.length
+    units = _Units(arm.text or "", length, limit)
     marks: list[Mark] = []
     last = 0
-    for k in order:
+    for k in sorted(range(len(events)), key=lambda k: events[k].char):
         e = events[k]
-        if k not in strongest:
-            continue
-        start = max(min(e.char, len(text)), last)
-        end = max(min(e.char + len(e.forced), len(text)), start)
+        start = max(min(e.char, length), last)
+        end = max(min(e.char + len(e.forced), length), start)
         a, b = units.at(start), units.at(end)
         if a is None or b is None:
             continue
@@ -99,7 +97,4 @@ def arm_marks(text: str, events: Sequence[Intervention], steps: tuple[Step, ...]
                           pw=prob(e.lp_wanted), pf=prob(e.lp_forced),
                           margin=e.lp_wanted - e.lp_forced, where=landings[k].where,
                           answer=landings[k].answer))
-    answers = [x.answer for x in landings]
-    return ArmMarks(marks=marks, iv=len(events),
-                    iv_answer=None if any(x is None for x in answers) else sum(map(bool, answers)),
-                    iv_max=max((e.lp_wanted - e.lp_forced for e in events), default=None))
+    return ArmMarks(marks=marks, iv=kept.iv, iv_answer=kept.iv_answer, iv_max=kept.iv_max)

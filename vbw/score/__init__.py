@@ -8,8 +8,8 @@ from vbw.lazy import lazy_exports
 
 _WHERE = {"build_report": "vbw.score.metrics", "comparison_pairs": "vbw.score.metrics",
           "Report": "vbw.score.model", "ItemStates": "vbw.score.states",
-          "score_items": "vbw.score.states"}
+          "score_stream": "vbw.score.stream"}
 
-__all__ = ["ItemStates", "Report", "build_report", "comparison_pairs", "score_items"]
+__all__ = ["ItemStates", "Report", "build_report", "comparison_pairs", "score_stream"]
 
 __getattr__ = lazy_exports(__name__, _WHERE)

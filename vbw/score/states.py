@@ -12,20 +12,18 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from vbw.errors import ReplayError
-from vbw.replay.format import Replay
-from vbw.score.interventions import empty_rows, event_row
-from vbw.score.landing import answer_steps
 from vbw.task.arms import Arm
-from vbw.task.jsonscan import first_json_object_plain
+from vbw.task.extract import Extracted
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
 
 class ItemStates(BaseModel):
-    """Arrays aligned on (item, arm): valid is 1/0, or -1 where the arm has no contract."""
+    """Arrays aligned on (item, arm): valid is 1/0, or -1 where the arm has no contract.
+    A figure a Tally field adds (vbw.score.tally, `states=True`) is an extra field of
+    its name."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="allow")
     ids: list[str]
     arms: list[Arm]  # typed; a key string appears only in report.json and the ledger
     valid: Any  # np.ndarray[int8] shape (n_items, n_arms)
@@ -71,73 +69,24 @@ def _arm_plan(arms: list[Arm]) -> list[tuple[Arm, str, str | None]]:
 
 
 def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: list[Arm],
-               validators: Validators) -> tuple[list[int], list[bool]]:
+               validators: Validators, kept: list[Extracted] | None = None
+               ) -> tuple[list[int], list[bool]]:
     """(validity row, correctness row) of one item over `arms`, from each arm's text: per
-    arm, Task.answer's (object, answer), the object's validity against the arm's schema,
-    and Task.is_correct. Those two are inlined here, their attribute look-ups done once
-    per item (this loop runs 600,000 times for 100,000 items of 6 arms);
-    tests/score/test_states.py checks that it gives what they give."""
+    arm, Task.extract's object and answer (by Task.reader), the object's validity against the arm's
+    schema, and Task.is_correct. `kept`: each arm's extraction is added to it, with its
+    span (for the reports: vbw.score.shown)."""
     vrow: list[int] = []
     rrow: list[bool] = []
-    schemas, spec, gold = item.schemas, task.spec, item.gold
-    coerce, at_path, check = spec.coerce.apply, spec.extract.json_.apply, spec.check.check
-    answer_schema, is_valid = schemas[spec.answer_schema], validators.is_valid
+    schemas, read, is_correct = item.schemas, task.reader, task.is_correct
+    is_valid, spans = validators.is_valid, kept is not None
     for arm, key, schema in _arm_plan(arms):
-        text, known = texts[key], None
-        if text is None:
-            obj = answer = None
-        elif arm.kind == "unconstrained":
-            obj, answer = None, task.free_answer(text, item)
-        else:
-            obj, known = first_json_object_plain(text)
-            answer = None if obj is None else coerce(at_path(obj))
+        got = read(texts[key], item, arm.kind == "unconstrained", spans)
+        obj, plain, answer, _ = got
+        if spans:
+            kept.append(Extracted(*got))  # type: ignore[union-attr]
         if schema is not None:
-            vrow.append(int(obj is not None and is_valid(schemas[schema], obj, known)))
+            vrow.append(int(obj is not None and is_valid(schemas[schema], obj, plain)))
         else:
             vrow.append(-1)
-        rrow.append(answer is not None and check(answer, gold, answer_schema))
+        rrow.append(answer is not None and is_correct(answer, item))
     return vrow, rrow
-
-
-def score_items(task: Task, items: list[Item], replay: Replay, arms: list[Arm]) -> ItemStates:
-    """States for every item of `items` that the replay holds, in item order."""
-    by_id = {r.id: r for r in replay.records}
-    known = {it.id for it in items}
-    stray = [r.id for r in replay.records if r.id not in known]
-    if stray and len(stray) == len(replay.records):
-        raise ReplayError(f"{replay.path}: no item id belongs to task {task.name} "
-                          f"(first: {stray[0]!r})")
-    validators = Validators()
-    ids: list[str] = []
-    excluded: list[str] = []
-    reasons: dict[str, str] = {}
-    valid_rows: list[list[int]] = []
-    right_rows: list[list[bool]] = []
-    event_rows: list[np.ndarray] = []
-    steps = answer_steps(task.spec.extract.json_.path)
-    for item in items:
-        rec = by_id.get(item.id)
-        if rec is None:
-            continue
-        if rec.unsupported:
-            excluded.append(item.id)
-            reasons[item.id] = rec.unsupported
-            continue
-        missing_arm = next((arm.key for arm in arms if arm.key not in rec.arms), None)
-        if missing_arm is not None:
-            raise ReplayError(no_arm_message(replay.path, item.id, missing_arm, rec.arms))
-        texts = {k: a.text for k, a in rec.arms.items()}
-        vrow, rrow = arm_states(task, item, texts, arms, validators)
-        spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
-                 for k, a in rec.arms.items() if a.interventions is not None}
-        event_rows.append(event_row(texts, spans, arms, steps))
-        ids.append(item.id)
-        valid_rows.append(vrow)
-        right_rows.append(rrow)
-    shape = (len(ids), len(arms))
-    valid = np.array(valid_rows, dtype=np.int8).reshape(shape)
-    right = np.array(right_rows, dtype=bool).reshape(shape)
-    events = np.array(event_rows).reshape(shape + (4,)) if event_rows \
-        else empty_rows(*shape)
-    return ItemStates(ids=ids, arms=list(arms), valid=valid, right=right,
-                      excluded=excluded, excluded_reasons=reasons, events=events)

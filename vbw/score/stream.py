@@ -1,22 +1,12 @@
-"""Scoring a replay as it is read: one pass, holding per item only its states.
+"""Scoring a replay as it is read: one pass, holding per item only what it gathers
+(vbw.score.tally) and what the reports show of the first items (vbw.score.shown).
 
-A replay of 100,000 items x 6 arms is hundreds of MB of text, and scoring needs each
-item (its task row, gold and schemas) and its texts only while it scores them. So each
-record is scored as it arrives (vbw.replay.stream), its item is built from the task row
-of its id, checked (vbw.task.audit.Auditor) and dropped; what stays is two small arrays
-per (item, arm).
-
-The result, the warnings and every error are those of scoring the whole replay read in
-memory, in the same order of precedence: a bad line anywhere in the file; ids the task
-does not have; no selected item held; an item whose row cannot be built (the first in
-task order); a task check problem (the Audit re-run in task order, for its exact words);
-an item lacking an arm (the first in task order). Items are reported in task order
-whatever the order of the file.
-
-Every mode that scores a replay goes through `score_stream` and gets its `Scored`: replay
-and live scoring (vbw.modes.scoring), merge (which scores the merged replay the same way)
-and compare, which asks for the digests of the texts (to count identical generations) and
-shares one `SharedAudit` between its replays, so the task checks run once per item.
+Each record is scored as it arrives (vbw.replay.stream), its item built from its task
+row, checked (vbw.task.audit.Auditor) and dropped. The result and every error are those
+of scoring the whole replay in memory, in the same order of precedence: a bad line; ids
+the task does not have; no selected item held; an unbuildable row (the first in task
+order); a task check problem; an item lacking an arm. Items are reported in task order.
+Every mode that scores a replay goes through `score_stream` and gets its `Scored`.
 """
 
 from __future__ import annotations
@@ -33,14 +23,15 @@ from vbw.replay.io import legacy_end
 from vbw.replay.record import ScoredRecord
 from vbw.replay.stream import ReplayStream
 from vbw.score import split
-from vbw.score.digest import NO_TEXT, text_digest
-from vbw.score.finish import Finishes
 from vbw.score.finish import codes as finish_codes
-from vbw.score.interventions import NOT_RECORDED, empty_rows, event_row
 from vbw.score.landing import answer_steps
-from vbw.score.states import ItemStates, arm_states, no_arm_message
+from vbw.score.shared import SharedAudit
+from vbw.score.shown import Showing, Shown, Unbuilt, shown
+from vbw.score.states import ItemStates, no_arm_message
+from vbw.score.tally import Size, Tally
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
+from vbw.task.extract import Extracted
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
@@ -57,41 +48,25 @@ class Scored(NamedTuple):
     # with `digests=True`: per row of `states`, each arm's text digest (vbw.score.digest);
     # 16 bytes a generation, never the texts
     digests: np.ndarray | None = None
-    finishes: Finishes | None = None  # with `keep_finish`: vbw.score.finish
-
-
-class SharedAudit:
-    """The task checks over the items of several replays, each item once, in task order
-    however the replays hold them: what `audit` gives on the union of their items."""
-
-    def __init__(self, task: Task, n: int | None) -> None:
-        self.task, self.n = task, n
-        self.auditor = Auditor(task)
-        self.seen = np.zeros(len(task.ids(n)), dtype=bool)
-
-    def add(self, item: Item, pos: int) -> None:
-        if not self.seen[pos]:
-            self.seen[pos] = True
-            self.auditor.add(item, pos)
-
-    def result(self) -> Audit:
-        """The Audit; a problem stops the run, in the words `audit` finds in task order."""
-        result = self.auditor.result()
-        if result.problems:
-            selected = self.task.ids(self.n)
-            held = {selected[i] for i in np.flatnonzero(self.seen)}
-            raise ConfigError(first_error(audit(self.task, self.task.items(self.n,
-                                                                           only=held))))
-        return result
+    # with `showing` (vbw.score.shown): the finish reasons of the items the reports list
+    # (vbw.score.finish codes) and what they show of the first ones, by item id
+    finishes: dict[str, bytes] = {}
+    shown: dict[str, Shown] = {}
 
 
 class Pass:
-    """What one pass over the records gathers, indexed by position among the selected."""
+    """What one pass over the records gathers, indexed by position among the selected: a
+    Tally (vbw.score.tally; TALLY, the class), plus the lines' timings and stray ids."""
+
+    TALLY: type[Tally] = Tally
 
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
                  shared: SharedAudit | None = None, digests: bool = False,
-                 keep_finish: int = 0) -> None:
-        self.task, self.arms, self.shared = task, arms, shared
+                 showing: Showing = Showing(), rows: list[int] | None = None) -> None:
+        """`rows`: each selected item's task row, where the selection is not the task's
+        first items (a shard's)."""
+        self.task, self.arms, self.shared, self.showing = task, arms, shared, showing
+        self.rows = rows
         self.keys = [a.key for a in arms]
         self._key_set = frozenset(self.keys)
         self.position: dict[str, list[int]] = {item_id: [i] for i, item_id in enumerate(selected)}
@@ -99,23 +74,13 @@ class Pass:
             self.position = {}
             for i, item_id in enumerate(selected):
                 self.position.setdefault(item_id, []).append(i)
-        n = len(selected)
-        self.held = np.zeros(n, dtype=bool)
-        self.scored = np.zeros(n, dtype=bool)
-        self.valid = np.zeros((n, len(arms)), dtype=np.int8)
-        self.right = np.zeros((n, len(arms)), dtype=bool)
-        self.digests = np.full((n, len(arms)), NO_TEXT, dtype="S16") if digests else None
-        self.events = empty_rows(n, len(arms))  # interventions (vbw.score.interventions)
-        self.keep_finish = min(n, keep_finish)  # vbw.score.finish
-        self.finish = np.zeros((self.keep_finish, len(arms)), dtype=np.uint8)
+        self.t = self.TALLY.new(Size(len(selected), len(arms), showing, digests),
+                                auditor=Auditor(task))
         self.steps = answer_steps(task.spec.extract.json_.path)
-        self.excluded: dict[int, str] = {}
         self.stray: list[str] = []
         self.timings: list[float | None] = []
-        self.bad_row: tuple[int, VbwError] | None = None
-        self.no_arm: tuple[int, str] | None = None
-        self.auditor = Auditor(task)
         self.validators = Validators()
+        self._kept: tuple[int, list[Extracted]] = (-1, [])  # (position, its extractions)
 
     def add(self, rec: ScoredRecord, path: str, timed: bool = True,
             item: Item | None = None) -> None:
@@ -148,66 +113,83 @@ class Pass:
         """What scoring gathered, for `merge` into the pass of another process."""
         shared = None if self.shared is None else (self.shared.seen,
                                                    self.shared.auditor.state())
-        return {"held": self.held, "scored": self.scored, "valid": self.valid,
-                "right": self.right, "digests": self.digests,
-                # (n x arms x 4 int32s: 9.6 MB at 100,000 items of 6 arms, most often none)
-                "events": self.events if (self.events != NOT_RECORDED).any() else None,
-                "excluded": self.excluded, "bad_row": self.bad_row, "finish": self.finish,
-                "no_arm": self.no_arm, "auditor": self.auditor.state(), "shared": shared}
+        return {"tally": self.t.state(), "shared": shared}
 
     def merge(self, st: dict[str, Any]) -> None:
         """Add the `state()` of a pass that scored other records of the same replay."""
-        kept = st["held"][:self.keep_finish]
-        self.finish[kept] = st["finish"][kept]
-        self.held |= st["held"]
-        rows = st["scored"]
-        self.valid[rows], self.right[rows] = st["valid"][rows], st["right"][rows]
-        if st["events"] is not None:
-            self.events[rows] = st["events"][rows]
-        if self.digests is not None:
-            self.digests[rows] = st["digests"][rows]
-        self.scored |= rows
-        self.excluded.update(st["excluded"])
-        for name in ("bad_row", "no_arm"):
-            theirs, mine = st[name], getattr(self, name)
-            if theirs is not None and (mine is None or theirs[0] < mine[0]):
-                setattr(self, name, theirs)
-        self.auditor.merge(st["auditor"])
+        self.t.merge(st["tally"])
         if self.shared is not None:  # the worker checked only items no process had
             seen, checks = st["shared"]
             self.shared.seen |= seen
             self.shared.auditor.merge(checks)
 
     def _add_at(self, pos: int, rec: ScoredRecord, path: str, built: Item | None) -> None:
-        self.held[pos] = True
-        if pos < self.keep_finish:
-            self.finish[pos] = finish_codes(rec.arms, self.keys)
+        t = self.t
+        t.held[pos] = True
+        if t.finish.wants(pos):
+            t.finish.put(pos, finish_codes(rec.arms, self.keys))
+        show = t.shown.wants(pos)
         if rec.unsupported:
-            self.excluded[pos] = rec.unsupported
+            t.excluded[pos] = rec.unsupported
             if self.shared is None:  # a shared audit checks every held item, as compare did
+                if show:
+                    self._show(pos, rec, built)
                 return
         try:
             item = built if built is not None and built.id == rec.id else \
-                self.task.item(pos, rec.id)
+                self.task.item(self._row(pos), rec.id)
         except VbwError as e:  # a row the task cannot build: the first in task order stops
-            if self.bad_row is None or pos < self.bad_row[0]:
-                self.bad_row = (pos, e)
+            if t.bad_row is None or pos < t.bad_row[0]:
+                t.bad_row = (pos, e)
             return
-        (self.shared or self.auditor).add(item, pos)
+        (self.shared or t.auditor).add(item, pos)
         if rec.unsupported:
             return
         lacking = None if self._key_set <= rec.texts.keys() else \
             next(k for k in self.keys if k not in rec.texts)
         if lacking is not None:
-            if self.no_arm is None or pos < self.no_arm[0]:
-                self.no_arm = (pos, no_arm_message(path, rec.id, lacking, rec.texts))
+            if t.no_arm is None or pos < t.no_arm[0]:
+                t.no_arm = (pos, no_arm_message(path, rec.id, lacking, rec.texts))
             return
-        vrow, rrow = arm_states(self.task, item, rec.texts, self.arms, self.validators)
-        self.valid[pos], self.right[pos], self.scored[pos] = vrow, rrow, True
-        if self.digests is not None:
-            self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in self.arms]
-        if rec.interventions:
-            self.events[pos] = event_row(rec.texts, rec.interventions, self.arms, self.steps)
+        t.add_scored(pos, self, rec, item)
+        t.scored[pos] = True
+        if show:
+            self._show(pos, rec, item)
+
+    def keep(self, pos: int) -> list[Extracted] | None:
+        """Where scoring adds the item's extractions if it is shown (`_show`); else None."""
+        if pos >= self.showing.detailed:
+            return None
+        self._kept = (pos, [])
+        return self._kept[1]
+
+    def _row(self, pos: int) -> int:
+        return pos if self.rows is None else self.rows[pos]
+
+    def _show(self, pos: int, rec: ScoredRecord, item: Item | None) -> None:
+        """Keep what the reports show of the item (vbw.score.shown). Below position
+        `detailed` an item held is surely shown, so it is built now; above, it is shown
+        only if items before it are missing, so it is kept as read (`Unbuilt`) and built
+        if it is (`shown_items`): a worker scoring the file's end builds none."""
+        unbuilt = Unbuilt(rec.id, rec.arms or {}, item)
+        self.t.shown.put(pos, self._built(pos, unbuilt) if pos < self.showing.detailed
+                         else unbuilt)
+
+    def _built(self, pos: int, u: Unbuilt) -> Shown:
+        """The item as shown; an error building it is the report's to raise."""
+        try:
+            item = u.item if u.item is not None and u.item.id == u.id else \
+                self.task.item(self._row(pos), u.id)
+            done = self._kept[1] if self._kept[0] == pos else None
+            return shown(self.task, item, self.arms, u.arms, self.steps, self.showing, done)
+        except VbwError as e:
+            return Shown(error=e)
+
+    def shown_items(self, selected: list[str]) -> dict[str, Shown]:
+        """What the pass kept to show, by item id (a repeated id: its last position's)."""
+        kept = self.t.shown.items
+        return {selected[pos]: self._built(pos, kept[pos]) if type(kept[pos]) is Unbuilt
+                else kept[pos] for pos in sorted(kept)}
 
 
 def _same_task(a: str | None, b: str) -> bool:
@@ -254,9 +236,9 @@ def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str
 def _checked(p: Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
     """The task checks on the held items, as vbw.cli.job did before scoring: a problem stops
     the run (re-found in task order, for its exact words); findings are returned."""
-    result = p.auditor.result()
+    result = p.t.auditor.result()
     if result.problems:
-        held = {selected[i] for i in np.flatnonzero(p.held)}
+        held = {selected[i] for i in np.flatnonzero(p.t.held)}
         result = audit(task, task.items(n, only=held))
         if result.problems:
             raise ConfigError(first_error(result))
@@ -266,50 +248,53 @@ def _checked(p: Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
                  err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
                  shared: SharedAudit | None = None, digests: bool = False,
-                 keep_finish: int = 0, given: Pass | None = None) -> Scored:
+                 showing: Showing = Showing(), given: Pass | None = None) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
     selection (a shard job's replay holds its shard of the items only). `shared` takes
     the task checks (mode=compare runs them once over every replay's items, then calls
     `shared.result()`; `Scored.audit` is then empty); `digests` keeps each scored text's
-    digest in `Scored.digests`; `keep_finish` keeps the finish reasons of the first so many
-    selected items in `Scored.finishes`. `given`: the pass over this replay's records,
+    digest in `Scored.digests`; `showing`: what to keep for the reports (`Scored.finishes`
+    and `Scored.shown`, by item id). `given`: the pass over this replay's records,
     scored as they were written (vbw.score.written), made for this selection and these
     arms; the replay's item lines are then not read (its end line is the caller's to set
     in `stream.end`)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
-    if given is not None and (len(given.held), given.keys) != (len(selected),
+    rows = None if take is None else take(list(range(len(task.ids(n)))))
+    if given is not None and (len(given.t.held), given.keys) != (len(selected),
                                                                [a.key for a in arms]):
         given = None  # not a pass over this selection and these arms: the file is read
-    p = given if given is not None else Pass(task, selected, arms, shared, digests, keep_finish)
+    p = given if given is not None else Pass(task, selected, arms, shared, digests, showing, rows)
     path = str(stream.path)
     if given is not None:
         stream.close()
     elif split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
-                              lambda: Pass(task, selected, arms, shared, digests,
-                                            keep_finish))
+                              lambda: Pass(task, selected, arms, shared, digests, showing,
+                                           rows))
     else:
         for rec in stream.records():
             p.add(rec, path)
-    missing = check_ids(task, selected, p.held.tolist(), p.stray, path, len(p.timings), err)
-    if p.bad_row is not None:
-        raise p.bad_row[1]
+    t = p.t
+    missing = check_ids(task, selected, t.held.tolist(), p.stray, path, len(p.timings), err)
+    if t.bad_row is not None:
+        raise t.bad_row[1]
     # shared: the own auditor saw no item, so its result is an empty Audit (items=0)
-    result = _checked(p, task, n, selected) if shared is None else p.auditor.result()
-    if p.no_arm is not None:
-        raise ReplayError(p.no_arm[1])
+    result = _checked(p, task, n, selected) if shared is None else t.auditor.result()
+    if t.no_arm is not None:
+        raise ReplayError(t.no_arm[1])
     end = stream.end
     if stream.header.version == 0 and end is None:
         end = legacy_end(stream.meta_as_written, len(p.timings))
-    rows = np.flatnonzero(p.scored)
-    return Scored(result, _states(selected, arms, p, rows), missing, len(selected), p.timings,
-                  end, None if p.digests is None else p.digests[rows],
-                  Finishes(selected[:p.keep_finish], p.finish) if p.keep_finish else None)
+    rows = np.flatnonzero(t.scored)
+    return Scored(result, _states(selected, arms, t, rows), missing, len(selected), p.timings,
+                  end, None if t.digests is None else t.digests[rows],
+                  {selected[pos]: t.finish.items[pos] for pos in sorted(t.finish.items)},
+                  p.shown_items(selected))
 
 
-def _states(selected: list[str], arms: list[Arm], p: Pass, rows: np.ndarray) -> ItemStates:
-    excluded = sorted(p.excluded)
-    return ItemStates(ids=[selected[i] for i in rows], arms=list(arms), valid=p.valid[rows],
-                      right=p.right[rows], excluded=[selected[i] for i in excluded],
-                      excluded_reasons={selected[i]: p.excluded[i] for i in excluded},
-                      events=p.events[rows])
+def _states(selected: list[str], arms: list[Arm], t: Tally, rows: np.ndarray) -> ItemStates:
+    excluded = sorted(t.excluded)
+    return ItemStates(ids=[selected[i] for i in rows], arms=list(arms),
+                      excluded=[selected[i] for i in excluded],
+                      excluded_reasons={selected[i]: t.excluded[i] for i in excluded},
+                      **t.states(rows))

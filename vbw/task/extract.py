@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, model_validator
 
@@ -28,6 +28,18 @@ from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.registry import Registry
 
 STEPS: Registry[StrictModel] = Registry("extract step", group="vbw.extractors")
+
+
+class Extracted(NamedTuple):
+    """What Task.extract reads of one arm's text."""
+
+    obj: dict[str, Any] | None  # the first JSON object (arms other than unconstrained)
+    plain: bool | None          # whether `obj` is plain (vbw.task.validity); None: not known
+    answer: Any                 # the extracted, coerced answer; None: none
+    span: tuple[int, int] | None = None  # where it was read (with `spans`), if known
+
+
+NOTHING = Extracted(None, None, None)
 MAX_CHARS = 100_000       # default text a regex step reads (its head or tail)
 MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 

@@ -11,7 +11,7 @@ from typing import TextIO
 
 from vbw.modes import MODES, Job, Mode
 from vbw.modes.scoring import Obtained, score_tasks
-from vbw.report.browser import MAX_LISTED_ITEMS
+from vbw.report.browser import SHOWING
 from vbw.score.stream import Pass
 from vbw.score.written import Written
 from vbw.modes.merge.write import merge_and_score
@@ -35,7 +35,7 @@ class Merge(Mode):
             path = task_dir / "replay.jsonl"  # where merge_and_score writes it
 
             def scoring(n: int) -> Written:  # the pass scoring over the run's n items makes
-                return Written(Pass(task, task.ids(n), arms, keep_finish=MAX_LISTED_ITEMS),
+                return Written(Pass(task, task.ids(n), arms, showing=SHOWING),
                                str(path))
 
             found, written = merge_and_score(task, cfg.replays, cfg.n, job.cwd, task_dir,

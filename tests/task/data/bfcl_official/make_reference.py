@@ -41,7 +41,7 @@ def verdicts(path: Path) -> dict[str, dict[str, str]]:
             continue  # vbw excludes these from N too
         func = item.fields["function"]
         for arm in arms:
-            _, args = task.answer(rec.arms[arm.key].text, item, arm)
+            args = task.extract(rec.arms[arm.key].text, item, arm.kind == "unconstrained").answer
             if not isinstance(args, dict):
                 out[arm.key][rec.id] = "no_arguments"
                 continue

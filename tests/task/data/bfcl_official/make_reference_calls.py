@@ -42,7 +42,7 @@ def verdicts(task_name: str, path: Path) -> dict[str, dict[str, str]]:
         if item is None or rec.unsupported:
             continue  # vbw excludes these from N too
         for arm in arms:
-            _, calls = task.answer(rec.arms[arm.key].text, item, arm)
+            calls = task.extract(rec.arms[arm.key].text, item, arm.kind == "unconstrained").answer
             if not isinstance(calls, list):
                 out[arm.key][rec.id] = "no_calls"
                 continue

@@ -135,8 +135,7 @@ def _page(tmp: Path) -> str:
                           meta={}, source=str(GSM8K), provenance="", seed=1, resamples=100,
                           n_task=len(states.ids) + len(states.excluded), missing=[])
     page = ItemData(task, open_replay(GSM8K).header, arms, max_detailed=7, max_listed=40)
-    if split.wanted(GSM8K):
-        page.start(scored)
+    (page.start if split.wanted(GSM8K) else page.keep)(scored)
     return "".join(browser_json(page.browser(report)))
 
 

@@ -63,7 +63,7 @@ class BackendSettings(StrictModel):
     `tools_refused` non-empty: why the kind cannot run tool_call arms (native tool calling
     with a forced function); a live run then refuses them at start in one line, exit 2.
     `named_by` maps a field whose value is a name of a registry above this layer to that
-    registry, "module:NAME"; vbw.app looks the name up before any work.
+    registry, "module:NAME"; vbw.cli.job looks the name up before any work.
     """
 
     provider: ClassVar[str]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, TASK_CONF
-from vbw.app import run
+from vbw.cli.job import run
 from vbw.config import RunConfig
 from vbw.modes import scoring
 from vbw import parallel

@@ -2,7 +2,7 @@
 
 mode=merge writes the merged replay, then scores it: a second pass that decodes every
 line it has just written and builds every item again. Instead, the processes that make
-the merged lines (vbw.sweep.shards) hand each record, in its decoded form, to a
+the merged lines (vbw.modes.merge.write) hand each record, in its decoded form, to a
 `Written`: the scoring pass of vbw.score.stream, fed what a `ReplayStream` would have
 read from that line (vbw.replay.record.scored_record), with the line's number, id and
 timing kept for the file order. A forked writer sends its `state()` back; the parent

@@ -101,3 +101,18 @@ def test_the_report_reference_names_every_field_of_report_json() -> None:
     page = (DOCS / "reference" / "report.md").read_text(encoding="utf-8")
     assert not {k for k in keys if f"`{k}`" not in page}, \
         sorted(k for k in keys if f"`{k}`" not in page)
+
+
+def test_testing_figures_are_read_from_a_pytest_log() -> None:
+    """docs/testing.md's generator reads the summary line and the --durations table of a
+    real run's log, and refuses a log without a summary."""
+    from docs.generate.testing import slowest, summary
+
+    log = ["....", "============ slowest 60 durations ============",
+           "18.89s call     tests/a.py::test_x", "0.50s setup    tests/b.py::test_y",
+           "120.00s call     tests/c.py::test_z[1]",
+           "2034 passed, 12 skipped in 1755.48s (0:29:15)"]
+    assert summary(log) == ("2034 passed, 12 skipped", 1755.48)
+    assert slowest(log, 2) == [(120.0, "tests/c.py::test_z[1]"), (18.89, "tests/a.py::test_x")]
+    with pytest.raises(SystemExit):
+        summary(log[:-1])

@@ -25,6 +25,12 @@ GENERATED = [README, *sorted(DOCS.rglob("*.md"))]
 BENCH = ROOT / "tests" / "benchmarks"
 
 
+def testing_block() -> str:
+    from docs.generate.testing import block
+
+    return block()
+
+
 def _score(task_name: str, model: str, engine: str, kinds: list[str] | None = None):
     from vbw.config import Bootstrap
     from vbw.replay import read_replay
@@ -160,6 +166,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
     out["bench-predecessor"] = lambda: _if_exists(BENCH / "predecessor.json", _predecessor)
     out["bfcl-side-by-side"] = _bfcl_side_by_side
+    out["testing-figures"] = lambda: _if_exists(BENCH / "testing.json", testing_block)
     out["task-reference"] = _task_reference
     out["config-reference"] = _config_reference
     out["plugin-groups"] = _plugin_groups

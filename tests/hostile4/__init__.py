@@ -69,7 +69,7 @@ def run(case: Case, folder: Path, timeout: float | None = None) -> Outcome:
         args = case.make(folder, stack)
         env = {**os.environ, **case.env}
         start = time.perf_counter()
-        parent_kib = _rss_kib()
+        parent_kib = _hwm_kib()
         proc = _Measured([sys.executable, "-m", "vbw", *args], cwd=folder, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -79,8 +79,9 @@ def run(case: Case, folder: Path, timeout: float | None = None) -> Outcome:
             proc.kill()
             out, err = proc.communicate()
         seconds = time.perf_counter() - start
-    # a forked child's ru_maxrss starts at the parent's RSS (the pages fork copied before
-    # exec): a peak not above it says only "at most the parent's", so it is not a figure
+    # a child's ru_maxrss starts at the parent's peak RSS (exec records the high-water mark
+    # of the memory it replaces, the parent's when started by vfork): a peak not above it
+    # says only "at most the parent's", so it is not a figure
     peak = _peak_rss_mb(proc)
     if peak * 1024 <= parent_kib * 1.02:
         peak = float("nan")
@@ -106,9 +107,11 @@ class _Measured(subprocess.Popen):
         return pid, status
 
 
-def _rss_kib() -> int:
+def _hwm_kib() -> int:
+    """This process's peak RSS: what a child started by vfork and exec (Python's subprocess
+    where it can) reads as its own ru_maxrss at the start."""
     with open("/proc/self/status", encoding="ascii") as f:
-        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmRSS:"))
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
 
 
 def _peak_rss_mb(proc: _Measured) -> float:

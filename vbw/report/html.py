@@ -34,7 +34,7 @@ from vbw.report.markdown import check_lines, plain_metric_name, rate_cell
 from vbw.report.svg import render_forest
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.resources import cache_dir
-from vbw.score.model import Comparison, Report
+from vbw.score.results import Comparison, Report
 from vbw.score.paired import ALPHA
 from vbw.task.jsonvalues import json_text
 

@@ -28,7 +28,7 @@ from vbw.replay.stream import open_replay
 from vbw.score.shown import Showing, clip, clip_span
 from vbw.score.stream import score_stream
 from vbw.task.arms import ARM_KINDS, task_arms
-from vbw.task.jsonscan import first_json_object
+from vbw.task.jsontext.scan import first_json_object
 from vbw.task.runner import load_task
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="vbw-data">(.*?)</script>', re.S)

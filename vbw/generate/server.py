@@ -73,7 +73,7 @@ from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
 from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
                                one_line_text, parse_base_url, parse_completion, read_stream)
 from vbw.redact import mask_json, redact
-from vbw.task.jsonvalues import loads
+from vbw.task.jsontext.values import loads
 
 log = logging.getLogger(__name__)
 

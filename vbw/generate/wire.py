@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from vbw.redact import Secret, escape_surrogates, secret_param
-from vbw.task.jsonvalues import loads
+from vbw.task.jsontext.values import loads
 
 MESSAGE_LIMIT = 300  # characters of a server's error message quoted in ours
 

@@ -18,7 +18,7 @@ key or value characters lies inside the value at the task's answer path
 (`extract.json.path`); the path's own member name and the quotes and punctuation inside
 the answer are not (for `@`, the whole object is the answer, so every key and value is).
 
-The object is the one the task reads (vbw.task.jsonscan.first_json_span); a text where no
+The object is the one the task reads (vbw.task.jsontext.scan.first_json_span); a text where no
 object decodes (invalid, cut off) is classified from its first `{` on and has no answer
 value. The answer value is found for paths of member names and non-negative indices
 (`answer`, `a.b[0].c`, `@`); for any other JMESPath (a function, a projection) where it
@@ -45,7 +45,7 @@ from typing import NamedTuple
 import jmespath.exceptions
 import jmespath.parser
 
-from vbw.task.jsonscan import first_json_span
+from vbw.task.jsontext.scan import first_json_span
 
 STRUCTURE, KEY, VALUE = "structure", "key", "value"
 _VALUE, _KEY, _ANSWER = 1, 2, 4  # a segment's code bits

@@ -9,7 +9,7 @@ ShishirPatil/gorilla, commit 6ea57973c7a6097fd7c5915698c54c17c5b1b6c8,
 
 The answer is the call's arguments object; the gold maps each parameter to its allowed
 values (`""` among them: the parameter may be left out); `schema` is the arguments'
-JSON Schema (BFCL types converted by the `bfcl` dialect, vbw.task.schemas), and a property's
+JSON Schema (BFCL types converted by the `bfcl` dialect, vbw.task.schema.sources), and a property's
 type is read back to BFCL's: integer->int, number->float, string->str, boolean->bool,
 array->list (BFCL's `tuple` too), object->dict, a list of types (BFCL's `any`)->str
 (`any` is `str` in BFCL's type map, line 22). Types compare exactly (`type(v) is T`, so a
@@ -181,7 +181,7 @@ def official_reason(answer: Any, gold: Any, schema: Any) -> str | None:
 
 def _function_schemas(schema: Any) -> dict[str, Any]:
     """Function name -> arguments schema, from the schema of a list of calls (or of an
-    object holding that list in one of its properties, vbw.task.schemas.CallsSchema): its
+    object holding that list in one of its properties, vbw.task.schema.sources.CallsSchema): its
     `items` (or each `anyOf`/`oneOf` branch of them) declares a call as an object whose one
     property is the function's name."""
     if isinstance(schema, dict) and "items" not in schema:

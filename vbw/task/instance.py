@@ -15,7 +15,7 @@ Two ways to fail, kept apart because they mean opposite things:
   constrained decoder cannot emit anything for such a schema, so scoring it is impossible.
 - `Unbuildable`: this generator does not know how (a pattern it cannot invert, any other
   `not`, a remote $ref), or the schema needs more than a build's work budget
-  (vbw.task.schemawalk.Budget). The caller skips the check and says so; it never
+  (vbw.task.schema.walk.Budget). The caller skips the check and says so; it never
   concludes anything.
 
 What is built is only proposed: the caller validates it with the scoring validator
@@ -28,9 +28,9 @@ import math
 from typing import Any
 
 from vbw.task.regexample import examples
-from vbw.task.schemakeywords import clip
-from vbw.task.schemanumbers import integer, number
-from vbw.task.schemawalk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
+from vbw.task.schema.keywords import clip
+from vbw.task.schema.numbers import integer, number
+from vbw.task.schema.walk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
                                   is_num, json_type, merged, property_schema, resolve, same,
                                   search)
 

@@ -20,8 +20,8 @@ from vbw.task.arms import Arm
 from vbw.task.extract import NOTHING, Extracted
 from vbw.task.dataset import join_rows, read_data_bytes, read_rows
 from vbw.task.base import StrictModel, search
-from vbw.task.jsonscan import first_json_object_plain, first_json_span
-from vbw.task.jsonvalues import json_text
+from vbw.task.jsontext.scan import first_json_object_plain, first_json_span
+from vbw.task.jsontext.values import json_text
 from vbw.task.bounded import PromptBudget
 from vbw.task.prompts import render
 from vbw.task.spec import IdFromPath, TaskSpec

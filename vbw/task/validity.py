@@ -1,10 +1,10 @@
 """Schema validity as vbw scores it, for every layer that needs the verdict.
 
 Validity is jsonschema's verdict, with integers as JSON Schema defines them: a literal too
-long for Python's int() (a JsonBigInt, see vbw.task.jsonvalues) is an `integer`, and
+long for Python's int() (a JsonBigInt, see vbw.task.jsontext.values) is an `integer`, and
 `multipleOf` is decided on it exactly. An object nested too deeply for the validator's
 recursion (possible only with a recursive schema) counts as invalid. Regex keywords
-(`pattern`, `patternProperties`) match on RE2, in linear time (vbw.task.schemapatterns),
+(`pattern`, `patternProperties`) match on RE2, in linear time (vbw.task.schema.patterns),
 as every task regex does; ECMA-262 patterns agree with it on `$` and `\\d`. Scoring and
 mode=check (vbw.task.audit) share this one definition, so they cannot disagree.
 
@@ -29,10 +29,10 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend, validator_for
 
-from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.jsontext.values import JsonBigInt
 from vbw.task.refs import NO_FETCH
-from vbw.task.schemapatterns import KEYWORDS as REGEX_KEYWORDS
-from vbw.task.schemas import schema_key
+from vbw.task.schema.patterns import KEYWORDS as REGEX_KEYWORDS
+from vbw.task.schema.sources import schema_key
 
 
 KEPT = 4096  # schema objects and compiled validators kept at most

@@ -15,7 +15,7 @@ from vbw.errors import UnsupportedSchema
 from vbw.generate.decode import TokenRule, Whitespace
 from vbw.generate.runtime import Runtime
 from vbw.registry import Registry
-from vbw.task.schemas import schema_key
+from vbw.task.schema.sources import schema_key
 
 
 class Constraint:

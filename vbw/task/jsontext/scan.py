@@ -13,7 +13,7 @@ parse fails is a failure. Only the `{`s a parse read inside strings (where quote
 the other way round) and those after where it stopped need parses of their own; they are
 queued in text order, and the smallest success wins. A `{` whose first members do not
 parse is never an object and `{}` always is one, which prunes the search before it starts.
-The grammar is vbw.task.jsongrammar's regexes (linear: possessive, or on Python 3.10 greedy
+The grammar is vbw.task.jsontext.grammar's regexes (linear: possessive, or on Python 3.10 greedy
 where no give-back can succeed), walked with an explicit stack (no recursion); Python's json
 then decodes only the winner.
 
@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from vbw.task import jsongrammar as g
-from vbw.task.jsonvalues import decode_at, decode_span_at, orjson_plain
+from vbw.task.jsontext import grammar as g
+from vbw.task.jsontext.values import decode_at, decode_span_at, orjson_plain
 
 MAX_DEPTH = 512
 TRIES, BUDGET = 32, 4  # `{`s decoded literally before the search, text lengths read
@@ -75,7 +75,7 @@ def _whole_object(text: str, first: int) -> tuple[dict[str, Any], bool] | None:
     opens is the answer when it decodes and is within MAX_DEPTH. orjson decodes it when
     the rest of the text is exactly that object; where orjson refuses (trailing text, NaN,
     lone surrogates), where the object holds a float that may be an integer beyond 64
-    bits to json (vbw.task.jsonvalues.orjson_plain), or where the object is too deep,
+    bits to json (vbw.task.jsontext.values.orjson_plain), or where the object is too deep,
     None: the search decides, as it always did. Else (the object, whether it is plain:
     the same walk tells, and validity needs to know)."""
     try:

@@ -4,12 +4,12 @@ Exactly what `json.JSONDecoder().raw_decode` accepts: strict strings (no raw con
 characters; escapes `\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX`, lone surrogates allowed), numbers
 `-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?` with ASCII digits only (a `.` or `e` not
 followed by a digit ends the number), `true false null NaN Infinity -Infinity`, and only
-space, tab, LF and CR as whitespace. The scanner in vbw.task.jsonscan walks these one step
+space, tab, LF and CR as whitespace. The scanner in vbw.task.jsontext.scan walks these one step
 at a time; each step regex consumes a whole run of "flat" members or elements (values
 nested at most FLAT_LEVELS deep) at C speed and stops where a deeper container opens.
 
 Two spellings of one grammar (`grammar`), matching the same text with the same groups
-(tests/task/test_jsongrammar.py checks both against vbw's original possessive regexes at
+(tests/task/jsontext/test_grammar.py checks both against vbw's original possessive regexes at
 every position of generated texts): possessive quantifiers from Python 3.11 on (no give-back
 at all: the fastest), and on 3.10, whose re has none, greedy ones, linear all the same (up
 to ~6x slower on tests/task/test_hostile.py's hostile texts): wherever a
@@ -122,7 +122,7 @@ def grammar(possessive: bool) -> Grammar:
 
 # The compiled grammar, by the names the scanner reads, built on first use (PEP 562): its
 # patterns are tens of kilobytes that Python's re parses in pure Python (~0.1 s), and most
-# texts never need them (vbw.task.jsonscan tries orjson on the whole text first), so a run
+# texts never need them (vbw.task.jsontext.scan tries orjson on the whole text first), so a run
 # whose texts are all plain JSON objects, or that re-scores no JSON arm, never pays it.
 _EXPORTED = ("SHALLOW_STEPS", "DEEP_STEPS", "OPENER", "CANDIDATE", "PLAUSIBLE", "EMPTY_OBJECT")
 

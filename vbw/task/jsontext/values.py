@@ -109,7 +109,7 @@ def orjson_plain(value: Any) -> bool | None:
 
 
 # orjson spells a finite float as repr() does (json's spelling) except for magnitudes in
-# [1e-9, 1e-4), which it writes without an exponent (tests/task/test_jsonvalues.py)
+# [1e-9, 1e-4), which it writes without an exponent (tests/task/jsontext/test_values.py)
 SPELLED_ALIKE = 1e-4
 # orjson's indented text is json's once the layout goes: a raw line break is never inside
 # a string (it is escaped there), so every one, with the indent after it, is layout

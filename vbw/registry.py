@@ -1,29 +1,9 @@
 """Open vocabularies, declared once: a registry per vocabulary, filled by a class decorator
 and, lazily, by the entry points of installed packages.
 
-Every extension point of vbw (task extractor steps, coercions, checkers, schema sources;
-backends; engines; run modes; report writers) is a registry of pydantic models (or plain
-classes) keyed by a tag field (`kind`, or `name` for the run config's names). Each model
-declares its own tag (`kind: Literal["regex"]`) and registers itself; the registry
-derives everything else from that one declaration: the tuple of valid tags, the lookup
-with a did-you-mean, and the pydantic discriminated union the config and task models use
-as a field type.
+The base layer: it imports nothing of vbw but vbw.errors (which imports nothing).
 
-An installed package adds a kind without touching vbw by naming its model in an entry
-point of the registry's group (`[project.entry-points."vbw.checkers"] mine =
-"pkg.mod:MyChecker"`). The group is read only when the registry is asked for a tag it does
-not know, or for the list of its tags, so a run that uses only vbw's own kinds never scans
-the installed distributions. The union keeps vbw's own kinds (so the published JSON
-Schemas stay what they are) and falls back to a plugin's model for a tag only a plugin
-knows.
-
-A vocabulary of plain classes (engines, modes, writers) registers by a string class
-attribute instead, and may name a `package` whose modules are all imported on the first
-miss, before the entry points are read (only if the tag is still unknown), so a built-in
-kind is its module alone and a run of vbw's own kinds still reads no group.
-
-This module is the base layer: it imports nothing of vbw but vbw.errors (which imports
-nothing).
+How it works and why: docs/design.md, section vbw.registry.
 """
 
 from __future__ import annotations

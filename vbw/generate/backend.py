@@ -1,17 +1,6 @@
 """Where completions come from: one interface for every backend.
 
-A `Backend` takes chat messages and a `GenerateConfig` (the token cap and, for the arms
-that enforce one, the JSON Schema) and returns a `Generation`. Generation logic
-(`vbw.generate.live`) talks only to this interface, so the in-process llama.cpp runtime,
-an OpenAI-compatible server and the scripted fake of the tests are interchangeable. A new
-backend kind is its config class (vbw.config.BackendSettings: registered in BACKENDS, or
-named by an entry point of group `vbw.backends`), its Provider and Backend
-(vbw.generate.providers), one conf/backend file and its tests; examples/plugin adds one
-from an installed package without touching vbw.
-
-A backend enforces a schema through its *engine*: for the in-process runtime an engine
-compiles the schema into a token mask (outlines, llama.cpp's GBNF); for a server the
-server's own structured-output mode is the engine, named by the dialect it is sent in.
+How it works and why: docs/design.md, section vbw.generate.backend.
 """
 
 from __future__ import annotations

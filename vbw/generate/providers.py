@@ -1,16 +1,7 @@
 """One provider per backend kind: what it needs before a run may start, what the replay
 header records about it, and how it is opened.
 
-A backend kind's config (vbw.config.BackendSettings) names its Provider as
-"module:Class" (`provider`); the functions below import it then, so only a live run
-loads a backend's module, and nothing here knows any kind. Adding a backend kind is its
-config class (registered in BACKENDS, or through an entry point of group `vbw.backends`),
-its provider and backend module, its conf/backend file and its tests: see
-examples/plugin, which adds one from an installed package.
-
-`prepare` is cheap and runs before anything is announced (a missing extra or model is one
-line); `planned` gives the header fields that decide resumption, known before loading;
-`open` loads the model or connects, and is paid for once per run.
+How it works and why: docs/design.md, section vbw.generate.providers.
 """
 
 from __future__ import annotations

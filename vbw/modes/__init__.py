@@ -7,11 +7,7 @@ traits, not from its name. A mode
 module is imported only when the registry is first asked for a mode, so the modes that
 generate import the live stack only inside their run.
 
-A new mode is one module here (a `Mode` subclass with `@MODES.register`), or, from an
-installed package, its class named by an entry point of group `vbw.modes`; `mode=<name>`
-then selects it. The config takes any name (vbw.config cannot import this higher layer):
-vbw.cli.job refuses one the registry does not know, in one line that lists those it does.
-The group is read only for a name vbw's own modes do not have.
+How it works and why: docs/design.md, section vbw.modes.
 """
 
 from __future__ import annotations

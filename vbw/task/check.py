@@ -1,16 +1,7 @@
 """Checkers: decide whether an answer matches the item's gold. A vocabulary that installed
 packages extend through entry points (group vbw.checkers; see vbw.registry).
 
-`call_args` is by default a simplified BFCL AST match (not the official checker): the answer
-is an arguments object, no key outside the schema's properties, every gold parameter either
-absent-and-optional (its allowed list holds "") or equal to one allowed value. With
-`rules: bfcl_official` it follows BFCL's own checker instead (vbw.task.bfcl_rules).
-The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
-from it.
-
-Each kind also says how to build answers it should call right for a gold
-(`gold_answers(gold, schema)`, candidates best first, `schema` being the subschema at the
-answer path): mode=check (vbw.task.audit) scores them, so it never needs to know a kind.
+How it works and why: docs/design.md, section vbw.task.check.
 """
 
 from __future__ import annotations

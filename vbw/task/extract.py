@@ -7,10 +7,7 @@ coerces to a non-None answer wins. JSON arms read the first JSON object in the t
 take a JMESPath into it (vbw.task.jsonscan finds that object in linear time). The step
 vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is built from it.
 
-Model text is untrusted and can be megabytes long, so every step runs in time linear in
-it or reads a bounded part of it: the built-in steps use non-backtracking patterns, a
-task's own regex runs on RE2 (vbw.task.regex: linear in the text for any pattern) over at
-most `max_chars` characters, and `python_call` parses at most MAX_CALL_CHARS.
+How it works and why: docs/design.md, section vbw.task.extract.
 """
 
 from __future__ import annotations

@@ -55,7 +55,13 @@ class Registry(Generic[M]):
         self._lock = threading.Lock()
 
     def register(self, cls: type[M]) -> type[M]:
-        """Class decorator: add `cls` under each value of its `tag: Literal[...]` field."""
+        """Class decorator: add `cls` under each value of its `tag: Literal[...]` field.
+
+        Args:
+            cls: a model (or plain class) of this vocabulary, declaring its tag.
+        Returns:
+            `cls` itself, so the decorator leaves the class as it is.
+        """
         if self._union is not None:
             raise TypeError(f"cannot register {cls.__name__}: the {self.name} union is "
                             "already built (register in the vocabulary's own module, or "
@@ -66,7 +72,13 @@ class Registry(Generic[M]):
     def plug(self, cls: type[M]) -> type[M]:
         """Add `cls` from outside vbw, at any time, as an entry point of `group` would: the
         union accepts it by its tag (a test's fake backend registers so, and vbw never
-        imports it)."""
+        imports it).
+
+        Args:
+            cls: a model (or plain class) of this vocabulary, declaring its tag.
+        Returns:
+            `cls` itself.
+        """
         self._add(cls)
         return cls
 
@@ -141,24 +153,38 @@ class Registry(Generic[M]):
         return MappingProxyType(self._classes)
 
     def get(self, kind: str) -> type[M]:
-        """The class registered for `kind`; ValueError with a did-you-mean if there is none."""
+        """The class registered for `kind`, loading plugins if vbw's own kinds lack it.
+
+        Args:
+            kind: a tag value, e.g. "regex".
+        Returns:
+            The class; ValueError with a did-you-mean if there is none.
+        """
         if kind in self:
             return self._classes[kind]
         raise ValueError(self.unknown(kind))
 
     def unknown(self, kind: object) -> str:
         """The one line that refuses `kind`: a did-you-mean and every valid kind, the
-        installed packages' included."""
+        installed packages' included.
+
+        Args:
+            kind: the tag value no class has.
+        Returns:
+            The message, one line.
+        """
         close = difflib.get_close_matches(str(kind), self.kinds, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ";"
         return f"unknown {self.name} kind {kind!r}{hint} valid: {', '.join(self.kinds)}"
 
     def union(self) -> Any:
         """`Annotated[Union[...], Field(discriminator=tag)]` over vbw's own classes, which
-        also accepts a plugin's model for a tag none of them has.
+        also accepts a plugin's model for a tag none of them has. It is built once; vbw's own
+        vocabulary is closed from then on.
 
-        The result is a runtime type expression for pydantic field annotations (static
-        checkers see Any). It is built once; vbw's own vocabulary is closed from then on."""
+        Returns:
+            A runtime type expression for pydantic field annotations (static checkers see Any).
+        """
         if self._union is None:
             members = tuple(dict.fromkeys(self._classes.values()))
             if not members:

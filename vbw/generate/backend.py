@@ -75,20 +75,37 @@ class Backend(ABC):
 
     @abstractmethod
     def compile(self, schema: Mapping[str, Any]) -> float:
-        """Prepare `schema` for constrained decoding; seconds spent now (0 when cached).
-        Raises UnsupportedSchema when the engine cannot enforce it."""
+        """Prepare `schema` for constrained decoding. Raises UnsupportedSchema when the
+        engine cannot enforce it.
+
+        Args:
+            schema: the JSON Schema the arm enforces.
+        Returns:
+            Seconds spent now (0 when cached).
+        """
 
     @abstractmethod
     def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
         """Chat-complete `messages` under `config`; raises EngineError on a failure that
-        must not be recorded as an output."""
+        must not be recorded as an output (UnsupportedSchema for a schema it cannot enforce).
+
+        Args:
+            messages: the chat messages (role, content).
+            config: the token cap, and the schema or tool when the arm enforces one.
+        Returns:
+            The completion and its timings.
+        """
 
     def clear_cache(self) -> None:
         """Forget cached prompt state (after the canary); a no-op where there is none."""
 
     def describe(self) -> dict[str, Any]:
         """What the replay header records about this backend beyond the model file: e.g.
-        a server's base URL, served model id, dialect and software. Never a credential."""
+        a server's base URL, served model id, dialect and software. Never a credential.
+
+        Returns:
+            Header fields (empty by default).
+        """
         return {}
 
     def close(self) -> None:

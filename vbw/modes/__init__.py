@@ -55,13 +55,27 @@ class Mode(ABC):
     @staticmethod
     @abstractmethod
     def run(job: Job) -> int:
-        """Run the job; return the exit code (0 ok, 1 a gate tripped)."""
+        """Run the job.
+
+        Args:
+            job: the run's config, tasks, selected arms, folder and streams.
+        Returns:
+            The exit code: 0 ok, 1 a gate tripped.
+        """
 
     @classmethod
     def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
         """Whether running these tasks only reads (no model is loaded, nothing is
         generated): such a run may be handed to another process (vbw.cli.warm_worker,
-        vbw.modes.scoring) and show the same output."""
+        vbw.modes.scoring) and show the same output.
+
+        Args:
+            cfg: the run's config.
+            tasks: its loaded tasks.
+            cwd: the folder relative paths start from.
+        Returns:
+            True when the run only reads; by default, when the mode does not generate.
+        """
         return not cls.generates
 
 

@@ -99,10 +99,21 @@ class Output(ABC):
     @staticmethod
     @abstractmethod
     def render(s: ReportSet) -> str | Iterable[str]:
-        """The file's text (streamed: its parts)."""
+        """The file's text.
+
+        Args:
+            s: the report set (the report and what its files share).
+        Returns:
+            The text; for a `streamed` kind, its parts in order.
+        """
 
     @classmethod
     def writer(cls) -> Writer[ReportSet]:
+        """The Writer that writes this kind's file into a report's folder.
+
+        Returns:
+            A Writer of `file`, rendered by `render` (in parts when `streamed`).
+        """
         return Writer(cls.file, cls.render, cls.streamed)
 
 

@@ -86,6 +86,14 @@ class RegexStep(StrictModel):
         return offset + start, offset + end
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         where = self.span(text)
         return None if where is None else text[where[0]:where[1]]
 
@@ -97,6 +105,14 @@ class BoxedStep(StrictModel):
     kind: Literal["boxed"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         return _BOXED.apply(text, fields)
 
     def span(self, text: str) -> tuple[int, int] | None:
@@ -110,6 +126,14 @@ class LastNumberStep(StrictModel):
     kind: Literal["last_number"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         return last_number(text)
 
 
@@ -127,6 +151,14 @@ class PythonCallStep(StrictModel):
     params: JMESPathExpr
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         source = call_source(text)
         if source is None:
             return None
@@ -165,6 +197,14 @@ class PythonCallsStep(StrictModel):
     params: JMESPathExpr = "parameters.properties"
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         declared = search(self.functions, fields)
         names: dict[str, list[str]] = {}
         for fn in declared if isinstance(declared, list) else []:

@@ -141,6 +141,13 @@ class StaticSchema(StrictModel):
     schema_: Annotated[dict[str, Any], AfterValidator(_valid_schema)] = Field(alias="schema")
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The schema this source gives the item (see the class).
+
+        Args:
+            fields: the item's fields.
+        Returns:
+            The item's JSON Schema.
+        """
         return self.schema_
 
 
@@ -160,6 +167,13 @@ class PerItemSchema(StrictModel):
         return v
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The schema this source gives the item (see the class).
+
+        Args:
+            fields: the item's fields.
+        Returns:
+            The item's JSON Schema.
+        """
         raw = search(self.path, fields)
         if not isinstance(raw, dict):
             gave = ("nothing" if raw is None
@@ -199,6 +213,13 @@ class CallsSchema(StrictModel):
         return PerItemSchema._known(v)
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The schema this source gives the item (see the class).
+
+        Args:
+            fields: the item's fields.
+        Returns:
+            The item's JSON Schema.
+        """
         raw = search(self.functions, fields)
         if not isinstance(raw, list) or not raw:
             raise ValueError(f"path {self.functions!r} gave {reprlib.repr(raw)}, not a "

@@ -79,8 +79,15 @@ class BackendSettings(StrictModel):
         return 1
 
     def replay_key(self, model: "ModelConfig", engine: "EngineConfig") -> tuple[str, str]:
-        """The model and engine a recorded replay is keyed by (vbw.modes.replay): by default the
-        model config's name and the engine (`<engine>-compact` under compact whitespace)."""
+        """The model and engine a recorded replay is keyed by (vbw.modes.replay).
+
+        Args:
+            model: the run's model config.
+            engine: the run's engine config.
+        Returns:
+            (model name, engine name); by default the model config's name and the engine
+            (`<engine>-compact` under compact whitespace).
+        """
         return model.name, (engine.name if engine.whitespace == "flexible"
                             else f"{engine.name}-compact")
 

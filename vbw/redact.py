@@ -3,32 +3,9 @@ masked, and lone surrogates escaped so the text can be encoded at all.
 
 One module, at the bottom of the layers (it imports nothing from vbw), so the config
 files Hydra writes, sweep status and summaries, replays, reports and error messages all
-apply the same rules:
+apply the same rules (masking in time linear in the text).
 
-- A URL's userinfo (`http://user:pass@host`) and the values of query parameters whose
-  names hold one of SECRET_PARAMS (`?api-key=`, `&code=`, `X-Amz-Signature=`, `%63ode=`:
-  `secret_param`) become `***`, wherever a URL appears in a text (`redact_text`), or in
-  every string of a JSON-like structure (`redact_obj`).
-- `Authorization: ...`, `Bearer <token>` and `Basic <token>` quoted by a server lose the token.
-- Known secret values (the API key, the URL's password and userinfo, secret query values,
-  the Authorization header) are found in every form a server or a model may give them
-  back (`mask_text`): as they are, base64-encoded (a Basic token is base64 of
-  `user:password`; plain or URL-safe alphabet), URL-encoded (`%2F` in either case, `+`
-  for a space) or URL-decoded, and split anywhere by whitespace (a wrapped line) or by
-  invisible characters (INVISIBLE: zero-width spaces and joiners, the word joiner, the
-  byte order mark, the soft hyphen), raw or JSON-escaped (`\\n`, `\\u200b`). `redact`
-  does this on a whole message before it is flattened to one line or cut to a length (a
-  cut key is no longer found), then applies the patterns above.
-- Model text and everything else a server returns (tool names, log-probability
-  alternatives, the finish reason) is not rewritten by the patterns (a completion may
-  legitimately contain a URL); only the known secrets are masked there (`mask_text` and
-  `mask_json`, at the one point a server's reply enters vbw: vbw.generate.server).
-- A lone surrogate (`"\\ud800"` in a server's JSON) cannot be encoded as UTF-8; written
-  as its `\\udXXX` escape it stays lossless in JSON and readable elsewhere (`escape_surrogates`).
-
-Every pattern is matched in time linear in the text (no nested quantifiers; each scan
-stops at a delimiter the next match cannot cross); a known secret's, in time linear in
-the text times the secret's length.
+How it works and why: docs/design.md, section vbw.redact.
 """
 
 from __future__ import annotations
@@ -240,8 +217,8 @@ def escape_surrogates(text: str) -> str:
     """Each lone surrogate as its 6-character escape `\\udXXX`: inside a JSON string it
     reads back as the same character; elsewhere it shows what the text held. A text
     without one is returned as is, known by C-speed tests (ASCII; else UTF-8 encodes it,
-    which it does unless the text holds a surrogate): a regex search ran ~100x slower,
-    on every line of a merged replay and every report file."""
+    which it does unless the text holds a surrogate), not a regex search: this runs on
+    every line of a merged replay and every report file."""
     if text.isascii():
         return text
     try:

@@ -1,29 +1,9 @@
 """Open vocabularies, declared once: a registry per vocabulary, filled by a class decorator
 and, lazily, by the entry points of installed packages.
 
-Every extension point of vbw (task extractor steps, coercions, checkers, schema sources;
-backends; engines; run modes; report writers) is a registry of pydantic models (or plain
-classes) keyed by a tag field (`kind`, or `name` for the run config's names). Each model
-declares its own tag (`kind: Literal["regex"]`) and registers itself; the registry
-derives everything else from that one declaration: the tuple of valid tags, the lookup
-with a did-you-mean, and the pydantic discriminated union the config and task models use
-as a field type.
+The base layer: it imports nothing of vbw but vbw.errors (which imports nothing).
 
-An installed package adds a kind without touching vbw by naming its model in an entry
-point of the registry's group (`[project.entry-points."vbw.checkers"] mine =
-"pkg.mod:MyChecker"`). The group is read only when the registry is asked for a tag it does
-not know, or for the list of its tags, so a run that uses only vbw's own kinds never scans
-the installed distributions. The union keeps vbw's own kinds (so the published JSON
-Schemas stay what they are) and falls back to a plugin's model for a tag only a plugin
-knows.
-
-A vocabulary of plain classes (engines, modes, writers) registers by a string class
-attribute instead, and may name a `package` whose modules are all imported on the first
-miss, before the entry points are read (only if the tag is still unknown), so a built-in
-kind is its module alone and a run of vbw's own kinds still reads no group.
-
-This module is the base layer: it imports nothing of vbw but vbw.errors (which imports
-nothing).
+How it works and why: docs/design.md, section vbw.registry.
 """
 
 from __future__ import annotations
@@ -75,7 +55,13 @@ class Registry(Generic[M]):
         self._lock = threading.Lock()
 
     def register(self, cls: type[M]) -> type[M]:
-        """Class decorator: add `cls` under each value of its `tag: Literal[...]` field."""
+        """Class decorator: add `cls` under each value of its `tag: Literal[...]` field.
+
+        Args:
+            cls: a model (or plain class) of this vocabulary, declaring its tag.
+        Returns:
+            `cls` itself, so the decorator leaves the class as it is.
+        """
         if self._union is not None:
             raise TypeError(f"cannot register {cls.__name__}: the {self.name} union is "
                             "already built (register in the vocabulary's own module, or "
@@ -86,7 +72,13 @@ class Registry(Generic[M]):
     def plug(self, cls: type[M]) -> type[M]:
         """Add `cls` from outside vbw, at any time, as an entry point of `group` would: the
         union accepts it by its tag (a test's fake backend registers so, and vbw never
-        imports it)."""
+        imports it).
+
+        Args:
+            cls: a model (or plain class) of this vocabulary, declaring its tag.
+        Returns:
+            `cls` itself.
+        """
         self._add(cls)
         return cls
 
@@ -161,24 +153,38 @@ class Registry(Generic[M]):
         return MappingProxyType(self._classes)
 
     def get(self, kind: str) -> type[M]:
-        """The class registered for `kind`; ValueError with a did-you-mean if there is none."""
+        """The class registered for `kind`, loading plugins if vbw's own kinds lack it.
+
+        Args:
+            kind: a tag value, e.g. "regex".
+        Returns:
+            The class; ValueError with a did-you-mean if there is none.
+        """
         if kind in self:
             return self._classes[kind]
         raise ValueError(self.unknown(kind))
 
     def unknown(self, kind: object) -> str:
         """The one line that refuses `kind`: a did-you-mean and every valid kind, the
-        installed packages' included."""
+        installed packages' included.
+
+        Args:
+            kind: the tag value no class has.
+        Returns:
+            The message, one line.
+        """
         close = difflib.get_close_matches(str(kind), self.kinds, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ";"
         return f"unknown {self.name} kind {kind!r}{hint} valid: {', '.join(self.kinds)}"
 
     def union(self) -> Any:
         """`Annotated[Union[...], Field(discriminator=tag)]` over vbw's own classes, which
-        also accepts a plugin's model for a tag none of them has.
+        also accepts a plugin's model for a tag none of them has. It is built once; vbw's own
+        vocabulary is closed from then on.
 
-        The result is a runtime type expression for pydantic field annotations (static
-        checkers see Any). It is built once; vbw's own vocabulary is closed from then on."""
+        Returns:
+            A runtime type expression for pydantic field annotations (static checkers see Any).
+        """
         if self._union is None:
             members = tuple(dict.fromkeys(self._classes.values()))
             if not members:

@@ -164,6 +164,7 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["html-size"] = lambda: _if_exists(BENCH / "html.json", _html_size)
     out["bench-startup"] = lambda: _if_exists(BENCH / "startup.json", _startup)
     out["bench-sweep"] = lambda: _if_exists(BENCH / "sweep.json", _sweep)
+    out["bench-side-by-side"] = lambda: _if_exists(BENCH / "side_by_side.json", _side_by_side)
     out["bench-predecessor"] = lambda: _if_exists(BENCH / "predecessor.json", _predecessor)
     out["bfcl-side-by-side"] = _bfcl_side_by_side
     out["testing-figures"] = lambda: _if_exists(BENCH / "testing.json", testing_block)
@@ -355,6 +356,12 @@ def _startup() -> str:
     from tests.benchmarks.startup_table import startup_table
 
     return startup_table()
+
+
+def _side_by_side() -> str:
+    from tests.benchmarks.side_by_side_table import side_by_side_table
+
+    return side_by_side_table()
 
 
 def _hostile() -> str:

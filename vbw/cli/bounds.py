@@ -1,24 +1,10 @@
 """Bounds on what a command line may make Hydra and OmegaConf do before any job starts.
 
-Hydra parses an override recursively (a list nested a few hundred levels deep exhausts
-Python's stack), expands a sweep into every job before the first runs (`-m
-n=range(1,3000000)` is three million compositions), and OmegaConf resolves `${...}`
-interpolations without limit: `+a=xxxxxxxx +b=${a}${a} +c=${b}${b} ...` doubles at every
-step (no YAML alias, so vbw's YAML loader never sees it), and a cycle or a resolver's
-parse error surfaces as a traceback. vbw.cli.compose checks each of these first:
+vbw.cli.compose checks them first: override depth (OVERRIDE_DEPTH), jobs in a
+multirun (MAX_JOBS) and what interpolations resolve to (MAX_RESOLVED, MAX_STEPS,
+MAX_CHAIN, no self-reference); each refusal is one line, exit 2.
 
-- an override nested more than OVERRIDE_DEPTH levels (brackets, braces, parentheses);
-- a multirun of more than MAX_JOBS jobs, counted from the sweeps' sizes (a range's is
-  arithmetic: nothing is expanded to count it);
-- a config whose interpolations would expand beyond MAX_RESOLVED characters, take more
-  than MAX_STEPS resolutions (OmegaConf caches none, so `${a}${a}` costs `a` twice: the
-  time doubles with every step even where the text stays short), chain deeper than
-  MAX_CHAIN, or refer to themselves, worked out from the config's text
-  with each key counted once (linear in its size); then the config (outside `hydra` and
-  `task`) is resolved once, and any error is one line naming the key.
-
-The task node is pure YAML, read as written and never interpolated: `${price}` in a task
-file's prompt is that text (vbw.cli.hydra_job.job_fields), so it is left out of all this.
+How it works and why: docs/design.md, section vbw.cli.bounds.
 """
 
 from __future__ import annotations

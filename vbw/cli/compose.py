@@ -7,9 +7,7 @@ naming the override, exit 2. A multirun is expanded with Hydra's own sweep logic
 job is composed, so `task=glob(*)` and `-m task=gsm8k,my_qa` are checked against the
 bundled and the user's options alike.
 
-For a plain run that composition is the run's config: `check_command_line` returns it
-(with the loader and search path) so vbw.cli.hydra_run hands it to Hydra's job runner
-instead of letting `@hydra.main` compose it twice more (once to read `hydra.mode`, once to run).
+How it works and why: docs/design.md, section vbw.cli.compose.
 """
 
 from __future__ import annotations
@@ -89,7 +87,7 @@ def check_command_line(argv: list[str], job_name: str) -> Composed | None:
     """Compose every job the command line asks for; raise ConfigError on the first failure.
     A plain run (no -m, --cfg, --help, ... and nothing that sets hydra.mode or hydra.verbose)
     returns its composed config, so it is not composed again; anything else returns None
-    and goes through `@hydra.main` as before. `job_name` is what `@hydra.main` names the
+    and goes through `@hydra.main`. `job_name` is what `@hydra.main` names the
     job (composition records it)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.core.utils import JobRuntime

@@ -2,17 +2,8 @@
 warm worker (vbw.cli.warm_worker) while only the standard library is loaded, then run the
 command line (vbw.cli.command).
 
-Start-up is most of a demo run (issue 22), and two process-wide settings serve it:
-- Python's cyclic garbage collector is off until the config is composed (vbw.cli.command
-  turns it back on; the warm worker once its imports are done, and freezes what they made).
-  Imports and composition build long-lived objects and free almost none, so the
-  collections the allocations trigger find nothing and only walk the growing heap.
-- When the command line is done and no other thread runs, the process leaves with
-  os._exit after flushing its streams and running the exit handlers (logging's flush
-  included): tearing down every imported module one by one, for nothing, is left out.
-
-`vbw.cli.command.main` (also `vbw.cli.main`) stays the plain command line (no worker, no
-early exit), for a caller that imports it (a test, a program)."""
+How it works and why: docs/design.md, section vbw.cli.console.
+"""
 
 from __future__ import annotations
 

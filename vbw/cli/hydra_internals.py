@@ -1,17 +1,6 @@
 """Every use of Hydra's private `hydra._internal` package, in one place.
 
-vbw composes a command line with Hydra's own loader before running it (vbw.cli.compose: a
-bad override is one line, exit 2) and runs a plain run on that composition (vbw.cli.hydra_run:
-no second composition). Hydra's public API offers neither, so both reach into
-`hydra._internal`, which may change in any Hydra release. They do it only through the
-functions below, each a thin call of one private symbol; INTERNALS lists those symbols
-with the parameters vbw passes, and tests/cli/test_hydra_internals.py checks that the installed
-Hydra is a supported version (SUPPORTED, pyproject's hydra-core>=1.3.2,<1.4) and that
-each symbol is there with that signature. A new Hydra is supported by running that test
-against it, fixing what it names here, and widening SUPPORTED and pyproject together.
-
-Hydra is imported inside the functions, as before, so importing this module costs
-nothing on paths that compose nothing.
+How it works and why: docs/design.md, section vbw.cli.hydra_internals.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Hydra's own records of a run, without credentials.
 
-Hydra writes the composed config, its own config and the overrides to `.hydra/`
-(config.yaml, hydra.yaml, overrides.yaml) in every job folder, and the sweep's config to
-`multirun.yaml`, verbatim: a `backend.base_url=http://user:pass@host/v1?api-key=...`
-given on the command line would sit in four files of every job. The job itself needs the
-real URL, so the config cannot be redacted before Hydra composes it; instead these files
-are rewritten (atomically, with vbw.redact's rules) right after Hydra wrote them, before
-vbw's own code runs: by the `on_job_start` callback (conf/config.yaml,
-hydra.callbacks.vbw_redact), which runs in the job's process whatever the launcher, and
-once more for multirun.yaml when the sweep ends. The task function repeats it
-(`redact_job_files`), so a config that drops the callback is still covered.
+How it works and why: docs/design.md, section vbw.cli.hydra_redact.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """One run of an already composed config through Hydra's own job runner.
 
-`@hydra.main` composes the config twice for a plain run (once to read `hydra.mode`, once
-to run it), after vbw.cli.compose has composed it once to turn a bad override into one
-line. Each composition costs tens of milliseconds of a demo run that should take well under
-a second, so a plain run hands vbw.cli.compose's composition to what `Hydra.run` does after
-its own: the same task name and search path in GlobalHydra, the same `hydra.mode=RUN`
-override recorded, Hydra's logging setup, callbacks and `run_job` (output folder,
-`.hydra/` files, job logging), and Hydra's error report; the run's folder is claimed
-(vbw.cli.run_folder) before any of that writes into it. Everything else (sweeps, --cfg,
---help, ...) still goes through `@hydra.main`. Hydra's private parts are reached through
-vbw.cli.hydra_internals only.
+How it works and why: docs/design.md, section vbw.cli.hydra_run.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """A run's output folder is never shared by two runs at once.
 
-Default folders already differ (their names carry the process id), but a user may point
-two concurrent runs at one `hydra.run.dir`; then one report would silently overwrite the
-other, or two live runs would append to one replay. A run claims its folder by an
-exclusive lock (flock) on a lock file in it, taken before anything else is written there
-(vbw.cli.hydra_run claims a plain run's folder before Hydra writes `.hydra/`): the kernel
-grants it to exactly one process, and drops it when that process ends however it ends, so a
-folder left by a killed run is simply claimed again. A second run is refused in one line
-naming the folder. Running again in the same folder later is fine.
-
-A claim is held by the process (and the child processes it starts afterwards, which share the
-open lock): claiming a folder this process already holds is a no-op, so the launcher's
-claim covers the job it runs (in a warm worker too, which runs the job while the
-launcher waits for it).
+How it works and why: docs/design.md, section vbw.cli.run_folder.
 """
 
 from __future__ import annotations

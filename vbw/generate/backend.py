@@ -1,17 +1,6 @@
 """Where completions come from: one interface for every backend.
 
-A `Backend` takes chat messages and a `GenerateConfig` (the token cap and, for the arms
-that enforce one, the JSON Schema) and returns a `Generation`. Generation logic
-(`vbw.generate.live`) talks only to this interface, so the in-process llama.cpp runtime,
-an OpenAI-compatible server and the scripted fake of the tests are interchangeable. A new
-backend kind is its config class (vbw.config.BackendSettings: registered in BACKENDS, or
-named by an entry point of group `vbw.backends`), its Provider and Backend
-(vbw.generate.providers), one conf/backend file and its tests; examples/plugin adds one
-from an installed package without touching vbw.
-
-A backend enforces a schema through its *engine*: for the in-process runtime an engine
-compiles the schema into a token mask (outlines, llama.cpp's GBNF); for a server the
-server's own structured-output mode is the engine, named by the dialect it is sent in.
+How it works and why: docs/design.md, section vbw.generate.backend.
 """
 
 from __future__ import annotations
@@ -86,20 +75,37 @@ class Backend(ABC):
 
     @abstractmethod
     def compile(self, schema: Mapping[str, Any]) -> float:
-        """Prepare `schema` for constrained decoding; seconds spent now (0 when cached).
-        Raises UnsupportedSchema when the engine cannot enforce it."""
+        """Prepare `schema` for constrained decoding. Raises UnsupportedSchema when the
+        engine cannot enforce it.
+
+        Args:
+            schema: the JSON Schema the arm enforces.
+        Returns:
+            Seconds spent now (0 when cached).
+        """
 
     @abstractmethod
     def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
         """Chat-complete `messages` under `config`; raises EngineError on a failure that
-        must not be recorded as an output."""
+        must not be recorded as an output (UnsupportedSchema for a schema it cannot enforce).
+
+        Args:
+            messages: the chat messages (role, content).
+            config: the token cap, and the schema or tool when the arm enforces one.
+        Returns:
+            The completion and its timings.
+        """
 
     def clear_cache(self) -> None:
         """Forget cached prompt state (after the canary); a no-op where there is none."""
 
     def describe(self) -> dict[str, Any]:
         """What the replay header records about this backend beyond the model file: e.g.
-        a server's base URL, served model id, dialect and software. Never a credential."""
+        a server's base URL, served model id, dialect and software. Never a credential.
+
+        Returns:
+            Header fields (empty by default).
+        """
         return {}
 
     def close(self) -> None:

@@ -5,11 +5,7 @@ grammar not attached) would make every "constrained" arm an unconstrained one. T
 canary asks for a haiku and lets the schema force one exact object; anything else
 means the engine is not constraining, and the run refuses to start.
 
-A run with tool_call arms also sends the canary the tool way: the same schema as the
-parameters of one forced function. Only a server that forces the call (honours
-`tool_choice`) and binds the parameters as a grammar returns a call to that function with
-the improbable constant; one that ignores either (Ollama has been documented to) is
-refused before the run, naming its engine, `server-<dialect>`.
+How it works and why: docs/design.md, section vbw.generate.canary.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """The greedy decode loop, as thin as llama-cpp-python's low-level API allows.
 
-`Llama.generate` does Python work per token (a sampler chain rebuilt per call, a numpy
-recarray around the candidates for every custom processor, bookkeeping of the whole
-history), which cost vbw up to half its decode speed under a constraint. This loop calls
-`llama_decode` once per token and picks the next token either with llama.cpp's native
-greedy sampler (no constraint) or with a `TokenRule`:
+It calls `llama_decode` once per token and picks the next token with llama.cpp's
+native greedy sampler (no constraint) or with a `TokenRule` (greedy first, exact).
 
-greedy first (exact): the argmax of the raw logits is taken; the rule is asked whether
-that one token is allowed, and only when it is not does the rule pick the best allowed
-token over the full vocabulary. Greedy decoding picks the first maximum of the allowed
-set, which IS the overall argmax whenever the latter is allowed, so the shortcut never
-changes a token (tests/generate/test_greedy_first.py decodes with and without it).
-
-The prompt is evaluated exactly as `Llama.generate` does it (the longest cached prefix
-kept, the rest in `n_batch` chunks, one token replayed when the whole prompt is cached),
-so the logits, and with them the texts of replays made before this loop, are unchanged.
+How it works and why: docs/design.md, section vbw.generate.decode.
 """
 
 from __future__ import annotations

@@ -3,26 +3,9 @@
 The greedy-first loop (vbw.generate.decode) already asks the constraint about the model's
 own choice at every step; when the rule refuses it, the loop searches the allowed set, and
 that step is an *intervention*. Recording it costs a log-softmax over the vocabulary, so it
-is computed ONLY at refused steps (17-19% of constrained steps on BFCL): a step whose
-argmax is allowed does no extra work at all.
+is computed ONLY at refused steps: a step whose argmax is allowed does no extra work at all.
 
-Log-probabilities are of the unconstrained distribution at that step (the raw float32
-logits, softmax taken in float64 after subtracting the maximum, so it is stable), hence
-`lp_wanted >= lp_forced` always. `allowed_mass` is the probability the constraint left
-allowed, where the rule can say which tokens those are (`TokenRule.allowed()`, optional:
-outlines and llguidance give their bitmask, llama.cpp's grammar sampler the candidates it
-left finite).
-
-Text offsets. A token may be a partial UTF-8 sequence (a byte of a multi-byte character),
-so an intervention's `char` is defined on the bytes: the output's text is its tokens'
-bytes decoded as UTF-8 with invalid bytes replaced (what `Runtime.complete` records), and
-`char` is the number of characters decoded from the bytes of the tokens BEFORE the forced
-one, an unfinished trailing sequence not counted. It is thus the offset of the character
-in which the forced token's first byte lands: its own first character when the previous
-token ended on a character boundary (the usual case), else the character it completes.
-An end-of-generation token forced by the constraint has `forced = ""` and `char` = the
-text's length; a refused end-of-generation argmax has `wanted = ""` (the ids tell them
-apart).
+How it works and why: docs/design.md, section vbw.generate.interventions.
 """
 
 from __future__ import annotations

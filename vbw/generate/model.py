@@ -126,7 +126,7 @@ def _from_hub(spec: ModelConfig, cache_dir: Path | None, endpoint: str | None) -
 
 def _reachable(endpoint: str | None) -> None:
     """Fail at once when the hub's host does not even resolve (offline): the hub client
-    would otherwise retry for ~25 s, printing a warning per retry."""
+    would otherwise retry for a long while, printing a warning per retry."""
     from urllib.parse import urlparse
 
     from huggingface_hub import constants

@@ -1,16 +1,7 @@
 """One provider per backend kind: what it needs before a run may start, what the replay
 header records about it, and how it is opened.
 
-A backend kind's config (vbw.config.BackendSettings) names its Provider as
-"module:Class" (`provider`); the functions below import it then, so only a live run
-loads a backend's module, and nothing here knows any kind. Adding a backend kind is its
-config class (registered in BACKENDS, or through an entry point of group `vbw.backends`),
-its provider and backend module, its conf/backend file and its tests: see
-examples/plugin, which adds one from an installed package.
-
-`prepare` is cheap and runs before anything is announced (a missing extra or model is one
-line); `planned` gives the header fields that decide resumption, known before loading;
-`open` loads the model or connects, and is paid for once per run.
+How it works and why: docs/design.md, section vbw.generate.providers.
 """
 
 from __future__ import annotations
@@ -57,18 +48,45 @@ class Provider(ABC):
 
     def prepare(self, backend: Any, model: ModelConfig) -> ModelFile | None:
         """Check what the run needs without loading (a model file to hash, a variable to
-        read); the model file, when there is one. Raises VbwError in one line."""
+        read); raises VbwError in one line when something is missing.
+
+        Args:
+            backend: the kind's own config (a BackendSettings subclass).
+            model: the run's model config.
+        Returns:
+            The model file, when there is one; else None.
+        """
         return None
 
     @abstractmethod
     def planned(self, backend: Any, model: ModelConfig, engine: EngineConfig,
                 mf: ModelFile | None) -> dict[str, Any]:
-        """Header fields fixed by the configuration: engine, model, decoding, ..."""
+        """Header fields fixed by the configuration, known before loading: they decide
+        whether a replay may be resumed.
+
+        Args:
+            backend: the kind's own config.
+            model: the run's model config.
+            engine: the run's engine config.
+            mf: what `prepare` returned.
+        Returns:
+            Replay header fields: engine, model, decoding, ...
+        """
 
     @abstractmethod
     def open(self, backend: Any, model: ModelConfig, engine: EngineConfig,
              mf: ModelFile | None, threads: int | None) -> Opened:
-        """Load the model, or connect."""
+        """Load the model, or connect; paid for once per run.
+
+        Args:
+            backend: the kind's own config.
+            model: the run's model config.
+            engine: the run's engine config.
+            mf: what `prepare` returned.
+            threads: CPU threads to use, None for the kind's default.
+        Returns:
+            The open backend, the seconds loading took and hardware fields for the header.
+        """
 
 
 def provider(backend: BackendSettings) -> Provider:

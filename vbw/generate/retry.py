@@ -2,8 +2,8 @@
 
 A backend's one attempt raises `Retry` for a failure worth another attempt (a dropped
 connection, a timeout, HTTP 408/429/5xx: vbw.generate.statuses says which), and `Retrying`
-runs it again: exponential backoff (0.5 s doubling, capped at 8 s; a longer Retry-After is
-honoured up to 30 s), at most `max_retries` more times, then EngineError stops the run.
+runs it again: exponential backoff (from BACKOFF_BASE seconds,
+doubling, capped at BACKOFF_CAP; a longer Retry-After is honoured up to RETRY_AFTER_CAP), at most `max_retries` more times, then EngineError stops the run.
 A `Retry` with `wait=False` (a stream cut short, asked again unstreamed) is retried at
 once. The backend classifies; this loop waits and counts, so a new HTTP backend kind
 reuses it instead of copying it (the provider does not retry on its own).

@@ -7,18 +7,7 @@ than `response_format`. Each dialect's request form is the one its server docume
 the server returns it; a reply with no tool call, or whose first call names another
 function, gives no text (scored invalid), never the message content in its place.
 
-Function names: OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` and refuses BFCL's
-`math.factorial`. BFCL maps such names by replacing '.' with '_' before sending them
-(gorilla, berkeley-function-call-leaderboard/bfcl_eval/model_handler/utils.py,
-convert_to_tool: "OAI does not support '.' in the function name"), and vbw does the same,
-for every dialect (all speak OpenAI's API, and one mapping keeps runs on different
-servers comparable); the replay records the name as sent beside the task's. A name that
-still does not fit is recorded as unsupported for the item, like a schema an engine
-cannot compile.
-
-Tool requests are never streamed: servers stream a call as argument fragments in
-`delta.tool_calls`, and one JSON reply is the form every dialect documents alike (so a
-tool_call arm has no ttft_seconds).
+How it works and why: docs/design.md, section vbw.generate.tools.
 """
 
 from __future__ import annotations

@@ -7,11 +7,7 @@ traits, not from its name. A mode
 module is imported only when the registry is first asked for a mode, so the modes that
 generate import the live stack only inside their run.
 
-A new mode is one module here (a `Mode` subclass with `@MODES.register`), or, from an
-installed package, its class named by an entry point of group `vbw.modes`; `mode=<name>`
-then selects it. The config takes any name (vbw.config cannot import this higher layer):
-vbw.cli.job refuses one the registry does not know, in one line that lists those it does.
-The group is read only for a name vbw's own modes do not have.
+How it works and why: docs/design.md, section vbw.modes.
 """
 
 from __future__ import annotations
@@ -59,13 +55,27 @@ class Mode(ABC):
     @staticmethod
     @abstractmethod
     def run(job: Job) -> int:
-        """Run the job; return the exit code (0 ok, 1 a gate tripped)."""
+        """Run the job.
+
+        Args:
+            job: the run's config, tasks, selected arms, folder and streams.
+        Returns:
+            The exit code: 0 ok, 1 a gate tripped.
+        """
 
     @classmethod
     def only_reads(cls, cfg: RunConfig, tasks: list[Task], cwd: Path) -> bool:
         """Whether running these tasks only reads (no model is loaded, nothing is
         generated): such a run may be handed to another process (vbw.cli.warm_worker,
-        vbw.modes.scoring) and show the same output."""
+        vbw.modes.scoring) and show the same output.
+
+        Args:
+            cfg: the run's config.
+            tasks: its loaded tasks.
+            cwd: the folder relative paths start from.
+        Returns:
+            True when the run only reads; by default, when the mode does not generate.
+        """
         return not cls.generates
 
 

@@ -6,13 +6,7 @@ vbw reports when it is there and names as "not recorded" when it is not. A valid
 0.1 header (no `format` key) is migrated into the same fields by the model itself, with
 `version` 0, so no caller branches on dict shapes.
 
-Unknown keys fail, so a misspelled field cannot pass as "not recorded". Forward
-compatibility: a new optional key may join vbw-replay/1 (`backend` did, for server runs),
-and a vbw that predates it refuses such a header naming the key; an incompatible change
-is a new format ("vbw-replay/2"), refused by name. A producer's own fields go under
-`notes`, which vbw keeps and never reads.
-
-Live generation writes `CompleteHeader`, the same header with every field required.
+How it works and why: docs/design.md, section vbw.replay.header.
 """
 
 from __future__ import annotations

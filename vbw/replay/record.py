@@ -1,16 +1,6 @@
 """What scoring reads of a replay's item line, and the fast way to read it.
 
-Scoring needs of an item line its id, each arm's text, the first exclusion, the timing,
-the interventions' spans and the finish reasons (ScoredRecord). Validating each line
-through the pydantic item-line model costs more than scoring it, so a decoded line is
-first recognised by a conservative check (`light`) that accepts only the plain shape vbw
-and the predecessor write: exactly the types pydantic keeps as they are. Anything else (a
-coercible value such as `"n_tokens": 3.0`, a wrong type, an unknown key) goes through the
-pydantic model, which either coerces it as before or raises the error message it always
-raised. So the fast path can only accept what the model accepts, with the same values.
-Recorded interventions are checked the same way, entry by entry (a line without them
-costs one dict lookup per arm more); scoring keeps of each only its `char` and the length
-of its forced text (ScoredRecord.interventions).
+How it works and why: docs/design.md, section vbw.replay.record.
 """
 
 from __future__ import annotations

@@ -7,13 +7,7 @@ same checks and the same one-line errors as `read_replay` (which is built on it)
 JSON, the item-line model, each id once, only arms the header lists, the end marker, a
 torn last line ignored.
 
-Speed without a second definition of the format: a line is decoded by orjson, and by
-Python's json whenever orjson refuses it (NaN, integers beyond 64 bits: what json accepts
-and orjson does not), so a line decodes to the same value as before. A line is untrusted:
-nested past vbw.task.jsontext.values.MAX_DEPTH or holding an integer past MAX_INT_DIGITS
-digits, it is refused in one line naming it, as any line that is not JSON is. The decoded line is
-then recognised by vbw.replay.record's conservative check of the plain shape, and
-anything else goes through the pydantic model, as before.
+How it works and why: docs/design.md, section vbw.replay.stream.
 """
 
 from __future__ import annotations

@@ -7,13 +7,7 @@ not prompts; the page says so), each arm's extracted answer and, where the step 
 found it knows where it read (a regex or `\\boxed{}` step; the first JSON object of a
 JSON arm), that span, so the page can mark it.
 
-Size: a text (or prompt) longer than MAX_TEXT_CHARS keeps its first and last
-MAX_TEXT_CHARS/2 characters and records how many were left out between them; the page
-shows a marker there. So an item costs at most (arms + distinct prompts) x MAX_TEXT_CHARS
-characters, whatever the model wrote; the full texts stay in the replay. Only the first
-MAX_DETAILED_ITEMS items (in task order) carry texts and prompts; every other item is a
-row of states and finish reasons (from the ledger and the reasons the pass kept), so a
-100,000-item run stays within scoring's time and memory.
+How it works and why: docs/design.md, section vbw.report.browser.
 """
 
 from __future__ import annotations

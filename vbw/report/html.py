@@ -6,11 +6,7 @@ data (vbw.report.browser) embedded as JSON in a `<script type="application/json"
 and drawn by a small vanilla script (html_assets/report.js) that puts every string on the
 page with textContent, never as markup. A Content-Security-Policy forbids any fetch.
 
-Every string from a replay or a task file is data. In the HTML it is escaped by Jinja's
-autoescape; in the JSON block every character that could end the block or start markup
-(`<`, `>`, `&`), the line separators U+2028/U+2029 and lone surrogates (which UTF-8 cannot
-hold) are written as \\u escapes, so `</script>` in a model's output stays inside its
-JSON string.
+How it works and why: docs/design.md, section vbw.report.html.
 """
 
 from __future__ import annotations
@@ -104,7 +100,7 @@ def asset(name: str) -> str:
 
 class _CompiledPage(BytecodeCache):
     """report.html's template compiled once per machine, not once per run (Jinja compiles
-    it to Python source, then to bytecode: ~12 ms of every run that writes the page): kept
+    it to Python source, then to bytecode, on every run that writes the page): kept
     in the user's cache folder, as Python keeps .pyc files. Jinja's bucket checks the
     template's checksum and its own bytecode version and Python's; an absent, corrupt or
     unwritable file only costs the compile."""

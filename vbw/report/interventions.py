@@ -1,4 +1,4 @@
-"""The constraint's interventions in report.md and report.html (issue 19): per enforced arm,
+"""The constraint's interventions in report.md and report.html: per enforced arm,
 how often the grammar refused the model's own token, where it landed, by outcome, and
 what share of each headline comparison's right->wrong flips it changed the answer itself.
 

@@ -1,4 +1,4 @@
-"""Interventions marked in place in report.html's texts (issue 19, item 5).
+"""Interventions marked in place in report.html's texts.
 
 For an enforced arm whose record has interventions, each one becomes a Mark: where its
 forced token sits in the embedded text (UTF-16 units of `Cut.s`, as JavaScript counts),
@@ -6,11 +6,7 @@ what the model wanted and what was forced, both probabilities (vbw.report.number
 margin `lp_wanted - lp_forced` (the item list sorts by the largest) and where it landed
 (vbw.score.landing). The page puts every string with textContent.
 
-Bounds: marks are sorted by position and clipped so none overlaps the previous one (a
-recording's are in order already; a hand-made or hostile file's may not be); at most
-MAX_MARKS per arm are embedded (the strongest ones), each token's text cut to
-MAX_TOKEN_CHARS; a mark in the part of a long text that is not embedded is left out. The
-counts (`iv`, `iv_answer`) and `iv_max` are over every intervention.
+How it works and why: docs/design.md, section vbw.report.marks.
 """
 
 from __future__ import annotations

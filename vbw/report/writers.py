@@ -1,26 +1,7 @@
 """The writers of output sets: which file each output name writes, and the one function
 that writes a set.
 
-A run's report, mode=compare's comparison and a sweep's summary are each a set of files
-with one manifest among them (report.json, or summary.json for a sweep). They used to be
-written by three functions that disagreed on order (summary.json went first), so a reader
-could find a manifest beside files of an older run. Every set now goes through
-`write_outputs`: it renders the chosen writers' files first, then writes them atomically
-with the manifest last (vbw.report.files.write_set), and removes the files of writers not
-chosen, so no older file sits beside a newer manifest.
-
-The `outputs` setting (RunConfig.outputs) names the writers that run, e.g.
-`outputs=[json,md]` for a CI job that needs no HTML page. The manifest writer, `json`,
-always runs: report.json is what the gate, mode=merge's re-scoring and the sweep
-summaries read, and its presence is what says the set is complete.
-
-Each kind of set has a table, output name -> Writer (the file it writes and how it is
-rendered): REPORT_WRITERS here, COMPARE_WRITERS in vbw.report.compare and SUMMARY_WRITERS
-in vbw.sweep.summary (a higher layer, so it keeps its own); a set writes the chosen names
-its table has. A report's writers are the kinds of the OUTPUTS registry: a new one is an
-`Output` subclass with `@OUTPUTS.register` here, or, from an installed package, its class
-named by an entry point of group `vbw.outputs`, which a run then selects by name
-(`outputs=[json,md,junit]`). The default (every vbw writer) never reads the group.
+How it works and why: docs/design.md, section vbw.report.writers.
 """
 
 from __future__ import annotations
@@ -118,10 +99,21 @@ class Output(ABC):
     @staticmethod
     @abstractmethod
     def render(s: ReportSet) -> str | Iterable[str]:
-        """The file's text (streamed: its parts)."""
+        """The file's text.
+
+        Args:
+            s: the report set (the report and what its files share).
+        Returns:
+            The text; for a `streamed` kind, its parts in order.
+        """
 
     @classmethod
     def writer(cls) -> Writer[ReportSet]:
+        """The Writer that writes this kind's file into a report's folder.
+
+        Returns:
+            A Writer of `file`, rendered by `render` (in parts when `streamed`).
+        """
         return Writer(cls.file, cls.render, cls.streamed)
 
 

@@ -6,14 +6,7 @@ paired on item id, and only items scored in EVERY replay are compared (not exclu
 unsupported_schema, not missing), so every comparison runs on the same items; the rest are
 listed with why.
 
-The first replay is the reference and each other one is compared to it (k - 1
-comparisons, not all k(k - 1)/2 pairs: the question is "what moved against the
-baseline", and fewer tests mean fewer false alarms). Per arm and metric: both rates, the
-paired delta with its bootstrap CI, the exact McNemar p-value and the minimum detectable
-effect (vbw.score.paired), the discordant counts both ways, and per arm the share of
-byte-identical generations. Each (arm, replay pair) resamples from its own stream keyed
-by the arm and both files' sha256, so renaming, reordering or adding a replay never moves
-an interval.
+How it works and why: docs/design.md, section vbw.score.compare.
 """
 
 from __future__ import annotations

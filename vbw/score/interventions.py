@@ -1,14 +1,6 @@
-"""The constraint's interventions per enforced arm, as report.json summarises them (issue 19).
+"""The constraint's interventions per enforced arm, as report.json summarises them.
 
-A replay may record, per arm decoded under a grammar, every step where the constraint
-refused the model's argmax (vbw.replay.format.Intervention). Scoring keeps, per (item,
-arm), four counts (EVENT_COLUMNS): events, how many landed in a value, in a key, in the
-answer value (vbw.score.landing, from the arm's final text and the task's answer path);
--1 in the first column means the record lacks the field ("not recorded", never zero), -1
-in the last that the answer path cannot be located. The summary per arm: items with an
-intervention, interventions per item, the shares in values and in the answer value, the
-same split by outcome, and each headline comparison's right->wrong flips by where the
-`to` arm's grammar bit.
+How it works and why: docs/design.md, section vbw.score.interventions.
 """
 
 from __future__ import annotations

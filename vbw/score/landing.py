@@ -1,35 +1,10 @@
-"""Where a constraint's intervention landed in an arm's final text (issue 19, item 3).
+"""Where a constraint's intervention landed in an arm's final text.
 
 A replay records each intervention with `char`, the offset of the forced token in the
 arm's text (vbw.replay.format.Intervention); what part of the JSON that token became is
 derived here, at scoring, so the report's numbers follow from the text and the task alone.
 
-Classes, of one character of the text:
-- `value`: inside a value's string (between its quotes), number or literal (`true`, ...);
-- `key`: inside a member name (between its quotes);
-- `structure`: everything else: braces, brackets, commas, colons, whitespace, quotes,
-  and any text outside the JSON object the task reads.
-
-The rule for a token (which may span several classes, e.g. `":"4`): its class is the
-highest of its characters' classes, value over key over structure; a token that wrote a
-single character of a value changed that value. A token with no text (the end of
-generation) or beyond the text is structure. It is *in the answer value* when one of its
-key or value characters lies inside the value at the task's answer path
-(`extract.json.path`); the path's own member name and the quotes and punctuation inside
-the answer are not (for `@`, the whole object is the answer, so every key and value is).
-
-The object is the one the task reads (vbw.task.jsontext.scan.first_json_span); a text where no
-object decodes (invalid, cut off) is classified from its first `{` on and has no answer
-value. The answer value is found for paths of member names and non-negative indices
-(`answer`, `a.b[0].c`, `@`); for any other JMESPath (a function, a projection) where it
-lies is unknown: `answer_steps` gives None and every `in answer` is None (not counted).
-With duplicate member names every
-occurrence at the path is marked (Python's json keeps the last; a hostile text's
-concern, not a model's).
-
-Time: one regex tokeniser pass over the object, up to the last event's token (linear, C
-speed per token, no recursion, O(1) work per token: the path is compared incrementally),
-then O(log n) per event.
+How it works and why: docs/design.md, section vbw.score.landing.
 """
 
 from __future__ import annotations

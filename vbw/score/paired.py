@@ -1,23 +1,6 @@
 """Exact paired tests on 0/1 outcomes: McNemar's test and its minimum detectable effect.
 
-Two 0/1 vectors over the same items (two arms, or one arm in two replays) differ only on
-their discordant items: n10 where the metric holds in `from` only, n01 where it holds in
-`to` only; the difference of the rates is (n01 - n10) / N. Under "no effect" each of the
-D = n10 + n01 discordant items goes either way with probability 1/2, so the exact
-McNemar test is the two-sided binomial test of min(n10, n01) in Binomial(D, 1/2):
-
-    p = min(1, 2 * sum_{k <= min(n10, n01)} C(D, k) / 2^D)
-
-computed exactly (rational arithmetic) up to EXACT_UP_TO discordant items and from
-log-space binomial probabilities beyond, never from the chi-square approximation. No
-discordant item is p = 1.
-
-The minimum detectable effect (MDE) is conditional on D, as the test is: with the observed
-D discordant items among N, suppose each goes to the `to` side with probability q. The
-exact test (alpha 0.05, two-sided) then rejects with probability power(q), summed exactly
-over Binomial(D, q). The MDE is the smallest effect |p01 - p10| = (D / N) * (2q - 1) with
-power(q) >= 0.8. It is None when no effect can reach p < 0.05 at all (D <= 5: even D
-items all one way give p = 2 / 2^D >= 0.0625).
+How it works and why: docs/design.md, section vbw.score.paired.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Scoring a replay's records as they are written, so the file is not read again.
 
-mode=merge writes the merged replay, then scores it: a second pass that decodes every
-line it has just written and builds every item again. Instead, the processes that make
-the merged lines (vbw.modes.merge.write) hand each record, in its decoded form, to a
-`Written`: the scoring pass of vbw.score.stream, fed what a `ReplayStream` would have
-read from that line (vbw.replay.record.scored_record), with the line's number, id and
-timing kept for the file order. A forked writer sends its `state()` back; the parent
-`merge`s it, and `finish` gives the pass that `score_stream(given=...)` completes: the
-same checks, in the same order, on the same arrays, so the report is the one of scoring
-the written file (tests/score/test_written.py compares the two passes).
-
-Anything that goes wrong on the way (an error in either process, a state that does not
-arrive) drops the written pass: the file is then scored by reading it, as before.
+How it works and why: docs/design.md, section vbw.score.written.
 """
 
 from __future__ import annotations

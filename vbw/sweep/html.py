@@ -44,7 +44,7 @@ def _arms(row: dict[str, Any]) -> str:
 
 
 def _interventions(row: dict[str, Any], arm: str) -> str:
-    """`; interventions: ...` for an enforced arm (issue 19), side by side across jobs."""
+    """`; interventions: ...` for an enforced arm, side by side across jobs."""
     summary = (row.get("interventions") or {}).get(arm)
     if summary is None:
         return ""

@@ -7,11 +7,7 @@ paid live run, a schema typo as a crash mid-scoring, a checker that can never ma
 quiet 0% accuracy. `mode=check` runs this on every item; live mode runs it before loading
 a model, replay mode on the items it scores.
 
-Two grades, because only one of them makes scoring impossible. `problems` (a template
-error, an invalid or unsatisfiable schema) refuse every mode. `findings` are heuristic
-(the gold-shaped answer, vbw.task.goldshape, scored wrong or invalid): mode=check fails on
-one that holds on every item, a run prints them once and records them in its report. Each
-finding names one concrete item and what was built, extracted and decided for it.
+How it works and why: docs/design.md, section vbw.task.audit.
 """
 
 from __future__ import annotations

@@ -1,41 +1,6 @@
 """BFCL's own AST rules for one Python function call (`call_args` with `rules: bfcl_official`).
 
-vbw's default `call_args` rules are a simplified match; a vbw figure put beside a BFCL
-leaderboard figure needs BFCL's rules, which differ in ways that move numbers (issue 21).
-This module states those rules in vbw's own code, as read in BFCL's checker:
-ShishirPatil/gorilla, commit 6ea57973c7a6097fd7c5915698c54c17c5b1b6c8,
-`berkeley-function-call-leaderboard/bfcl_eval/eval_checker/ast_eval/ast_checker.py`
-(`simple_function_checker`, language Python). Line numbers below are of that file.
-
-The answer is the call's arguments object; the gold maps each parameter to its allowed
-values (`""` among them: the parameter may be left out); `schema` is the arguments'
-JSON Schema (BFCL types converted by the `bfcl` dialect, vbw.task.schema.sources), and a property's
-type is read back to BFCL's: integer->int, number->float, string->str, boolean->bool,
-array->list (BFCL's `tuple` too), object->dict, a list of types (BFCL's `any`)->str
-(`any` is `str` in BFCL's type map, line 22). Types compare exactly (`type(v) is T`, so a
-boolean is not an integer); an integer is taken for a float at the top level only (l. 443).
-
-Quirks followed because they change verdicts (docs/bfcl.md lists them with examples):
-- l. 116-120, 162-164: a value whose type is the allowed values' type, not the declared
-  one, is a "variable": the type check passes and the value must be `in` the allowed
-  list by Python equality (no string normalisation).
-- l. 129-147: the one-level nested check passes when any allowed entry is not a list
-  (an optional array's `""`), and inside a list an integer is not taken for a float unless
-  the allowed list's first entry is itself an integer.
-- l. 189-192: `""` is normalised with the other allowed strings, so an optional string
-  answered by a string that normalises to nothing (" ", "-") is right.
-- l. 216-224, 310: an optional array's `""` counts as an allowed empty list.
-- l. 263-278: inside a dict only strings are normalised; other values compare by Python
-  equality (5 == 5.0), with no type check.
-- l. 497: the last comparison is Python `in`, so 1 == 1.0 == True where types allow it.
-Where BFCL would raise (a type it has no mapping for, an array without `items`, a
-non-dict inside a list of dicts), the answer is wrong here.
-
-Cost: BFCL's parallel matching compares each expected call with every call not yet taken,
-so its work grows with the square of the calls (3,000 calls took 42 s for one item). An
-answer or gold of more than MAX_CALLS calls is scored wrong ("too_many_calls") without
-matching: BFCL's parallel items hold a handful of calls, and MAX_CALLS of them match in a
-few milliseconds.
+How it works and why: docs/design.md, section vbw.task.bfcl_rules.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """A Jinja sandbox whose renders are bounded in size and time.
 
-A prompt template is untrusted task input, and Jinja's sandbox stops attribute escapes,
-not work: `{{ 'a' * 10**9 }}` built a 1 GB prompt (4.8 GB peak, 64 s), an `indent` by a
-string width 23 GB, two nested `range` loops ran for minutes. Here a render has a
-character budget and a deadline:
-
-- the template's source is checked before it compiles (vbw.task.templatesource): its
-  size, its nesting, and that it uses only the allowed filters and globals
-  (vbw.task.templatefilters, each filter wrapped with its bound);
-- no operation builds text past the budget: every place a value becomes text (output,
-  `~`, a block's capture, `%`, str.format, the text filters, str methods) sizes it
-  first (vbw.task.textsize), a list of references to one string counted as its text;
-  `*` and `+` on sequences are sized before they run, integers are capped at
-  MAX_INT_BITS, and of str's methods only those that keep to their input's size, or
-  are sized first, may be called;
-- output is streamed (`generate`) and counted, the deadline checked at every chunk;
-- a template with loops or macros runs under a line tracer (this thread, template frames
-  only) that checks the deadline on every line, so a loop that prints nothing still ends.
-
-Any breach raises PromptBudget (a ValueError): the caller names the prompt and the item.
+How it works and why: docs/design.md, section vbw.task.bounded.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """Checkers: decide whether an answer matches the item's gold. A vocabulary that installed
 packages extend through entry points (group vbw.checkers; see vbw.registry).
 
-`call_args` is by default a simplified BFCL AST match (not the official checker): the answer
-is an arguments object, no key outside the schema's properties, every gold parameter either
-absent-and-optional (its allowed list holds "") or equal to one allowed value. With
-`rules: bfcl_official` it follows BFCL's own checker instead (vbw.task.bfcl_rules).
-The vocabulary is the CHECKERS registry: a class registers itself, and `Checker` is built
-from it.
-
-Each kind also says how to build answers it should call right for a gold
-(`gold_answers(gold, schema)`, candidates best first, `schema` being the subschema at the
-answer path): mode=check (vbw.task.audit) scores them, so it never needs to know a kind.
+How it works and why: docs/design.md, section vbw.task.check.
 """
 
 from __future__ import annotations
@@ -41,6 +32,14 @@ class _GoldIsTheAnswer:
     answers_complete: ClassVar[bool] = True
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        """The gold itself, the one answer these kinds call right.
+
+        Args:
+            gold: the item's gold.
+            schema: the answer schema the candidates are for, or None.
+        Returns:
+            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
+        """
         return [gold]
 
 
@@ -53,6 +52,15 @@ class NumericChecker(_GoldIsTheAnswer, StrictModel):
     tolerance: float = 1e-6
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether `answer` is a number within `tolerance` of `gold`.
+
+        Args:
+            answer: the coerced answer read from the arm's text.
+            gold: the item's gold.
+            schema: the JSON Schema the arm ran under, or None.
+        Returns:
+            True when the answer is right.
+        """
         ta, tg = type(answer), type(gold)
         if (ta is float or ta is int) and (tg is float or tg is int):  # the common case
             try:
@@ -83,6 +91,15 @@ class StringNormaliser(_GoldIsTheAnswer, StrictModel):
         return s.translate({ord(c): None for c in self.delete_chars})
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether `answer` equals `gold` after normalisation (both strings).
+
+        Args:
+            answer: the coerced answer read from the arm's text.
+            gold: the item's gold.
+            schema: the JSON Schema the arm ran under, or None.
+        Returns:
+            True when the answer is right.
+        """
         if not (isinstance(answer, str) and isinstance(gold, str)):
             return False
         return self.norm(answer) == self.norm(gold)
@@ -123,8 +140,15 @@ class RegexChecker(StrictModel):
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
         """Short strings read off the pattern (the checker's, else the gold) and off the
-        answer schema's own `pattern`, kept where this checker says right; [] when none
-        is (a pattern cannot always be inverted: vbw.task.regexample)."""
+        answer schema's own `pattern`, kept where this checker says right (a pattern cannot
+        always be inverted: vbw.task.regexample).
+
+        Args:
+            gold: the item's gold.
+            schema: the answer schema the candidates are for, or None.
+        Returns:
+            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
+        """
         pattern = self.pattern if self.pattern is not None else gold
         if not isinstance(pattern, str):
             return []
@@ -136,6 +160,15 @@ class RegexChecker(StrictModel):
         return [s for s in dict.fromkeys(found) if self.check(s, gold)][:CANDIDATES]
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether `answer` matches the pattern (the checker's, else the gold).
+
+        Args:
+            answer: the coerced answer read from the arm's text.
+            gold: the item's gold.
+            schema: the JSON Schema the arm ran under, or None.
+        Returns:
+            True when the answer is right.
+        """
         pattern = self.pattern if self.pattern is not None else gold
         if not (isinstance(answer, str) and isinstance(pattern, str)):
             return False
@@ -166,9 +199,26 @@ class MembershipChecker(StrictModel):
                                   f"expected a string normaliser like {_NORMALISER_FORM}")
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        """The gold's first values.
+
+        Args:
+            gold: the item's gold.
+            schema: the answer schema the candidates are for, or None.
+        Returns:
+            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
+        """
         return list(gold[:CANDIDATES]) if isinstance(gold, list) else []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether `answer` is one of the gold's values.
+
+        Args:
+            answer: the coerced answer read from the arm's text.
+            gold: the item's gold.
+            schema: the JSON Schema the arm ran under, or None.
+        Returns:
+            True when the answer is right.
+        """
         if not isinstance(gold, list):
             return False
         for g in gold:
@@ -198,7 +248,14 @@ class CallArgsChecker(StrictModel):
         left out); allowed objects, also inside lists, are built the same way. A list of
         calls (bfcl_official) gives the list of those calls, then the same calls with their
         optional parameters left out (BFCL's gold may allow one the function does not
-        declare, which BFCL rejects when given)."""
+        declare, which BFCL rejects when given).
+
+        Args:
+            gold: the item's gold.
+            schema: the answer schema the candidates are for, or None.
+        Returns:
+            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
+        """
         if isinstance(gold, dict):
             return [_call_args_example(gold)]
         if self.rules == "bfcl_official" and isinstance(gold, list) and all(
@@ -209,6 +266,15 @@ class CallArgsChecker(StrictModel):
         return []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether the call(s) in `answer` match the allowed values in `gold`.
+
+        Args:
+            answer: the coerced answer read from the arm's text.
+            gold: the item's gold.
+            schema: the JSON Schema the arm ran under, or None.
+        Returns:
+            True when the answer is right.
+        """
         if self.rules == "bfcl_official":
             if isinstance(gold, list):
                 return calls_reason(answer, gold, schema) is None

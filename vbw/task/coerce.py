@@ -61,6 +61,13 @@ class IdentityCoercion(StrictModel):
     kind: Literal["identity"]
 
     def apply(self, value: Any) -> Any:
+        """`value` as this coercion reads it (see the class).
+
+        Args:
+            value: a step's candidate.
+        Returns:
+            The answer the checker compares, or None when `value` does not coerce.
+        """
         return value
 
 
@@ -72,6 +79,13 @@ class NumberCoercion(StrictModel):
     kind: Literal["number"]
 
     def apply(self, value: Any) -> Any:
+        """`value` as this coercion reads it (see the class).
+
+        Args:
+            value: a step's candidate.
+        Returns:
+            The answer the checker compares, or None when `value` does not coerce.
+        """
         if is_number(value):
             return value
         if isinstance(value, str):
@@ -87,6 +101,13 @@ class StringCoercion(StrictModel):
     strip: bool = True
 
     def apply(self, value: Any) -> Any:
+        """`value` as this coercion reads it (see the class).
+
+        Args:
+            value: a step's candidate.
+        Returns:
+            The answer the checker compares, or None when `value` does not coerce.
+        """
         if isinstance(value, bool):
             value = "true" if value else "false"
         elif isinstance(value, JsonBigInt):
@@ -105,6 +126,13 @@ class BooleanCoercion(StrictModel):
     kind: Literal["boolean"]
 
     def apply(self, value: Any) -> Any:
+        """`value` as this coercion reads it (see the class).
+
+        Args:
+            value: a step's candidate.
+        Returns:
+            The answer the checker compares, or None when `value` does not coerce.
+        """
         if isinstance(value, bool):
             return value
         if isinstance(value, str):

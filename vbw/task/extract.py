@@ -7,10 +7,7 @@ coerces to a non-None answer wins. JSON arms read the first JSON object in the t
 take a JMESPath into it (vbw.task.jsontext.scan finds that object in linear time). The step
 vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is built from it.
 
-Model text is untrusted and can be megabytes long, so every step runs in time linear in
-it or reads a bounded part of it: the built-in steps use non-backtracking patterns, a
-task's own regex runs on RE2 (vbw.task.regex: linear in the text for any pattern) over at
-most `max_chars` characters, and `python_call` parses at most MAX_CALL_CHARS.
+How it works and why: docs/design.md, section vbw.task.extract.
 """
 
 from __future__ import annotations
@@ -89,6 +86,14 @@ class RegexStep(StrictModel):
         return offset + start, offset + end
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         where = self.span(text)
         return None if where is None else text[where[0]:where[1]]
 
@@ -100,6 +105,14 @@ class BoxedStep(StrictModel):
     kind: Literal["boxed"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         return _BOXED.apply(text, fields)
 
     def span(self, text: str) -> tuple[int, int] | None:
@@ -113,6 +126,14 @@ class LastNumberStep(StrictModel):
     kind: Literal["last_number"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         return last_number(text)
 
 
@@ -130,6 +151,14 @@ class PythonCallStep(StrictModel):
     params: JMESPathExpr
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         source = call_source(text)
         if source is None:
             return None
@@ -168,6 +197,14 @@ class PythonCallsStep(StrictModel):
     params: JMESPathExpr = "parameters.properties"
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
+        """This step's candidate in `text` (see the class).
+
+        Args:
+            text: the model's text.
+            fields: the item's fields.
+        Returns:
+            The raw candidate, or None when the text holds none.
+        """
         declared = search(self.functions, fields)
         names: dict[str, list[str]] = {}
         for fn in declared if isinstance(declared, list) else []:

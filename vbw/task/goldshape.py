@@ -7,11 +7,7 @@ checker's own candidates for the gold (`gold_answers`, vbw.task.check) placed at
 `extract.json.path`, every other required property filled by vbw.task.instance, then
 extracted, coerced, checked and validated exactly as scoring does.
 
-A verdict is only claimed when it is proven; otherwise the check is skipped with the
-reason ("unbuilt"). "Invalid" needs a control: the same object with the schema's own
-value at the path must validate, so it is the gold's placement that the schema rejects,
-not a gap in the generator. Each verdict carries its evidence (`Example`): the item, the
-gold, the built answer, what was extracted and what the checker or validator said.
+How it works and why: docs/design.md, section vbw.task.goldshape.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """A minimal instance of a JSON Schema, optionally with a given value at a given path.
 
-mode=check claims things like "no schema-valid answer can be scored right"; to prove them
-it needs a real schema-valid answer: the gold at `extract.json.path` and every other
-required property filled with some valid value (`{"category": "billing", "amount": 0}`,
-not `{"category": "billing"}`). This module builds one over the keywords the engines
-support (type, enum, const, properties, required, additionalProperties, patternProperties,
-items, prefixItems, contains, min/max bounds, multipleOf, pattern, allOf, anyOf, oneOf,
-local $ref).
-
-Two ways to fail, kept apart because they mean opposite things:
-- `Unsatisfiable`: no instance exists, with the reason (an empty enum, minimum > maximum,
-  no multiple of `multipleOf` within the bounds, a required property that
-  additionalProperties: false forbids, a `not` of a schema that accepts everything). A
-  constrained decoder cannot emit anything for such a schema, so scoring it is impossible.
-- `Unbuildable`: this generator does not know how (a pattern it cannot invert, any other
-  `not`, a remote $ref), or the schema needs more than a build's work budget
-  (vbw.task.schema.walk.Budget). The caller skips the check and says so; it never
-  concludes anything.
-
-What is built is only proposed: the caller validates it with the scoring validator
-(vbw.task.validity), so a generator gap can cost a skipped check, never a false verdict.
+How it works and why: docs/design.md, section vbw.task.instance.
 """
 
 from __future__ import annotations

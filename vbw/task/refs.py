@@ -1,15 +1,6 @@
 """`$ref` stays inside the schema: vbw never fetches a schema from a URL or a file.
 
-A task file is untrusted input, and jsonschema's default (deprecated) `$ref` resolution
-fetches any URL it is given, at scoring time, once per validation: a task could make vbw
-request `http://...` or read `file:///etc/passwd`, and an unresolvable reference surfaced
-as a traceback mid-run. So every reference is resolved here when the task loads, against
-a registry that holds only the schema itself (its `$defs`, anchors and embedded `$id`
-resources) and whose retrieve refuses; anything else is a one-line error then. Validators
-are built on the same refusing registry (`NO_FETCH`), so nothing reaches the network even
-if a schema got past the load check. A reference that leads back to where it started
-without descending into the value (`{"$ref": "#"}`) is refused too: validating against it
-would never end.
+How it works and why: docs/design.md, section vbw.task.refs.
 """
 
 from __future__ import annotations

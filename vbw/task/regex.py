@@ -1,28 +1,6 @@
 """Every regex a task declares runs on RE2: matching time linear in the text, for any pattern.
 
-Task regexes (extract steps, the regex checker, gold patterns) and JSON Schema `pattern`s
-run on untrusted model output. Python's `re` backtracks, so a pattern such as `(a|aa)*b`
-takes exponential time on 40 characters; no screen of the pattern can rule that out, so
-vbw does not use a backtracking engine for them at all. RE2 (the `google-re2` package)
-compiles a pattern to automata and never backtracks; the price is that it has no
-backreferences, lookaround, possessive quantifiers or atomic groups. A pattern that uses
-one is refused at load time in one line naming the construct and what to write instead.
-
-The dialect is RE2's, which reads like Python's without those constructs. Where a Python
-user would otherwise be silently surprised,
-task patterns keep Python's meaning (`translate`): `$` without MULTILINE also matches
-before a final newline (RE2's only at the very end), `\\Z` is RE2's `\\z`, `{,n}` and `{,}`
-are `{0,n}` and `{0,}` (RE2 reads them as literal text), `\\uXXXX`, `\\UXXXXXXXX` and
-`\\N{name}` are spelled `\\x{...}`, and `(?#...)` comments are dropped. Refused, where no
-translation keeps Python's meaning: text that can match after such a `$` (`a$\\n`), `\\C`
-(Python refuses it; RE2 reads a byte), group names starting with `vbw_` (the translation's
-own), and more than MAX_GROUPS capture groups. `\\d`, `\\w`, `\\s` and `\\b` are ASCII (RE2
-has no Unicode word boundary); `\\p{Nd}`, `\\pL` ask for Unicode classes. Documented, not
-translated: IGNORECASE folds by simple case folding (Python also folds the Turkish
-dotted and dotless i), and a group repeated by `*` that can match empty captures RE2's
-last non-empty turn.
-JSON Schema patterns are ECMA-262, whose `$` and `\\d` already agree with RE2, so they only
-get the escape spellings (`schema_regex`).
+How it works and why: docs/design.md, section vbw.task.regex.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Short strings a regex matches, for building gold-shaped answers (vbw.task.instance).
 
-mode=check must hand a checker an answer it should call right, and a schema a string its
-`pattern` accepts. A regex cannot always be inverted (backreferences, lookarounds, word
-boundaries, sets that exclude everything we try), so this only proposes candidates:
-a few short strings read off the parsed pattern (the first and the second branch of an
-alternation, the fewest and one more repetition). The caller keeps a candidate only once
-the real matcher accepts it, and says "cannot be built" when none is accepted: a wrong
-candidate costs a skipped check, never a false claim.
-
-The pattern is parsed by Python's own regex parser (`re._parser`; before 3.11 the same
-parser was `sre_parse`), so the syntax is Python's; the work is bounded by CAP strings per
-node and MAX_CHARS per string, whatever the pattern.
+How it works and why: docs/design.md, section vbw.task.regexample.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Schema validity as vbw scores it, for every layer that needs the verdict.
 
-Validity is jsonschema's verdict, with integers as JSON Schema defines them: a literal too
-long for Python's int() (a JsonBigInt, see vbw.task.jsontext.values) is an `integer`, and
-`multipleOf` is decided on it exactly. An object nested too deeply for the validator's
-recursion (possible only with a recursive schema) counts as invalid. Regex keywords
-(`pattern`, `patternProperties`) match on RE2, in linear time (vbw.task.schema.patterns),
-as every task regex does; ECMA-262 patterns agree with it on `$` and `\\d`. Scoring and
-mode=check (vbw.task.audit) share this one definition, so they cannot disagree.
-
-Speed: jsonschema-rs (a compiled validator, about 4x faster here) decides where it is
-known to agree with jsonschema, and jsonschema decides everywhere else. That is, a
-draft 2020-12 schema (the default) built only from the keywords in RS_KEYWORDS (no
-regex `pattern`, no `format`, no `$ref`, no `multipleOf`, no `uniqueItems`: where the two
-could differ), and an instance of plain JSON values (no JsonBigInt, no NaN or infinity,
-integers within 64 bits). tests/task/test_validity.py runs every schema and every arm
-output of every committed replay through both and asserts the same verdicts.
+How it works and why: docs/design.md, section vbw.task.validity.
 """
 
 from __future__ import annotations

@@ -22,6 +22,11 @@ class Constraint:
     """A compiled schema; `rule()` starts one generation's `TokenRule` (fresh state)."""
 
     def rule(self) -> TokenRule:
+        """Start one generation's rule, with fresh state.
+
+        Returns:
+            The TokenRule the decode loop asks at every step.
+        """
         raise NotImplementedError
 
 
@@ -43,12 +48,25 @@ class Engine:
         self._cache: dict[str, Constraint | UnsupportedSchema] = {}
 
     def _compile(self, schema: Mapping[str, Any], key: str) -> Constraint:
+        """Compile `schema`; what an engine kind implements (`compile` caches it). Raise
+        UnsupportedSchema (`self.unsupported(reason)`) for a schema it cannot enforce.
+
+        Args:
+            schema: the JSON Schema, its property order kept.
+            key: the schema's cache key (vbw.task.schema.sources.schema_key).
+        Returns:
+            The compiled constraint.
+        """
         raise NotImplementedError
 
     def compile(self, schema: Mapping[str, Any]) -> tuple[Constraint, float]:
-        """Compile (or fetch from cache) a schema; returns (constraint, seconds spent now).
+        """Compile (or fetch from cache) a schema. Raises UnsupportedSchema, also on a
+        cached failure.
 
-        Seconds are 0.0 on a cache hit. Raises UnsupportedSchema, also on a cached failure.
+        Args:
+            schema: the JSON Schema.
+        Returns:
+            (constraint, seconds spent now); the seconds are 0.0 on a cache hit.
         """
         key = schema_key(schema)
         hit = self._cache.get(key)
@@ -67,6 +85,13 @@ class Engine:
         return constraint, seconds
 
     def unsupported(self, reason: str) -> UnsupportedSchema:
+        """The error that refuses a schema this engine cannot compile.
+
+        Args:
+            reason: why, one clause.
+        Returns:
+            UnsupportedSchema naming the engine and the reason, for `_compile` to raise.
+        """
         return UnsupportedSchema(f"engine {self.name} cannot compile the schema: {reason}")
 
 

@@ -93,7 +93,7 @@ class LLGuidanceEngine(Engine):
         self.eog_ids: list[int] = []
 
     def vocabulary(self) -> Any:
-        """The llguidance tokenizer, built once per engine from the GGUF vocabulary (~1 s)."""
+        """The llguidance tokenizer, built once per engine from the GGUF vocabulary."""
         if self._tokenizer is None:
             rt = self.runtime
             self.eog_ids = [t for t in range(rt.n_vocab) if rt.is_eog(t)]

@@ -49,7 +49,7 @@ class OutlinesRule:
 
 class MaskCache:
     """The engine's boolean vocabulary masks by (schema, guide state), least recently
-    used dropped first: 1,024 masks of n_vocab bytes (~50 MB for a 49k vocabulary)."""
+    used dropped first: at most 1,024 masks of n_vocab bytes each."""
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size

@@ -6,41 +6,7 @@ engine, addressed in the server's own dialect (vbw.generate.dialects), and the c
 proves it binds. Only the standard library is used (urllib, one connection per request):
 no client library to pin, and proxies from the environment work as everywhere in urllib.
 
-What becomes a Generation, and what never does:
-- Only a complete reply: finish_reason `stop` or `length`. Connection errors, timeouts,
-  HTTP 408/429/5xx, a stream that ends without a finish_reason and vLLM's `abort` are
-  retried by vbw.generate.retry (shared by every HTTP backend: exponential backoff, 0.5 s
-  doubling, capped at 8 s; a longer Retry-After is honoured up to 30 s), at most
-  `max_retries` times; then EngineError stops the run.
-- HTTP 400 or 422 on a request that carries a schema raises UnsupportedSchema (the item is
-  recorded as unsupported, like an engine that cannot compile the schema). Any other 4xx
-  (401, 404, ...), and 400/422 without a schema, raises EngineError: those are not about
-  the schema, and marking every constrained item unsupported would hide them.
-- Any other finish_reason (`tool_calls`, `function_call`, `content_filter`, none) raises
-  EngineError: the text is not the model's plain greedy continuation, so it is not recorded.
-- n_tokens is usage.completion_tokens. A stream asks for it (stream_options.include_usage);
-  when the server sends none (llama-cpp-python's server does not), n_tokens is the number
-  of chunks that carried content, one token each on the servers above except where a
-  multi-byte character is held back and merged (then it undercounts slightly). A
-  non-streamed reply without usage gets 0. ttft_seconds is measured only when streaming.
-- seconds and ttft_seconds time the successful attempt only, not retries or backoff.
-- Each attempt has a deadline, `timeout` seconds for the whole exchange (connect, headers,
-  body), whatever the server drips (vbw.generate.transport); one past it is retried like a
-  dropped connection. A reply larger than `max_reply_bytes` stops the run (EngineError,
-  not retried: the same request gets the same reply). A reply of the wrong shape (a
-  string where an object belongs, a number as content) stops it too, naming the field.
-- n_tokens is a non-negative integer or unknown (null): `true` or -3 as a count is unknown.
-
-Credentials: the API key (read from the variable named by api_key_env) and a base URL's
-userinfo are held as Secrets and sent only in the Authorization header (Bearer, or Basic
-for userinfo when there is no key); redirects are refused, so they never follow one;
-every message quoting a server or a URL is scrubbed of them (vbw.redact, on the whole
-message before it is cut to one line). A reply is masked where it enters vbw (`_masked`):
-in every string it holds (the text, the finish reason, tool names and arguments, the
-log-probabilities' tokens), the API key, the URL's userinfo and password and its secret
-query values (8 characters or more) become *** in any form vbw.redact knows (as is,
-base64, URL-encoded, split by a line break or an invisible character), and the arm is
-recorded with `redacted: true`.
+How it works and why: docs/design.md, section vbw.generate.server.client.
 """
 
 from __future__ import annotations

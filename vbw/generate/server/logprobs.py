@@ -6,12 +6,7 @@ token is not the token generated (greedy decoding) is a refused argmax. Which se
 is each dialect's `logprobs_before_constraint` (vbw.generate.dialects); the others record
 no interventions (the field stays absent: "not recorded for this backend").
 
-A server never reports the end-of-generation token, so a constraint that forces the end
-is invisible here: a server-derived list covers the output tokens only. Token texts are
-the server's; `char` is the length of the texts of the tokens before, which is exact only
-when the token texts join up to the reply's text, so a reply where they do not (a
-character split across tokens, or any unexpected shape) records nothing rather than a
-guess. No `allowed_mass` or token ids: a server gives neither.
+How it works and why: docs/design.md, section vbw.generate.server.logprobs.
 """
 
 from __future__ import annotations

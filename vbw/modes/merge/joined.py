@@ -5,12 +5,7 @@ The merge has checked every shard (vbw.modes.merge.shards): item `ids[k]` is in 
 so the whole run is never held: a shard written in task order (one job, no concurrency)
 costs nothing to wait on; a line that arrives before its turn waits as its bytes.
 
-Each line comes out as the merged replay has always written it: the ItemRecord model's
-dump (its types, its field order, no nulls). A line vbw wrote is already in that shape,
-and is passed on as decoded without a second validation when `dumped` can tell: the
-same plain types the model keeps unchanged (vbw.replay.record's `light` reasoning), keys
-in the model's order, every defaulted field present, no null, finite numbers. Anything
-else goes through the model, which gives what it always gave.
+How it works and why: docs/design.md, section vbw.modes.merge.joined.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """Joining the shard replays of one live run into the replay of the whole run.
 
-`shard.index=i shard.count=k` makes a live job generate the items at positions i, i+k,
-... of the run's selection and record `meta.shard` = {index, count, of}. The merge takes
-every shard's replay and refuses, in one line each, anything that would not make the
-replay an unsharded run would have written: shards of different configurations (task and
-its hash, model, engine, arms, decoding, token caps, KV reuse, server), of different
-splits, a shard given twice or missing, an unfinished shard, an item in two shards or in
-the wrong one, an item missing. Items come out in task order, so the merged replay scores
-to the report of the same run done in one job.
-
-A shard is read twice and never held: once through the replay reader (every line checked,
-as scoring checks it; what stays is its header, end line and item ids), then, once every
-check has passed, line by line to write the merged replay in task order (vbw.modes.merge.joined).
-Only lines a shard holds out of task order (a live run with concurrency finishes items out
-of order) wait in memory, as their bytes, until their turn.
+How it works and why: docs/design.md, section vbw.modes.merge.shards.
 """
 
 from __future__ import annotations

@@ -1,28 +1,6 @@
 """JSON's grammar as Python's json module accepts it, in regexes that never backtrack far.
 
-Exactly what `json.JSONDecoder().raw_decode` accepts: strict strings (no raw control
-characters; escapes `\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX`, lone surrogates allowed), numbers
-`-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?` with ASCII digits only (a `.` or `e` not
-followed by a digit ends the number), `true false null NaN Infinity -Infinity`, and only
-space, tab, LF and CR as whitespace. The scanner in vbw.task.jsontext.scan walks these one step
-at a time; each step regex consumes a whole run of "flat" members or elements (values
-nested at most FLAT_LEVELS deep) at C speed and stops where a deeper container opens.
-
-Two spellings of one grammar (`grammar`), matching the same text with the same groups
-(tests/task/jsontext/test_grammar.py checks both against vbw's original possessive regexes at
-every position of generated texts): possessive quantifiers from Python 3.11 on (no give-back
-at all: the fastest), and on 3.10, whose re has none, greedy ones, linear all the same (up
-to ~6x slower on tests/task/test_hostile.py's hostile texts): wherever a
-quantifier or an alternative may give text back, what comes next cannot start with the
-character given back (whitespace before punctuation, digits before `.`/`e`/punctuation, `,`
-before `]`/`}`; a string is the unrolled loop `"plain*(escape plain*)*"`, whose plain runs
-stop at `\\` or `"`), so each give-back fails at once and a greedy quantifier matches what
-a possessive one would, at a constant factor of its cost. The one place where giving text
-back could succeed is a run of flat members after a first one (a step's, PLAUSIBLE's):
-giving back `,"k":{...}` leaves `,"k":` then `{`, an opener, so the step would stop earlier
-and the next one read the rest again (quadratic over `"k":{}` x N). There the run is atomic,
-`(?=(?P<r>RUN))(?P=r)`: a lookahead (which Python's re never re-enters) whose text a
-backreference then consumes, i.e. the possessive `RUN*+`.
+How it works and why: docs/design.md, section vbw.task.jsontext.grammar.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """The first JSON object in untrusted text, found in time linear in the text's length.
 
 The rule (the demo-task spec's): try to decode a JSON value at each `{`, left to right; the
-first decode that yields an object wins; nothing is stripped. Done literally, every failed
-`{` costs O(its position) (the decoder's error message counts lines up to it) and every
-nested `{` is decoded again from scratch, so `{` x 200k or `{"a":` x 100k took seconds to
-minutes.
+first decode that yields an object wins; nothing is stripped.
 
-Here one parse decides many `{`s at once. A parse started at a `{` reads every `{` it meets
-as an object opener exactly as a parse started there would (same text, same grammar, one
-level down), so an opener whose object closes is a success and one still open when the
-parse fails is a failure. Only the `{`s a parse read inside strings (where quotes pair up
-the other way round) and those after where it stopped need parses of their own; they are
-queued in text order, and the smallest success wins. A `{` whose first members do not
-parse is never an object and `{}` always is one, which prunes the search before it starts.
-The grammar is vbw.task.jsontext.grammar's regexes (linear: possessive, or on Python 3.10 greedy
-where no give-back can succeed), walked with an explicit stack (no recursion); Python's json
-then decodes only the winner.
-
-Depth: an object nested more than MAX_DEPTH levels deep (counting itself and every array or
-object inside) is not decoded; the search goes on to the `{`s inside it, whose own depth
-may be within the limit. Python's decoder stopped at its recursion limit instead (about
-1,000 levels minus the caller's stack), which made the answer depend on the call site.
+How it works and why: docs/design.md, section vbw.task.jsontext.scan.
 """
 
 from __future__ import annotations
@@ -76,7 +59,7 @@ def _whole_object(text: str, first: int) -> tuple[dict[str, Any], bool] | None:
     the rest of the text is exactly that object; where orjson refuses (trailing text, NaN,
     lone surrogates), where the object holds a float that may be an integer beyond 64
     bits to json (vbw.task.jsontext.values.orjson_plain), or where the object is too deep,
-    None: the search decides, as it always did. Else (the object, whether it is plain:
+    None: the search decides. Else (the object, whether it is plain:
     the same walk tells, and validity needs to know)."""
     try:
         value = orjson.loads(text[first:] if first else text)

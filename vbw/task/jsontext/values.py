@@ -1,24 +1,7 @@
 """JSON values as vbw decodes them: Python's json, except that integers too long for `int()`
 stay exact instead of failing the whole object.
 
-Python refuses to convert a decimal string of more than 4,300 digits to `int` (the
-`sys.set_int_max_str_digits` guard against its quadratic conversion), so the standard
-decoder raises on `{"answer": <100,000 digits>}` and the object would count as missing.
-JSON and JSON Schema put no bound on an integer, so such a literal decodes to a
-`JsonBigInt`: a `Decimal` (exact, built in linear time) marked as integral. The number
-helpers here treat it as a number everywhere an answer is compared; converting it to a
-float gives +-inf, never an exception.
-
-Untrusted JSON documents (server replies, replay lines, dataset rows, BFCL's answer
-files) are read by `loads`: json.loads' values, by orjson where that gives the same, but
-bounded. A document nested more than MAX_DEPTH arrays and objects deep, or holding an
-integer literal of more than MAX_INT_DIGITS digits, is refused with a one-line JsonLimit
-(a ValueError) before anything recursive sees it: orjson refuses more than 1,024 levels
-(its 3.8 versions crashed the process), json, which decodes what orjson refuses, raises
-RecursionError near 1,000 levels, pydantic refuses to write a value nested past about 250
-levels ("Circular reference detected"), and int() refuses more than 4,300 digits. A
-replay's light scoring path (vbw.replay.stream) reads nothing nested and skips the depth
-count: orjson's limit, and json's RecursionError taken as a JsonLimit, bound it there.
+How it works and why: docs/design.md, section vbw.task.jsontext.values.
 """
 
 from __future__ import annotations

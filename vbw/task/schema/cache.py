@@ -1,21 +1,6 @@
 """jsonschema's `check_schema` verdicts, remembered across runs in the user's cache folder.
 
-Checking a schema against its draft's metaschema is a full jsonschema validation pass (a
-few milliseconds each, pure Python), and BFCL-like tasks hold a distinct schema per item,
-so a run of the 200-item demo spent more time checking schemas than scoring. The verdict
-depends only on the schema and on jsonschema (its metaschemas and its default draft), so
-a schema found valid once is remembered: a line holding a 128-bit digest of the schema's
-exact JSON text in `$XDG_CACHE_HOME/vbw/valid-schemas-jsonschema-<version>.txt`
-(`~/.cache` when XDG_CACHE_HOME is unset or relative), one file per jsonschema version.
-
-Only valid verdicts are stored (an invalid schema is rare and is re-checked, so its
-message is always jsonschema's own), and only for a schema that is plain JSON (its
-serialisation decodes back to an equal value: string keys, no tuples, no NaN), so two
-schemas with one digest are the same JSON text. The cache is an optimisation and never a
-source of errors: an absent, unreadable, read-only or corrupt file (any line that is not a
-digest is ignored) only means the check runs; new digests are appended in one write at
-exit, which keeps concurrent runs' lines whole (a child process appends its own on its
-way out, vbw.parallel.leave). It stops growing at MAX_BYTES.
+How it works and why: docs/design.md, section vbw.task.schema.cache.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """Every keyword of a task's schema is one its JSON Schema draft knows.
 
-A JSON Schema validator ignores a keyword it does not know, so a misspelt one silently
-changes what "valid" means: with `requird: [answer]` nothing is required and `{}` is
-valid, with `typ: number` any value is. `keyword_problem` walks every place a schema is
-expected (the root, `properties`' values, `items`, `allOf`'s entries, `$defs`, ...; the
-keys of `properties` are names, and `enum`, `const`, `default`, `examples` hold data) and
-names the first keyword the schema's draft does not define, with a did-you-mean. Allowed
-besides the draft's assertions and applicators: the core keywords (`$schema`, `$id`,
-`$defs`, `$comment`, ...), annotations (`title`, `description`, `default`, `examples`,
-`deprecated`, `readOnly`, `writeOnly`, `content*`), `definitions` (a draft-07 container
-many schemas still use) and any `x-`-prefixed extension (its value is not read).
-
-The walk is iterative and bounded: a schema nested deeper than MAX_DEPTH subschemas, or
-holding more than MAX_NODES of them, is refused (jsonschema's own checks recurse, about
-ten Python frames per level, and every later step grows with the schema).
+How it works and why: docs/design.md, section vbw.task.schema.keywords.
 """
 
 from __future__ import annotations

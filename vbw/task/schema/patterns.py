@@ -1,15 +1,6 @@
 """JSON Schema `pattern` and `patternProperties` on RE2, like every other regex vbw runs.
 
-jsonschema matches these keywords with Python's backtracking `re`, so a schema pattern such
-as `^(a|a)*$` took over 60 s to score one 32-character constrained output. Validity
-(vbw.task.validity) replaces the keywords that match a regex against instance text
-(`pattern`, `patternProperties`, and `additionalProperties`, which must know which keys a
-pattern covers) with these RE2 ones. `unevaluatedProperties` would match
-`patternProperties` through jsonschema's own code, so a schema holding both is refused when
-it loads, as is a pattern RE2 cannot compile: `pattern_problem` says which and where.
-jsonschema-rs, which decides schemas without patterns, could match them in linear time too
-(its RegexOptions: Rust's regex crate), but with Unicode `\\d` and `\\w`: one engine, RE2,
-decides every regex, so a task's patterns and its schema's cannot disagree.
+How it works and why: docs/design.md, section vbw.task.schema.patterns.
 """
 
 from __future__ import annotations

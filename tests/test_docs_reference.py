@@ -41,7 +41,7 @@ def test_every_registered_kind_and_key_is_in_the_task_reference() -> None:
     from vbw.task.check import CHECKERS
     from vbw.task.coerce import COERCIONS
     from vbw.task.extract import STEPS
-    from vbw.task.schemas import SCHEMA_SOURCES
+    from vbw.task.schema.sources import SCHEMA_SOURCES
 
     text = task_reference()
     for reg in (CHECKERS, COERCIONS, STEPS, SCHEMA_SOURCES):

@@ -63,7 +63,7 @@ TASK_KINDS = (
     ("vbw.task.check:CHECKERS", ("check", "gold_answers")),
     ("vbw.task.extract:STEPS", ("apply",)),
     ("vbw.task.coerce:COERCIONS", ("apply",)),
-    ("vbw.task.schemas:SCHEMA_SOURCES", ("for_item",)),
+    ("vbw.task.schema.sources:SCHEMA_SOURCES", ("for_item",)),
 )
 
 

@@ -13,7 +13,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from tests.generate.standin import StandIn, error
-from tests.generate.test_server import ask, backend
+from tests.generate.server.test_client import ask, backend
 from vbw.errors import EngineError
 from vbw.generate.wire import parse_base_url
 from vbw.redact import (INVISIBLE, MIN_SECRET, MIN_TEXT_SECRET, SECRET_PARAMS, Secret,

@@ -115,7 +115,7 @@ class OpenAIBackendConfig(BackendSettings):
     API key is read from the environment variable named here, never from the config, so
     it cannot reach a replay, a report or `--cfg`."""
 
-    provider: ClassVar[str] = "vbw.generate.serverkind:OpenAIProvider"
+    provider: ClassVar[str] = "vbw.generate.server.kind:OpenAIProvider"
     tools_refused: ClassVar[str] = ""  # tools + a forced tool_choice (vbw.generate.tools)
     named_by: ClassVar[dict[str, str]] = {"dialect": "vbw.generate.dialects:DIALECTS"}
     name: Literal["openai"]

@@ -114,7 +114,7 @@ def task_reference() -> str:
     from vbw.task.check import CHECKERS
     from vbw.task.coerce import COERCIONS
     from vbw.task.extract import STEPS, JsonExtract
-    from vbw.task.schemas import SCHEMA_SOURCES
+    from vbw.task.schema.sources import SCHEMA_SOURCES
     from vbw.task.spec import (ID_SOURCES, DatasetSpec, ExtractSpec, GoldSpec, JoinSpec,
                                PromptsSpec, TaskSpec)
     from vbw.task.tools import ToolSpec
@@ -202,7 +202,7 @@ def plugin_groups() -> str:
     from vbw.task.check import CHECKERS
     from vbw.task.coerce import COERCIONS
     from vbw.task.extract import STEPS
-    from vbw.task.schemas import SCHEMA_SOURCES
+    from vbw.task.schema.sources import SCHEMA_SOURCES
 
     what = {"checker": "`check(answer, gold, schema)`; for `mode=check`, `gold_answers`",
             "extract step": "`apply(text, fields)`: a candidate answer or None",

@@ -356,7 +356,7 @@ def bench_server_deadlines() -> list[dict]:
     from tests.generate.hostile import Hostile, drip, elapsed, headers
     from vbw.config import OpenAIBackendConfig
     from vbw.generate.backend import GenerateConfig
-    from vbw.generate.server import OpenAIServerBackend
+    from vbw.generate.server.client import OpenAIServerBackend
 
     def backend(url: str, **extra: Any) -> OpenAIServerBackend:
         cfg = OpenAIBackendConfig(name="openai", base_url=url, model="m",

@@ -53,7 +53,7 @@ def main() -> None:
     from vbw.generate.model import resolve_model
     from vbw.generate.provenance import cpu_name, versions
     from vbw.generate.runtime import DEFAULT_SEED, Runtime
-    from vbw.generate.server import OpenAIServerBackend
+    from vbw.generate.server.client import OpenAIServerBackend
     from vbw.resources import bundled
     from vbw.task.arms import ARM_KINDS, task_arms
     from vbw.task.runner import load_task

@@ -16,7 +16,7 @@ way. Measured:
    else; the target is the demo within TARGET_RATIO times that floor (issue 22). Every
    run has its own empty cache folder (XDG_CACHE_HOME) filled by a warm-up run, as a
    user's second run finds it; the demo with an empty cache (a first run ever: every
-   distinct schema's metaschema check, vbw.task.schemacache) is measured too;
+   distinct schema's metaschema check, vbw.task.schema.cache) is measured too;
 2. a bare interpreter (`python -c pass`, site and .pth files included) and
    `import vbw.cli.command, vbw.cli.job`;
 3. the moments of a run with the warm worker (vbw.cli.warm_worker), as the console script runs it:

@@ -59,7 +59,7 @@ def _same(tmp_path: Path, args: list[str], handed: bool) -> subprocess.Completed
         "PROBE app imported here: True\n")
     assert _files(got_dir) == _files(want_dir)
     # what the run learned is kept for the next, whoever ran it: the schema verdicts
-    # (vbw.task.schemacache) and report.html's compiled template (vbw.report.html)
+    # (vbw.task.schema.cache) and report.html's compiled template (vbw.report.html)
     for kept in ("valid-schemas-*.txt", "report-page-*.jinja"):
         warm_kept, alone_kept = (sorted((tmp_path / f"cache-{w}").glob(f"vbw/{kept}"))
                                  for w in ("warm", "alone"))

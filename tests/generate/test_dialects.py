@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.generate.standin import StandIn, completion
-from tests.generate.test_server import ask, backend
+from tests.generate.server.test_client import ask, backend
 from vbw.errors import ConfigError
 from vbw.generate.backend import Tool
 from vbw.generate.dialects import DIALECTS, Dialect, dialect_for

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.generate.hostile import Hostile, drip, elapsed, flood, headers
-from tests.generate.test_server import ask, backend
+from tests.generate.server.test_client import ask, backend
 from vbw.errors import EngineError
 
 DEADLINE = 1.0

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.generate.standin import Canned, StandIn, chunk, completion, stream
-from tests.generate.test_server import SECRET, ask, backend
+from tests.generate.server.test_client import SECRET, ask, backend
 from vbw.errors import EngineError
 from vbw.generate.wire import Malformed, parse_completion, token_count
 

@@ -1,4 +1,4 @@
-"""Untrusted JSON past vbw's bounds (vbw.task.jsonvalues.loads): nesting depth and huge
+"""Untrusted JSON past vbw's bounds (vbw.task.jsontext.values.loads): nesting depth and huge
 integers from a server, a replay or a dataset; lone surrogates from a server or in a
 replay's header; a replay line's and a tool reply's memory; BFCL's parallel matching."""
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import TASK_CONF, one_line_error, run_vbw
 from tests.generate.scripted import ScriptedBackend, scripted
-from tests.task.test_jsonvalues import random_float, random_text
+from tests.task.jsontext.test_values import random_float, random_text
 from vbw.cli.job import run
 from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError

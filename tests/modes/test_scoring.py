@@ -17,7 +17,7 @@ from vbw.config import RunConfig
 from vbw.modes.scoring import tripped_arms
 from vbw.report.numbers import pct
 from vbw.score.metrics import build_report
-from vbw.score.model import Report
+from vbw.score.results import Report
 from vbw.score.states import ItemStates
 from vbw.task.arms import parse_arm
 from vbw.task.runner import load_task

@@ -96,7 +96,7 @@ def test_a_line_past_the_json_limits_is_one_line_naming_it(tmp_path: Path) -> No
     """An item line (or the header) nested past MAX_DEPTH, or holding an integer past
     MAX_INT_DIGITS digits, is a ReplayError naming the file and line; a line at the depth
     limit is read."""
-    from vbw.task.jsonvalues import MAX_DEPTH
+    from vbw.task.jsontext.values import MAX_DEPTH
     head = json.dumps({"meta": {"format": "vbw-replay/1", "task": "t",
                                 "arms": ["constrained[answer]", "unconstrained"]}})
     path = tmp_path / "r.jsonl"

@@ -39,7 +39,7 @@ while True:
 
 def big_report(n: int):
     """A report with an n-item ledger (writing it takes a while), built without scoring."""
-    from vbw.score.model import ArmMetrics, Excluded, Missing, Rate, Report
+    from vbw.score.results import ArmMetrics, Excluded, Missing, Rate, Report
 
     rate = Rate(rate=0.5, ci95=(0.4, 0.6))
     arms = {a: ArmMetrics(n=n, schema_validity=None if a == "unconstrained" else rate,

@@ -12,7 +12,7 @@ from vbw.report.compare import render_compare, write_compare
 from vbw.report.markdown import p_value
 from vbw.score.compare import (ArmPair, CompareReport, LeftOut, MetricPair, ReplayComparison,
                                ReplaySide)
-from vbw.score.model import Delta
+from vbw.score.results import Delta
 
 
 def _report(label: str) -> CompareReport:

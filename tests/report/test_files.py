@@ -17,7 +17,7 @@ from vbw.report import ledger_csv, render_markdown, render_svg, write_reports
 from vbw.report.markdown import coverage
 from vbw.report.provenance import provenance
 from vbw.score.metrics import build_report
-from vbw.score.model import Excluded, Missing, Report
+from vbw.score.results import Excluded, Missing, Report
 from vbw.replay.stream import open_replay
 from vbw.score.stream import score_stream
 from vbw.task.arms import task_arms
@@ -143,7 +143,7 @@ def test_long_arm_keys_are_cut_in_their_panel_with_a_title() -> None:
     """Issue 17 item 10: a long schema name cannot overlap the next panel; the whole key
     stays in the label's <title>."""
     from tests.report.test_atomic import big_report
-    from vbw.score.model import Quadrant
+    from vbw.score.results import Quadrant
 
     r = big_report(4)
     key = "constrained[" + "s" * 200 + "]"

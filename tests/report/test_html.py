@@ -23,12 +23,12 @@ from vbw.report.html import embed_json, render_html
 from vbw.report.provenance import provenance
 from vbw.report.svg import render_svg
 from vbw.score.metrics import build_report
-from vbw.score.model import Report
+from vbw.score.results import Report
 from vbw.replay.stream import open_replay
 from vbw.score.shown import Showing, clip, clip_span
 from vbw.score.stream import score_stream
 from vbw.task.arms import ARM_KINDS, task_arms
-from vbw.task.jsonscan import first_json_object
+from vbw.task.jsontext.scan import first_json_object
 from vbw.task.runner import load_task
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="vbw-data">(.*?)</script>', re.S)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from vbw.report.html import render_html
 from vbw.report.interventions import markdown_lines, side_by_side
 from vbw.report.markdown import render_markdown
-from vbw.score.model import (ArmInterventions, Excluded, FlipInterventions,
+from vbw.score.results import (ArmInterventions, Excluded, FlipInterventions,
                              InterventionCounts, Missing, Report)
 
 KEY = "constrained[ans|wer]"

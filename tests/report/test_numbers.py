@@ -6,7 +6,7 @@ import pytest
 
 from vbw.report.numbers import pct, pts, size
 from vbw.report.verdict import interval
-from vbw.score.model import Delta
+from vbw.score.results import Delta
 
 
 @pytest.mark.parametrize(("x", "shown"), [(0.055, "+5.5"), (-0.005, "-0.5"), (0.0, "+0.0"),

@@ -21,7 +21,7 @@ from vbw.report.html import browser_json
 from vbw.report.browser import MAX_TEXT_CHARS
 from vbw.report.pagedata import ItemData
 from vbw.score.metrics import build_report
-from vbw.score.model import Report
+from vbw.score.results import Report
 from vbw.score.shown import Showing
 from vbw.score.stream import Scored, score_stream
 from vbw.task.arms import ARM_KINDS, Arm, task_arms

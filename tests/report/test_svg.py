@@ -8,7 +8,7 @@ import re
 
 from tests.report.test_escape import EVIL
 from vbw.report.svg import render_forest
-from vbw.score.model import Comparison, Delta, Flips, Report
+from vbw.score.results import Comparison, Delta, Flips, Report
 
 
 def _delta(n10: int, n01: int, p: float, lo: float, hi: float) -> Delta:

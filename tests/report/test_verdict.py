@@ -18,7 +18,7 @@ import yaml
 
 from tests.conftest import EXAMPLE, load_json, run_vbw
 from vbw.report.verdict import mde_text, p_value, verdict
-from vbw.score.model import Delta
+from vbw.score.results import Delta
 
 CITIES = [("cap_france", "France", "Paris"), ("cap_japan", "Japan", "Tokyo"),
           ("cap_italy", "Italy", "Rome"), ("cap_spain", "Spain", "Madrid"),

@@ -11,7 +11,7 @@ import numpy as np
 
 from tests.conftest import ROOT
 from vbw.score.metrics import build_report
-from vbw.score.model import Report
+from vbw.score.results import Report
 from vbw.score.states import ItemStates
 from vbw.task.arms import parse_arm
 

@@ -22,7 +22,7 @@ from vbw.config import RunConfig
 from vbw.modes import scoring
 from vbw import parallel
 from vbw.score import split
-from vbw.score.model import Report
+from vbw.score.results import Report
 from vbw.score.shown import Lowest, Showing, Shown
 from vbw.replay.stream import open_replay
 from vbw.score.stream import Pass, score_stream

@@ -57,7 +57,7 @@ def test_a_row_past_the_json_limits_is_one_line_naming_it(tmp_path: Path, suffix
     """A row nested past MAX_DEPTH or holding an integer past MAX_INT_DIGITS digits is a
     DataError naming the file (and a .jsonl's line), not a RecursionError or int()'s
     ValueError; at the limits the row is read."""
-    from vbw.task.jsonvalues import MAX_DEPTH, MAX_INT_DIGITS
+    from vbw.task.jsontext.values import MAX_DEPTH, MAX_INT_DIGITS
     path = tmp_path / f"d{suffix}"
     wrap = (lambda row: f"[{row}]") if suffix == ".json" else (lambda row: f'{{"a": 1}}\n{row}')
     at = '{"a": ' + "[" * (MAX_DEPTH - 1 - (suffix == ".json")) + \

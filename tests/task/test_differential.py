@@ -15,9 +15,9 @@ import pytest
 
 from tests.conftest import TASK_CONF
 from vbw.task.extract import call_source
-from vbw.task import jsonscan
-from vbw.task.jsonscan import MAX_DEPTH, _Search, first_json_object
-from vbw.task.jsonvalues import decode_at
+from vbw.task.jsontext import scan as jsonscan
+from vbw.task.jsontext.scan import MAX_DEPTH, _Search, first_json_object
+from vbw.task.jsontext.values import decode_at
 from vbw.task.regex import compile_task_regex
 from vbw.task.runner import load_task
 
@@ -283,7 +283,7 @@ def test_what_the_shortcut_says_of_plainness_is_validitys_plain(text: str) -> No
     """first_json_object_plain's flag, where it gives one, is vbw.task.validity.plain of
     the object (which the validity check then does not walk again); the object is
     first_json_object's."""
-    from vbw.task.jsonscan import first_json_object_plain
+    from vbw.task.jsontext.scan import first_json_object_plain
     from vbw.task.validity import plain
 
     obj, known = first_json_object_plain(text)

@@ -15,7 +15,7 @@ from vbw.task.check import RegexChecker
 from vbw.task.extract import (MAX_CALL_CHARS, BoxedStep, JsonExtract, LastNumberStep,
                               PythonCallsStep, PythonCallStep, RegexStep,
                               first_json_object)
-from vbw.task.jsonscan import first_json_span
+from vbw.task.jsontext.scan import first_json_span
 from vbw.task.runner import load_task
 
 

@@ -24,9 +24,9 @@ from vbw.task.validity import Validators
 from vbw.task.check import NumericChecker
 from vbw.task.coerce import NumberCoercion, last_number, number_from_text
 from vbw.task.extract import BoxedStep, LastNumberStep, RegexStep
-from vbw.task.jsongrammar import POSSESSIVE
-from vbw.task.jsonscan import MAX_DEPTH, first_json_object
-from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.jsontext.grammar import POSSESSIVE
+from vbw.task.jsontext.scan import MAX_DEPTH, first_json_object
+from vbw.task.jsontext.values import JsonBigInt
 from vbw.task.runner import load_task
 
 NATURAL_PATTERNS = list(NATURAL)
@@ -86,7 +86,7 @@ JSON_TEXT = {  # text -> the first JSON object
 }
 
 
-# On Python 3.10 the JSON grammar is greedy (vbw/task/jsongrammar.py): linear, but it gives
+# On Python 3.10 the JSON grammar is greedy (vbw/task/jsontext/grammar.py): linear, but it gives
 # runs back one character at a time, up to ~6x slower on these texts (2 s alone for the
 # worst, an unclosed array of `[1],`, against 0.3 s possessive)
 JSON_BOUND = 3.0 if POSSESSIVE else 15.0

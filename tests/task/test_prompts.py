@@ -9,7 +9,7 @@ from jinja2 import UndefinedError
 
 from tests.conftest import TASK_CONF
 from vbw.task.arms import Arm, task_arms
-from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.jsontext.values import JsonBigInt
 from vbw.task.bounded import MAX_PROMPT_CHARS, render_bounded
 from vbw.task.prompts import compile_template, plain_fits, plain_parts, render, render_plain
 from vbw.task.runner import load_task

@@ -155,7 +155,7 @@ def test_registries_are_the_union_vocabularies() -> None:
     from vbw.task.check import Checker
     from vbw.task.coerce import Coercion
     from vbw.task.extract import FreeStep
-    from vbw.task.schemas import SchemaSource
+    from vbw.task.schema.sources import SchemaSource
 
     for union, registry in ((Checker, CHECKER_KINDS), (Coercion, COERCION_KINDS),
                             (FreeStep, STEP_KINDS), (SchemaSource, SCHEMA_KINDS)):

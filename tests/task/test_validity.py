@@ -13,7 +13,7 @@ from vbw.task import validity
 from vbw.task.extract import first_json_object
 from vbw.task.runner import load_task
 from vbw.task.validity import Validators
-from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.jsontext.values import JsonBigInt
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from vbw.errors import EngineError, UnsupportedSchema
-from vbw.task.jsonvalues import loads
+from vbw.task.jsontext.values import loads
 
 if TYPE_CHECKING:
     from vbw.generate.backend import Backend

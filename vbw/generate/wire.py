@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from vbw.redact import Secret, escape_surrogates, secret_param
-from vbw.task.jsonvalues import loads
+from vbw.task.jsontext.values import loads
 
 MESSAGE_LIMIT = 300  # characters of a server's error message quoted in ours
 
@@ -104,7 +104,7 @@ class Reply:
     content_chunks: int = 0  # streamed chunks that carried content (0 when not streamed)
     ttft: float | None = None  # seconds from sending to the first content (streams only)
     message: dict[str, Any] | None = None  # choices[0].message of a non-streamed reply
-    # choices[0].logprobs.content entries as sent (checked by vbw.generate.serverlogprobs)
+    # choices[0].logprobs.content entries as sent (checked by vbw.generate.server.logprobs)
     logprobs: list[Any] | None = None
 
 

@@ -23,7 +23,7 @@ from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report.compare import write_compare
 from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
-from vbw.score.model import METRICS
+from vbw.score.results import METRICS
 from vbw.score.split import arm_keys
 from vbw.score.shared import SharedAudit
 from vbw.score.stream import Scored, check_replay_matches, score_stream

@@ -26,7 +26,7 @@ from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen
 from vbw.score import split
 from vbw.score.metrics import build_report
-from vbw.score.model import Report, TaskCheck
+from vbw.score.results import Report, TaskCheck
 from vbw.score.shown import Showing
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.score.written import Written

@@ -24,7 +24,7 @@ from vbw.errors import ReplayError
 from vbw.replay.format import EndV1, ItemRecord
 from vbw.replay.header import FORMAT, ReplayHeader
 from vbw.replay.record import ScoredRecord, as_scored, light
-from vbw.task.jsonvalues import JsonLimit, check_nesting, exact, json_loads
+from vbw.task.jsontext.values import JsonLimit, check_nesting, exact, json_loads
 from vbw.validation import describe
 
 # Interventions in one item line, counted before it is decoded by their one required key
@@ -42,7 +42,7 @@ def decode(line: bytes) -> Any:
     path reads only what that cannot change (texts, and numbers it makes floats); whatever
     keeps or writes the values uses `kept` (or `decode_exact`). Bounded (JsonLimit, a
     ValueError): at most MAX_INTERVENTIONS interventions, integers as
-    vbw.task.jsonvalues.loads bounds them, and nesting within orjson's 1,024 levels (json's
+    vbw.task.jsontext.values.loads bounds them, and nesting within orjson's 1,024 levels (json's
     RecursionError past them is a JsonLimit); the light path reads nothing nested, so
     MAX_DEPTH is checked only where values are kept (`kept`), off the hot path."""
     if len(line) > _EVENT_BYTES * MAX_INTERVENTIONS and \
@@ -64,7 +64,7 @@ def decode_exact(line: bytes) -> Any:
 
 def kept(obj: Any, line: bytes, path: Path, lineno: int) -> Any:
     """`obj`, decoded from `line`, as json.loads gives it (`exact`), for values that are
-    kept or written: refused past MAX_DEPTH (vbw.task.jsonvalues) in one line."""
+    kept or written: refused past MAX_DEPTH (vbw.task.jsontext.values) in one line."""
     try:
         check_nesting(line)
     except JsonLimit as e:

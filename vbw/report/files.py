@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from vbw.redact import escape_surrogates
-from vbw.score.model import Report
+from vbw.score.results import Report
 
 MANIFEST = "report.json"  # written last: its presence means the set is complete
 PARTIAL = ".partial-"     # the infix of temporary names, e.g. .ledger.csv.partial-1234

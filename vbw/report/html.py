@@ -30,9 +30,9 @@ from vbw.report.markdown import check_lines, plain_metric_name, rate_cell
 from vbw.report.svg import render_forest
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
 from vbw.resources import cache_dir
-from vbw.score.model import Comparison, Report
+from vbw.score.results import Comparison, Report
 from vbw.score.paired import ALPHA
-from vbw.task.jsonvalues import json_text
+from vbw.task.jsontext.values import json_text
 
 ASSETS = "html_assets"
 # str.translate builds its output in one buffer: re.sub with a function made a Python
@@ -45,7 +45,7 @@ _REPLACED = "<>&\u2028\u2029"  # without a surrogate, replaced one by one (same 
 def _dumps(value: Any, floats: bool) -> str:
     """json.dumps(value, ensure_ascii=False, separators=(",", ":")). Where the caller
     knows the value holds no float (`floats=False`), orjson writes it
-    (vbw.task.jsonvalues.json_text; tests/report/test_html.py); a lone surrogate or an
+    (vbw.task.jsontext.values.json_text; tests/report/test_html.py); a lone surrogate or an
     int beyond 64 bits, which orjson refuses, and any float go to json."""
     if not floats and (text := json_text(value, ensure_ascii=False, compact=True)) is not None:
         return text.decode("utf-8")

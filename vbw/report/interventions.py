@@ -14,7 +14,7 @@ from typing import Any
 
 from vbw.report.escape import code, text
 from vbw.report.numbers import pct, ratio, share
-from vbw.score.model import ArmInterventions, FlipInterventions, InterventionCounts, Report
+from vbw.score.results import ArmInterventions, FlipInterventions, InterventionCounts, Report
 
 TITLE = "Constraint interventions"
 WHAT = ("steps where the arm's grammar refused the model's own most likely token; "

@@ -18,7 +18,7 @@ from vbw.report.browser import (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, I
                                 item_view, prompts_note, reasons_row)
 from vbw.score.finish import reasons
 from vbw.score.shown import Shown
-from vbw.score.model import Excluded, Report
+from vbw.score.results import Excluded, Report
 from vbw.task.arms import Arm
 from vbw.task.runner import Task
 

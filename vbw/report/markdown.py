@@ -7,7 +7,7 @@ from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
 from vbw.report.numbers import pct, size
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
-from vbw.score.model import Comparison, Rate, Report
+from vbw.score.results import Comparison, Rate, Report
 from vbw.score.paired import ALPHA
 
 __all__ = ["coverage", "mde_text", "metric_name", "p_value", "plain_metric_name", "pct",

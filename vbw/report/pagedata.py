@@ -20,7 +20,7 @@ from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, It
 from vbw.report.html import item_json
 from vbw.report.listing import Listing, assemble, detailed_views, kept_rows
 from vbw.score.metrics import Ledger, excluded_of
-from vbw.score.model import Report
+from vbw.score.results import Report
 from vbw.score.shown import Shown
 from vbw.score.states import ItemStates
 from vbw.score.stream import Scored

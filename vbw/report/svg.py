@@ -10,7 +10,7 @@ from html import escape
 from vbw.report.markdown import plain_metric_name
 from vbw.report.numbers import pct
 from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
-from vbw.score.model import Delta, Report
+from vbw.score.results import Delta, Report
 from vbw.score.paired import ALPHA
 
 _W, _H, _CELL, _PAD = 230, 250, 90, 30

@@ -12,7 +12,7 @@ detectable at this N, rather than suggesting that the arms agree.
 from __future__ import annotations
 
 from vbw.report.numbers import pts, size
-from vbw.score.model import Delta
+from vbw.score.results import Delta
 from vbw.score.paired import ALPHA
 
 __all__ = ["interval", "mde_text", "p_value", "pts", "verdict"]  # pts: vbw.report.numbers

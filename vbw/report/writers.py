@@ -24,7 +24,7 @@ from vbw.report.files import ledger_csv, write_set
 from vbw.report.html import html_chunks
 from vbw.report.markdown import coverage, render_markdown
 from vbw.report.svg import render_svg
-from vbw.score.model import Report
+from vbw.score.results import Report
 
 MANIFEST_WRITER = "json"  # always written, and last
 

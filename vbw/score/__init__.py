@@ -7,7 +7,7 @@ from __future__ import annotations
 from vbw.lazy import lazy_exports
 
 _WHERE = {"build_report": "vbw.score.metrics", "comparison_pairs": "vbw.score.metrics",
-          "Report": "vbw.score.model", "ItemStates": "vbw.score.states",
+          "Report": "vbw.score.results", "ItemStates": "vbw.score.states",
           "score_stream": "vbw.score.stream"}
 
 __all__ = ["ItemStates", "Report", "build_report", "comparison_pairs", "score_stream"]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vbw.score.bootstrap import key_rng
 from vbw.score.interventions import summarise
 from vbw.score.metrics import metric_columns, paired_delta
-from vbw.score.model import METRICS, ArmInterventions, Delta
+from vbw.score.results import METRICS, ArmInterventions, Delta
 from vbw.score.paired import ALPHA, POWER
 from vbw.score.digest import NO_TEXT
 from vbw.score.states import ItemStates

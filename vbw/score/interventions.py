@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from vbw.score.landing import Step, classify, counts
-from vbw.score.model import (ArmInterventions, Comparison, FlipInterventions,
+from vbw.score.results import (ArmInterventions, Comparison, FlipInterventions,
                              InterventionCounts)
 from vbw.task.arms import Arm
 

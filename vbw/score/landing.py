@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jmespath.exceptions
 import jmespath.parser
 
-from vbw.task.jsonscan import first_json_span
+from vbw.task.jsontext.scan import first_json_span
 
 STRUCTURE, KEY, VALUE = "structure", "key", "value"
 _VALUE, _KEY, _ANSWER = 1, 2, 4  # a segment's code bits

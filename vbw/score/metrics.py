@@ -9,7 +9,7 @@ import numpy as np
 
 from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
 from vbw.score.interventions import summarise
-from vbw.score.model import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
+from vbw.score.results import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
 from vbw.score.paired import ALPHA, mcnemar_p, min_detectable_effect
 from vbw.score.states import STATE_NAMES, ItemStates

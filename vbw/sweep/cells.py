@@ -11,7 +11,7 @@ from typing import Any
 
 from vbw.report.markdown import rate_cell
 from vbw.report.verdict import interval, p_value, verdict
-from vbw.score.model import Delta
+from vbw.score.results import Delta
 
 
 def headline_columns(rows: list[dict[str, Any]]) -> list[str]:

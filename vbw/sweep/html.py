@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from vbw.report.interventions import summary_text
-from vbw.score.model import ArmInterventions
+from vbw.score.results import ArmInterventions
 from vbw.score.paired import ALPHA
 from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
 

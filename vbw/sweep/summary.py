@@ -24,7 +24,7 @@ from vbw.redact import redact_obj
 from vbw.report.escape import code, text
 from vbw.report.interventions import side_by_side
 from vbw.report.writers import Writer, write_outputs
-from vbw.score.model import ArmInterventions, Report
+from vbw.score.results import ArmInterventions, Report
 from vbw.score.paired import ALPHA
 from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
 from vbw.sweep.html import render_html

@@ -12,9 +12,9 @@ _WHERE = {
     "ARM_KINDS": "vbw.task.arms", "Arm": "vbw.task.arms", "parse_arm": "vbw.task.arms",
     "task_arms": "vbw.task.arms", "CHECKER_KINDS": "vbw.task.check",
     "COERCION_KINDS": "vbw.task.coerce", "STEP_KINDS": "vbw.task.extract",
-    "first_json_object": "vbw.task.extract", "Item": "vbw.task.runner",
-    "Task": "vbw.task.runner", "load_task": "vbw.task.runner", "DIALECTS": "vbw.task.schemas",
-    "SCHEMA_KINDS": "vbw.task.schemas", "TaskSpec": "vbw.task.spec",
+    "first_json_object": "vbw.task.extract", "Item": "vbw.task.itemset",
+    "Task": "vbw.task.runner", "load_task": "vbw.task.runner", "DIALECTS": "vbw.task.schema.sources",
+    "SCHEMA_KINDS": "vbw.task.schema.sources", "TaskSpec": "vbw.task.spec",
 }
 
 __all__ = ["ARM_KINDS", "CHECKER_KINDS", "COERCION_KINDS", "DIALECTS", "SCHEMA_KINDS",

@@ -22,7 +22,7 @@ from vbw.task.goldshape import Example, Judged, json_path, judge
 from vbw.task.instance import unsatisfiable
 from vbw.task.prompts import plain_fits
 from vbw.task.runner import Item, OverBudget, Task
-from vbw.task.schemas import check_schema, schema_key
+from vbw.task.schema.sources import check_schema, schema_key
 from vbw.task.validity import Validators
 
 SHOWN = 10  # problems listed in full; the rest are counted

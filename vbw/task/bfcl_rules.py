@@ -146,7 +146,7 @@ def official_reason(answer: Any, gold: Any, schema: Any) -> str | None:
 
 def _function_schemas(schema: Any) -> dict[str, Any]:
     """Function name -> arguments schema, from the schema of a list of calls (or of an
-    object holding that list in one of its properties, vbw.task.schemas.CallsSchema): its
+    object holding that list in one of its properties, vbw.task.schema.sources.CallsSchema): its
     `items` (or each `anyOf`/`oneOf` branch of them) declares a call as an object whose one
     property is the function's name."""
     if isinstance(schema, dict) and "items" not in schema:

@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
 from vbw.task.bfcl_rules import calls_reason, official_reason
-from vbw.task.jsonvalues import as_float, is_number
+from vbw.task.jsontext.values import as_float, is_number
 from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
 from vbw.task.registry import Registry

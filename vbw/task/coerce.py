@@ -12,7 +12,7 @@ from collections import deque
 from typing import Any, Literal
 
 from vbw.task.base import StrictModel
-from vbw.task.jsonvalues import JsonBigInt, is_number
+from vbw.task.jsontext.values import JsonBigInt, is_number
 from vbw.task.registry import Registry
 
 COERCIONS: Registry[StrictModel] = Registry("coercion", group="vbw.coercions")

@@ -3,9 +3,9 @@
 A row of a .jsonl file is decoded by orjson, and by Python's json wherever orjson refuses
 the line (NaN, infinity, lone surrogate escapes: what json accepts and orjson does not)
 or its value may differ from json's (an integer beyond 64 bits, which orjson makes a
-float: vbw.task.jsonvalues.orjson_agrees), so every row is the value json.loads gives
+float: vbw.task.jsontext.values.orjson_agrees), so every row is the value json.loads gives
 and every error is its message; bounded as any untrusted JSON is
-(vbw.task.jsonvalues.loads: nesting and integer length, refused in one line naming the
+(vbw.task.jsontext.values.loads: nesting and integer length, refused in one line naming the
 file and line). A 100,000-row dataset is read before any scoring starts (serial time in a
 replay's scoring), in about two thirds of json's time.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from vbw.errors import DataError
-from vbw.task.jsonvalues import JsonLimit, loads
+from vbw.task.jsontext.values import JsonLimit, loads
 
 
 def read_data_bytes(path: Path) -> bytes:

@@ -4,7 +4,7 @@ installed packages: entry-point group vbw.extractors).
 Free text goes through an ordered chain of steps; each step yields a raw candidate (or
 None), the task's coercion turns it into an answer, and the first step whose candidate
 coerces to a non-None answer wins. JSON arms read the first JSON object in the text and
-take a JMESPath into it (vbw.task.jsonscan finds that object in linear time). The step
+take a JMESPath into it (vbw.task.jsontext.scan finds that object in linear time). The step
 vocabulary is the STEPS registry: a class registers itself, and `FreeStep` is built from it.
 
 How it works and why: docs/design.md, section vbw.task.extract.
@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 
 from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
-from vbw.task.jsonscan import first_json_object  # noqa: F401  (re-exported: vbw.task)
+from vbw.task.jsontext.scan import first_json_object  # noqa: F401  (re-exported: vbw.task)
 from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.registry import Registry
 

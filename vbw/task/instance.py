@@ -9,9 +9,9 @@ import math
 from typing import Any
 
 from vbw.task.regexample import examples
-from vbw.task.schemakeywords import clip
-from vbw.task.schemanumbers import integer, number
-from vbw.task.schemawalk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
+from vbw.task.schema.keywords import clip
+from vbw.task.schema.numbers import integer, number
+from vbw.task.schema.walk import (DEPTH, Budget, TooMuchWork, Unbuildable, Unsatisfiable,
                                   is_num, json_type, merged, property_schema, resolve, same,
                                   search)
 

@@ -18,40 +18,23 @@ from jinja2 import TemplateError, UndefinedError
 from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
 from vbw.task.extract import NOTHING, Extracted
-from vbw.task.dataset import join_rows, read_data_bytes, read_rows
-from vbw.task.base import StrictModel, search
-from vbw.task.jsonscan import first_json_object_plain, first_json_span
-from vbw.task.jsonvalues import json_text
+from vbw.task.dataset import read_data_bytes
+from vbw.task.itemset import Item, ItemSet
+from vbw.task.jsontext.scan import first_json_object_plain, first_json_span
+from vbw.task.jsontext.values import json_text
 from vbw.task.bounded import PromptBudget
 from vbw.task.prompts import render
-from vbw.task.spec import IdFromPath, TaskSpec
+from vbw.task.spec import TaskSpec
 from vbw.task.tools import resolve
 from vbw.validation import load_yaml, validate
 
 
-# items Task.item keeps once built: report.html details the first 2,000 (the task layer
-# cannot import vbw.report.browser.MAX_DETAILED_ITEMS)
-KEEP_BUILT = 2_000
-
-
-class Item(StrictModel):
-    """One evaluation item: its id, declared fields, gold answer and schemas by name."""
-
-    id: str
-    fields: dict[str, Any]
-    gold: Any
-    schemas: dict[str, dict[str, Any]]
-
-
-class Task:
-    """A loaded task file: the validated spec plus where its relative paths point."""
+class Task(ItemSet):
+    """A loaded task file: the validated spec plus where its relative paths point; its
+    items (ItemSet), the prompts of each arm, answers and checks, and its identity."""
 
     def __init__(self, spec: TaskSpec, path: Path) -> None:
-        self.spec = spec
-        self.path = path
-        self.root = path.parent
-        self._built: dict[int, Item] = {}  # see item()
-        self._ids: dict[tuple[int | None, bool], list[str]] = {}  # see ids()
+        super().__init__(spec, path)
         self._hash: str | None = None  # see generation_hash()
 
     @property
@@ -61,123 +44,6 @@ class Task:
     @property
     def schema_names(self) -> list[str]:
         return list(self.spec.schemas)
-
-    # -- items -----------------------------------------------------------------------
-    def data_files(self) -> list[Path]:
-        d = self.spec.dataset
-        files = [self.root / d.path]
-        if d.join is not None:
-            files.append(self.root / d.join.path)
-        return files
-
-    @cached_property
-    def _all_rows(self) -> list[dict[str, Any]]:
-        d = self.spec.dataset
-        rows = read_rows(self.root / d.path)
-        if d.join is not None:
-            rows = join_rows(rows, read_rows(self.root / d.join.path), d.join.key,
-                             self.root / d.join.path)
-        if d.exclude:
-            ids = [self._id(i, r) for i, r in enumerate(rows)]
-            unknown = sorted(set(d.exclude) - set(ids))
-            if unknown:
-                raise DataError(f"{self._data_label}: dataset.exclude: no row has id "
-                                f"{unknown[0]!r}")
-            rows = [r for r, i in zip(rows, ids) if i not in set(d.exclude)]
-        return rows
-
-    def rows(self, n: int | None = None, all_rows: bool = False) -> list[dict[str, Any]]:
-        """The task's rows: the first `dataset.first` (all with `all_rows`), then the first
-        `n` of those. Read once per task."""
-        rows = self._all_rows
-        first = self.spec.dataset.first
-        if first is not None and not all_rows:
-            rows = rows[:first]
-        return rows[:n] if n is not None else rows
-
-    def ids(self, n: int | None = None, all_rows: bool = False) -> list[str]:
-        """Item ids in dataset order, without building the items (worked out once)."""
-        if (n, all_rows) not in self._ids:
-            rows, d = self.rows(n, all_rows), self.spec.dataset
-            self._ids[n, all_rows] = (  # (a row-index id needs no row: one f-string each)
-                [self._id(i, row) for i, row in enumerate(rows)] if isinstance(d.id, IdFromPath)
-                else [f"{d.id.prefix}{i}" for i in range(len(rows))])
-        return list(self._ids[n, all_rows])
-
-    def items(self, n: int | None = None, only: set[str] | None = None) -> list[Item]:
-        """The first `n` items (all when None), in dataset order; with `only`, just those
-        ids among them (scoring a replay needs no other rows built)."""
-        rows = self.rows(n)
-        out = []
-        for i, row in enumerate(rows):
-            item_id = self._id(i, row)
-            if only is None or item_id in only:
-                out.append(self._item(i, row, item_id))
-        return out
-
-    def item(self, index: int, item_id: str) -> Item:
-        """The item of row `index` (its id already known from `ids()`): scoring a streamed
-        replay builds each item only when its record arrives. The first KEEP_BUILT items
-        built are kept (items are never changed once built): report.html's second pass
-        details the first items again (vbw.report.listing), and finds them built."""
-        built = self._built.get(index)
-        if built is not None and built.id == item_id:
-            return built
-        item = self._item(index, self._all_rows[index], item_id)
-        if len(self._built) < KEEP_BUILT:
-            self._built[index] = item
-        return item
-
-    @cached_property
-    def _gold_problem(self) -> Any:
-        """The checker's gold test, if any (once: a model's missing attribute raises)."""
-        return getattr(self.spec.check, "gold_problem", None)
-
-    @cached_property
-    def _data_label(self) -> str:
-        return str(self.root / self.spec.dataset.path)
-
-    def _id(self, index: int, row: dict[str, Any]) -> str:
-        d = self.spec.dataset
-        if isinstance(d.id, IdFromPath):
-            raw_id = search(d.id.path, row)
-            if raw_id is None:
-                raise DataError(f"{self._data_label}: row {index}: id path {d.id.path!r} "
-                                "is missing")
-            return str(raw_id)
-        return f"{d.id.prefix}{index}"
-
-    def _item(self, index: int, row: dict[str, Any], item_id: str) -> Item:
-        d = self.spec.dataset
-        fields = {}
-        for name, path in d.fields.items():
-            value = search(path, row)
-            if value is None:
-                raise DataError(f"{self._data_label}: row {index} ({item_id}): field "
-                                f"{name!r} ({path}) is missing")
-            fields[name] = value
-        gold = search(d.gold.path, row)
-        if gold is not None and d.gold.extract:
-            gold = self._chain(d.gold.extract, str(gold), fields, d.gold.coerce)
-        elif gold is not None:
-            gold = d.gold.coerce.apply(gold)
-        if gold is None:
-            raise DataError(f"{self._data_label}: row {index} ({item_id}): no gold answer "
-                            f"from {d.gold.path!r}")
-        gold_problem = self._gold_problem
-        problem = gold_problem(gold) if gold_problem is not None else None
-        if problem is not None:
-            raise DataError(f"{self._data_label}: row {index} ({item_id}): check "
-                            f"{self.spec.check.kind} uses the gold as its pattern: {problem}")
-        schemas = {}
-        for name, source in self.spec.schemas.items():
-            try:
-                schemas[name] = source.for_item(fields)
-            except ValueError as e:
-                raise DataError(f"{self.path}: schemas.{name}: item {item_id}: {e}") from None
-        # Built from values this method produced: validating would only copy every
-        # schema, so each item would hold its own copy of a static schema.
-        return Item.model_construct(id=item_id, fields=fields, gold=gold, schemas=schemas)
 
     # -- prompts ---------------------------------------------------------------------
     def messages(self, item: Item, arm: Arm, free_text: str | None = None,
@@ -250,15 +116,6 @@ class Task:
                               f"{one_line(e)}") from None
 
     # -- answers ---------------------------------------------------------------------
-    def _chain(self, steps: Any, text: str, fields: dict[str, Any], coerce: Any) -> Any:
-        for step in steps:
-            candidate = step.apply(text, fields)
-            if candidate is not None:
-                value = coerce.apply(candidate)
-                if value is not None:
-                    return value
-        return None
-
     def json_answer(self, obj: dict[str, Any] | None) -> Any:
         """The answer read from a JSON object at the task's path, coerced; None: none."""
         if obj is None:

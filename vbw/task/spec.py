@@ -17,7 +17,7 @@ from vbw.task.check import Checker
 from vbw.task.coerce import Coercion, IdentityCoercion
 from vbw.task.extract import FreeStep, JsonExtract
 from vbw.task.registry import Registry
-from vbw.task.schemas import SchemaSource
+from vbw.task.schema.sources import SchemaSource
 from vbw.task.tools import ToolSpec
 
 ID_SOURCES: Registry[StrictModel] = Registry("item id")

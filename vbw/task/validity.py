@@ -15,10 +15,10 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend, validator_for
 
-from vbw.task.jsonvalues import JsonBigInt
+from vbw.task.jsontext.values import JsonBigInt
 from vbw.task.refs import NO_FETCH
-from vbw.task.schemapatterns import KEYWORDS as REGEX_KEYWORDS
-from vbw.task.schemas import schema_key
+from vbw.task.schema.patterns import KEYWORDS as REGEX_KEYWORDS
+from vbw.task.schema.sources import schema_key
 
 
 KEPT = 4096  # schema objects and compiled validators kept at most

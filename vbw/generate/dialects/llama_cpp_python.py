@@ -20,7 +20,7 @@ class LlamaCppPython(Dialect):
     against the real server: the same refused argmaxes as the in-process llamacpp engine).
 
     What its 0.3.36 server does with the other dialects' schema fields
-    (tests/generate/test_server.py): ignores `vllm`'s and `llama_server`'s (unknown
+    (tests/generate/server/test_client.py): ignores `vllm`'s and `llama_server`'s (unknown
     top-level fields); rejects `openai`'s and `ollama`'s with an HTTP 500."""
 
     name: ClassVar[str] = "llama_cpp_python"

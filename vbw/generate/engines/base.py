@@ -15,7 +15,7 @@ from vbw.errors import UnsupportedSchema
 from vbw.generate.decode import TokenRule, Whitespace
 from vbw.generate.runtime import Runtime
 from vbw.registry import Registry
-from vbw.task.schemas import schema_key
+from vbw.task.schema.sources import schema_key
 
 
 class Constraint:
@@ -53,7 +53,7 @@ class Engine:
 
         Args:
             schema: the JSON Schema, its property order kept.
-            key: the schema's cache key (vbw.task.schemas.schema_key).
+            key: the schema's cache key (vbw.task.schema.sources.schema_key).
         Returns:
             The compiled constraint.
         """

@@ -18,7 +18,7 @@ from typing import Any
 from vbw.errors import ReplayError
 from vbw.replay.format import ArmRecord, ItemRecord
 from vbw.replay.stream import decode_exact
-from vbw.task.jsonvalues import SPELLED_ALIKE
+from vbw.task.jsontext.values import SPELLED_ALIKE
 
 _ITEM_ORDER = tuple(ItemRecord.model_fields)
 _ARM_ORDER = tuple(ArmRecord.model_fields)

@@ -18,7 +18,7 @@ from vbw.replay.format import EndV1, ItemRecord
 from vbw.replay.header import CompleteHeader, ReplayHeader, ShardInfo
 from vbw.replay.io import legacy_end
 from vbw.replay.stream import open_replay
-from vbw.task.jsonvalues import json_text
+from vbw.task.jsontext.values import json_text
 
 # what decides the texts: shards that differ in any of these are not one run
 GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
@@ -199,7 +199,7 @@ def item_line(r: ItemRecord | dict[str, Any], spelled_alike: bool = False) -> by
     (`model_dump(mode="json", exclude_none=True)`). `spelled_alike`: the dump holds only
     plain values (str keys; str, int, bool, None, dicts, lists) and floats that orjson
     spells as json does (vbw.modes.merge.joined.dumped), so orjson writes the line
-    (vbw.task.jsonvalues.json_text: twice as fast as json on a 4 KB line; a lone
+    (vbw.task.jsontext.values.json_text: twice as fast as json on a 4 KB line; a lone
     surrogate or an integer beyond 64 bits still goes to json)."""
     if spelled_alike and isinstance(r, dict) and (text := json_text(r, False)) is not None:
         return text + b"\n"

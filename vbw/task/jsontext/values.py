@@ -1,7 +1,7 @@
 """JSON values as vbw decodes them: Python's json, except that integers too long for `int()`
 stay exact instead of failing the whole object.
 
-How it works and why: docs/design.md, section vbw.task.jsonvalues.
+How it works and why: docs/design.md, section vbw.task.jsontext.values.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def orjson_plain(value: Any) -> bool | None:
 
 
 # orjson spells a finite float as repr() does (json's spelling) except for magnitudes in
-# [1e-9, 1e-4), which it writes without an exponent (tests/task/test_jsonvalues.py)
+# [1e-9, 1e-4), which it writes without an exponent (tests/task/jsontext/test_values.py)
 SPELLED_ALIKE = 1e-4
 # orjson's indented text is json's once the layout goes: a raw line break is never inside
 # a string (it is escaped there), so every one, with the indent after it, is layout

@@ -1,6 +1,6 @@
 """JSON's grammar as Python's json module accepts it, in regexes that never backtrack far.
 
-How it works and why: docs/design.md, section vbw.task.jsongrammar.
+How it works and why: docs/design.md, section vbw.task.jsontext.grammar.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def grammar(possessive: bool) -> Grammar:
 
 # The compiled grammar, by the names the scanner reads, built on first use (PEP 562): its
 # patterns are tens of kilobytes that Python's re parses in pure Python (~0.1 s), and most
-# texts never need them (vbw.task.jsonscan tries orjson on the whole text first), so a run
+# texts never need them (vbw.task.jsontext.scan tries orjson on the whole text first), so a run
 # whose texts are all plain JSON objects, or that re-scores no JSON arm, never pays it.
 _EXPORTED = ("SHALLOW_STEPS", "DEEP_STEPS", "OPENER", "CANDIDATE", "PLAUSIBLE", "EMPTY_OBJECT")
 

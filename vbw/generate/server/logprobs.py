@@ -6,7 +6,7 @@ token is not the token generated (greedy decoding) is a refused argmax. Which se
 is each dialect's `logprobs_before_constraint` (vbw.generate.dialects); the others record
 no interventions (the field stays absent: "not recorded for this backend").
 
-How it works and why: docs/design.md, section vbw.generate.serverlogprobs.
+How it works and why: docs/design.md, section vbw.generate.server.logprobs.
 """
 
 from __future__ import annotations

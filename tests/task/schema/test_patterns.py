@@ -15,10 +15,10 @@ from jsonschema import Draft202012Validator
 from tests.conftest import portable_task
 from tests.task.test_regex import committed_texts
 from vbw.errors import ConfigError
-from vbw.task.jsonscan import first_json_object
+from vbw.task.jsontext.scan import first_json_object
 from vbw.task.runner import load_task
-from vbw.task.schemapatterns import pattern_problem
-from vbw.task.schemas import PerItemSchema, check_schema
+from vbw.task.schema.patterns import pattern_problem
+from vbw.task.schema.sources import PerItemSchema, check_schema
 from vbw.task.validity import Validators
 
 

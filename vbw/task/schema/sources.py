@@ -21,9 +21,9 @@ from pydantic import AfterValidator, Field, field_validator
 from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.refs import ref_problem
 from vbw.task.registry import Registry
-from vbw.task.schemacache import VERDICTS
-from vbw.task.schemakeywords import keyword_problem
-from vbw.task.schemapatterns import pattern_problem
+from vbw.task.schema.cache import VERDICTS
+from vbw.task.schema.keywords import keyword_problem
+from vbw.task.schema.patterns import pattern_problem
 
 PY_CHECKED = 1_000  # subschemas; a larger schema is checked by jsonschema-rs (speed)
 _ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]

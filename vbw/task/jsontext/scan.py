@@ -3,7 +3,7 @@
 The rule (the demo-task spec's): try to decode a JSON value at each `{`, left to right; the
 first decode that yields an object wins; nothing is stripped.
 
-How it works and why: docs/design.md, section vbw.task.jsonscan.
+How it works and why: docs/design.md, section vbw.task.jsontext.scan.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from vbw.task import jsongrammar as g
-from vbw.task.jsonvalues import decode_at, decode_span_at, orjson_plain
+from vbw.task.jsontext import grammar as g
+from vbw.task.jsontext.values import decode_at, decode_span_at, orjson_plain
 
 MAX_DEPTH = 512
 TRIES, BUDGET = 32, 4  # `{`s decoded literally before the search, text lengths read
@@ -58,7 +58,7 @@ def _whole_object(text: str, first: int) -> tuple[dict[str, Any], bool] | None:
     opens is the answer when it decodes and is within MAX_DEPTH. orjson decodes it when
     the rest of the text is exactly that object; where orjson refuses (trailing text, NaN,
     lone surrogates), where the object holds a float that may be an integer beyond 64
-    bits to json (vbw.task.jsonvalues.orjson_plain), or where the object is too deep,
+    bits to json (vbw.task.jsontext.values.orjson_plain), or where the object is too deep,
     None: the search decides. Else (the object, whether it is plain:
     the same walk tells, and validity needs to know)."""
     try:

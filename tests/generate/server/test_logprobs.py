@@ -10,9 +10,9 @@ import pytest
 from tests.conftest import TASK_CONF
 from vbw.config import OpenAIBackendConfig
 from vbw.generate.backend import GenerateConfig
-from vbw.generate.server import OpenAIServerBackend
+from vbw.generate.server.client import OpenAIServerBackend
 from vbw.generate.dialects import DIALECTS, dialect_for
-from vbw.generate.serverlogprobs import interventions
+from vbw.generate.server.logprobs import interventions
 from vbw.task.arms import Arm
 from vbw.task.runner import load_task
 

@@ -11,8 +11,8 @@ import yaml
 from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 
 from tests.conftest import REPLAYS, one_line_error, portable_task, run_vbw
-from vbw.task.schemakeywords import MAX_DEPTH, MAX_NODES, keyword_problem, location
-from vbw.task.schemas import check_schema
+from vbw.task.schema.keywords import MAX_DEPTH, MAX_NODES, keyword_problem, location
+from vbw.task.schema.sources import check_schema
 
 ANSWER = {"answer": {"type": "integer"}}
 

@@ -6,47 +6,34 @@ engine, addressed in the server's own dialect (vbw.generate.dialects), and the c
 proves it binds. Only the standard library is used (urllib, one connection per request):
 no client library to pin, and proxies from the environment work as everywhere in urllib.
 
-How it works and why: docs/design.md, section vbw.generate.server.
+How it works and why: docs/design.md, section vbw.generate.server.client.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
-from base64 import b64encode
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from vbw import __version__
 from vbw.config import OpenAIBackendConfig
 from vbw.errors import EngineError, UnsupportedSchema, one_line
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.dialects import dialect_for
-from vbw.generate.probe import PROBE_BYTES
-from vbw.generate.serverlogprobs import interventions
 from vbw.generate.retry import Retry, Retrying
-from vbw.generate.statuses import CutShort, classify, retry_after
+from vbw.generate.server.connection import Connection
+from vbw.generate.server.logprobs import interventions
+from vbw.generate.statuses import CutShort
 from vbw.generate.tools import as_called
-from vbw.generate.transport import (Budget, ReplyTooLarge, opener, read_body,
-                                   read_error_body, read_lines)
-from vbw.generate.wire import (Reply, Secret, StreamCut, StreamError, error_message,
-                               one_line_text, parse_base_url, parse_completion, read_stream)
-from vbw.redact import mask_json, redact
-from vbw.task.jsonvalues import loads
+from vbw.generate.transport import Budget, ReplyTooLarge
+from vbw.generate.wire import Reply, Secret
+from vbw.redact import mask_json
 
 log = logging.getLogger(__name__)
-
-_CUT_HINT = ("llama-cpp-python's server ends a stream this way when another request "
-             "arrives; vbw asked again without streaming, and the server cut that reply "
-             "short too")
-_ERROR_BODY_BYTES = 65536
 
 
 def api_key(settings: OpenAIBackendConfig, env: Mapping[str, str]) -> Secret | None:
@@ -71,28 +58,17 @@ class OpenAIServerBackend(Backend):
         self.engine = settings.engine
         self.dialect = dialect_for(settings.dialect)
         self.seed = seed
-        self._endpoint = parse_base_url(settings.base_url)
         key = self._api_key(env)
-        self._auth = self._authorization(key)
-        self._secrets = tuple(s for s in (*self._endpoint.secrets, key, self._auth) if s)
+        self._http = Connection(settings, key)
+        self._endpoint = self._http.endpoint
         # masked in every reply (_masked): the key and the URL's credentials
         self._text_secrets = tuple(s for s in (*self._endpoint.text_secrets, key) if s)
-        self._opener = opener()
         self._lock = threading.Lock()
         self._described: dict[str, Any] | None = None
-        self._retrying = Retrying(settings.max_retries,
-                                  lambda: f"POST {self._endpoint.shown('/chat/completions')}")
+        self._retrying = Retrying(settings.max_retries, self._http.where)
 
     def _api_key(self, env: Mapping[str, str]) -> Secret | None:
         return api_key(self.settings, env)
-
-    def _authorization(self, key: Secret | None) -> Secret | None:
-        """The Authorization header: Bearer key, else Basic from the URL's userinfo."""
-        if key is not None:
-            return Secret(f"Bearer {key.reveal()}")
-        if self._endpoint.userinfo is not None:
-            return Secret("Basic " + b64encode(self._endpoint.userinfo.reveal().encode()).decode())
-        return None
 
     def __repr__(self) -> str:
         return (f"OpenAIServerBackend(engine={self.engine!r}, "
@@ -155,27 +131,15 @@ class OpenAIServerBackend(Backend):
                 body.update(self.dialect.tool_fields(config.tool, config.schema_))
         return json.dumps(body, allow_nan=False).encode("utf-8")
 
-    def _request(self, url: str, data: bytes | None, accept: str,
-                 budget: Budget) -> urllib.request.Request:
-        request = urllib.request.Request(url, data=data, method="POST" if data else "GET",
-                                         headers={"Accept": accept,
-                                                  "User-Agent": f"vbw/{__version__}"})
-        request.budget = budget  # type: ignore[attr-defined]  (read by the transport)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        if self._auth is not None:
-            request.add_unredirected_header("Authorization", self._auth.reveal())
-        return request
-
     def _attempt(self, data: bytes, has_schema: bool, stream: bool,
                  tool: bool = False) -> Generation:
         start = time.perf_counter()
         budget = Budget(self.settings.timeout, self.settings.max_reply_bytes)
         try:
             with budget:
-                reply = self._exchange(data, has_schema, stream, budget, start)
+                reply = self._http.post(data, has_schema, stream, budget, start)
         except ReplyTooLarge as exc:
-            raise EngineError(f"{self._where()}: {exc}; not recorded "
+            raise EngineError(f"{self._http.where()}: {exc}; not recorded "
                               "(backend.max_reply_bytes)") from None
         except Exception:
             if budget.over:  # whatever the cut-off connection raised
@@ -192,60 +156,6 @@ class OpenAIServerBackend(Backend):
         masked, found = mask_json(fields, self._text_secrets)
         return replace(reply, **masked), found
 
-    def _exchange(self, data: bytes, has_schema: bool, stream: bool, budget: Budget,
-                  start: float) -> Reply:
-        accept = "text/event-stream" if stream else "application/json"
-        request = self._request(self._endpoint.url("/chat/completions"), data, accept, budget)
-        try:
-            with self._opener.open(request, timeout=self.settings.timeout) as resp:
-                return self._read(resp, start, budget)
-        except urllib.error.HTTPError as exc:
-            raise self._status_error(exc, has_schema, budget) from None
-        except StreamError as exc:
-            raise self._stream_error(exc, has_schema) from None
-        except StreamCut as exc:
-            if exc.ended:
-                raise CutShort(f"{exc} ({_CUT_HINT})") from None
-            raise Retry(str(exc)) from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise Retry(self._quote(self._cause(exc))) from None
-        except ValueError as exc:  # JSON, UTF-8 or shape (wire.Malformed)
-            raise EngineError(f"{self._where()}: the reply is not a chat completion: "
-                              f"{self._quote(str(exc))}") from None
-
-    def _read(self, resp: http.client.HTTPResponse, start: float, budget: Budget) -> Reply:
-        if resp.headers.get_content_type() == "text/event-stream":
-            return read_stream(read_lines(resp, budget), start)
-        # JSON also when a server cannot stream
-        return parse_completion(loads(read_body(resp, budget)))
-
-    @staticmethod
-    def _cause(exc: BaseException) -> str:
-        reason = getattr(exc, "reason", None)  # URLError wraps the socket error
-        return one_line(reason if isinstance(reason, BaseException) else exc)
-
-    def _quote(self, text: str) -> str:
-        """A server's or the OS's words for a message: secrets and credential patterns
-        masked in the whole text first, then flattened and cut to one line."""
-        return one_line_text(redact(text, self._secrets))
-
-    def _status_error(self, exc: urllib.error.HTTPError, has_schema: bool,
-                      budget: Budget) -> Exception:
-        try:
-            body = read_error_body(exc, budget, _ERROR_BODY_BYTES)
-        except (OSError, http.client.HTTPException, ReplyTooLarge):
-            body = b""
-        return classify(exc.code, self._quote(error_message(body)), self._where(),
-                        has_schema, self.engine, self.settings.api_key_env,
-                        retry_after(exc.headers))
-
-    def _stream_error(self, exc: StreamError, has_schema: bool) -> Exception:
-        return classify(exc.status or 500, self._quote(str(exc)), self._where(), has_schema,
-                        self.engine, self.settings.api_key_env, None)
-
-    def _where(self) -> str:
-        return f"POST {self._endpoint.shown('/chat/completions')}"
-
     def _generation(self, reply: Reply, seconds: float, has_schema: bool = False,
                     tool: bool = False) -> Generation:
         reply, masked = self._masked(reply)
@@ -255,7 +165,7 @@ class OpenAIServerBackend(Backend):
         if tool and finish in ("tool_calls", "function_call"):
             finish = "stop"  # a forced call ends this way on llama-cpp-python and vLLM
         if finish not in ("stop", "length"):
-            raise EngineError(f"POST {self._endpoint.shown('/chat/completions')}: "
+            raise EngineError(f"{self._http.where()}: "
                               f"finish_reason {finish!r} is neither 'stop' nor 'length'; "
                               "the reply is not a plain completion and is not recorded")
         tokens = reply.completion_tokens
@@ -275,23 +185,11 @@ class OpenAIServerBackend(Backend):
         sent, and what the server says about its software (best effort, cached)."""
         with self._lock:
             if self._described is None:
-                server = self.dialect.probe(self._get_json, self._endpoint,
+                server = self.dialect.probe(self._http.get_json, self._endpoint,
                                             self.settings.model)
                 self._described = {
                     "base_url": self._endpoint.shown(), "model": self.settings.model,
                     "dialect": self.settings.dialect, "sampling": self.sampling,
                     "stream": self.settings.stream,
-                    "server": {k: self._quote(v) for k, v in server.items()}}
+                    "server": {k: self._http.quote(v) for k, v in server.items()}}
             return json.loads(json.dumps(self._described))
-
-    def _get_json(self, url: str, timeout: float) -> tuple[Mapping[str, str] | None, Any]:
-        """(headers, JSON body) of a GET within `timeout` seconds in all, or (None, None)
-        on any failure (probes only)."""
-        budget = Budget(timeout, PROBE_BYTES)
-        try:
-            with budget, self._opener.open(self._request(url, None, "application/json",
-                                                         budget), timeout=timeout) as resp:
-                return resp.headers, loads(read_body(resp, budget))
-        except (OSError, ValueError, http.client.HTTPException, ReplyTooLarge):
-            return None, None
-

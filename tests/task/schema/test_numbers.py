@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from vbw.task.schemanumbers import EXACT, integer, number
-from vbw.task.schemawalk import Unbuildable, Unsatisfiable
+from vbw.task.schema.numbers import EXACT, integer, number
+from vbw.task.schema.walk import Unbuildable, Unsatisfiable
 
 
 @pytest.mark.parametrize(("schema", "value"), [

@@ -19,7 +19,7 @@ from vbw.config import OpenAIBackendConfig
 from vbw.errors import EngineError, UnsupportedSchema
 from vbw.generate.backend import GenerateConfig
 from vbw.generate.canary import CANARY_EXPECTED, CANARY_MAX_TOKENS, CANARY_PROMPT, CANARY_SCHEMA
-from vbw.generate.server import OpenAIServerBackend
+from vbw.generate.server.client import OpenAIServerBackend
 from vbw.generate.wire import parse_base_url
 
 live = pytest.mark.live

@@ -1,6 +1,6 @@
 """jsonschema's `check_schema` verdicts, remembered across runs in the user's cache folder.
 
-How it works and why: docs/design.md, section vbw.task.schemacache.
+How it works and why: docs/design.md, section vbw.task.schema.cache.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from tests.conftest import TASK_CONF
 from vbw.task.runner import load_task
 import pytest
 
-from vbw.task.schemas import (CallsSchema, PerItemSchema, StaticSchema, bfcl_to_json_schema,
+from vbw.task.schema.sources import (CallsSchema, PerItemSchema, StaticSchema, bfcl_to_json_schema,
                               schema_key)
 
 
@@ -102,7 +102,7 @@ def _properties(n: int) -> dict:
 def test_a_large_schema_is_checked_by_jsonschema_rs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Up to PY_CHECKED subschemas jsonschema checks the schema (its messages); above,
     jsonschema-rs (90,000 subschemas: 150 s against 0.14 s), refusing the same."""
-    from vbw.task import schemas
+    from vbw.task.schema import sources as schemas
 
     used: list[str] = []
     for name in ("_meta_problem", "_fast_meta_problem"):

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.generate.standin import Canned, StandIn, completion, error
-from tests.generate.test_server import ask, backend
+from tests.generate.server.test_client import ask, backend
 from vbw.errors import EngineError, UnsupportedSchema
 from vbw.generate.backend import GenerateConfig, Tool
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from jsonschema.validators import Draft202012Validator
 
-from vbw.task import schemacache, schemas
-from vbw.task.schemacache import VerdictCache
+from vbw.task.schema import cache as schemacache, sources as schemas
+from vbw.task.schema.cache import VerdictCache
 
 GOOD = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 BAD = {"type": "object", "properties": {"a": {"type": 12}}}

@@ -40,7 +40,7 @@ def _masked(backend: OpenAIBackendConfig) -> str | None:
 
 class OpenAIProvider(Provider):
     def prepare(self, backend: OpenAIBackendConfig, model: ModelConfig) -> ModelFile | None:
-        from vbw.generate.server import api_key
+        from vbw.generate.server.client import api_key
 
         api_key(backend, os.environ)  # checked now, read again when the backend opens
         return None
@@ -57,7 +57,7 @@ class OpenAIProvider(Provider):
 
     def open(self, backend: OpenAIBackendConfig, model: ModelConfig, engine: EngineConfig,
              mf: ModelFile | None, threads: int | None) -> Opened:
-        from vbw.generate.server import OpenAIServerBackend
+        from vbw.generate.server.client import OpenAIServerBackend
 
         start = time.perf_counter()
         server = OpenAIServerBackend(backend, seed=DEFAULT_SEED)

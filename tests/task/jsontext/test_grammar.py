@@ -13,8 +13,8 @@ import pytest
 
 from tests.task.test_differential import _json_texts, _old_first_json_object
 from tests.task.test_hostile import JSON_TEXT
-from vbw.task import jsongrammar as g
-from vbw.task.jsonscan import first_json_object
+from vbw.task.jsontext import grammar as g
+from vbw.task.jsontext.scan import first_json_object
 
 MB = 1 << 20
 
@@ -146,7 +146,7 @@ def test_each_regex_is_linear_on_hostile_text(name: str, possessive: bool) -> No
 
 @pytest.fixture
 def greedy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scanner (vbw.task.jsonscan) on the greedy spelling, whatever this Python is."""
+    """The scanner (vbw.task.jsontext.scan) on the greedy spelling, whatever this Python is."""
     spelled = g.grammar(possessive=False)
     for field, value in spelled._asdict().items():
         monkeypatch.setattr(g, field.upper(), value)

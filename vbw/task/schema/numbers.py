@@ -12,7 +12,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from vbw.task.schemawalk import Unbuildable, Unsatisfiable, bounds_text, is_num, number_bounds
+from vbw.task.schema.walk import Unbuildable, Unsatisfiable, bounds_text, is_num, number_bounds
 
 EXACT = 2 ** 53  # integers beyond this are not exact as floats (jsonschema divides floats)
 

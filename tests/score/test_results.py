@@ -1,4 +1,4 @@
-"""report.json's models (vbw.score.model): a Delta's verdict follows from its p-value, at
+"""report.json's models (vbw.score.results): a Delta's verdict follows from its p-value, at
 the level's boundary too (an effect is p < ALPHA, strictly), so every report and the
 compare.fail_if_worse gate read one verdict."""
 
@@ -9,7 +9,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from vbw.score.model import Delta
+from vbw.score.results import Delta
 from vbw.score.paired import ALPHA
 
 

@@ -1,4 +1,4 @@
-"""vbw.task.jsonvalues: json_text, orjson's writing of what json.dumps writes."""
+"""vbw.task.jsontext.values: json_text, orjson's writing of what json.dumps writes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import struct
 import orjson
 import pytest
 
-from vbw.task.jsonvalues import (MAX_DEPTH, MAX_INT_DIGITS, SPELLED_ALIKE, JsonLimit, json_text,
+from vbw.task.jsontext.values import (MAX_DEPTH, MAX_INT_DIGITS, SPELLED_ALIKE, JsonLimit, json_text,
                                   loads, nesting)
 
 
@@ -157,7 +157,7 @@ def test_nesting_is_the_values_depth_at_any_chunk_size(chunk: int,
     """Random documents whose strings hold brackets, quotes and runs of backslashes (the
     escapes that decide where a string ends), cut into chunks of every size: nesting is
     the decoded value's depth."""
-    from vbw.task import jsonvalues
+    from vbw.task.jsontext import values as jsonvalues
 
     monkeypatch.setattr(jsonvalues, "_CHUNK", chunk)
     rng = random.Random(chunk)

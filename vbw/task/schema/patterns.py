@@ -1,6 +1,6 @@
 """JSON Schema `pattern` and `patternProperties` on RE2, like every other regex vbw runs.
 
-How it works and why: docs/design.md, section vbw.task.schemapatterns.
+How it works and why: docs/design.md, section vbw.task.schema.patterns.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every keyword of a task's schema is one its JSON Schema draft knows.
 
-How it works and why: docs/design.md, section vbw.task.schemakeywords.
+How it works and why: docs/design.md, section vbw.task.schema.keywords.
 """
 
 from __future__ import annotations

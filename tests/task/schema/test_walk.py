@@ -10,7 +10,7 @@ import pytest
 
 from vbw.task import instance
 from vbw.task.instance import Unbuildable, minimal, unsatisfiable
-from vbw.task.schemawalk import DEPTH, WORK, Budget, TooMuchWork, canonical, merged
+from vbw.task.schema.walk import DEPTH, WORK, Budget, TooMuchWork, canonical, merged
 
 
 def test_the_budget_holds_exactly_its_units() -> None:

@@ -1,10 +1,7 @@
-"""vbw's one way to use several processes; imports nothing of vbw.
-
-`ordered(fn, units)` runs the units in `count()` forked processes (this one does the first
-run of them) and returns their results, and replays what they printed, in unit order; a
-unit that fails in a child, or a child that dies or is found stopped, is run again here, so
-the first error is raised here. `Child` is one forked process running one callable (with
-an `inbox` for one object sent later); `Note`, a short text a child leaves behind.
+"""vbw's one way to use several processes (imports nothing of vbw): `ordered` runs units in
+`count()` forked processes, results and output in unit order, a unit that fails in a child
+(or a dead or stopped child's) run again here so the first error is raised here; `Child`
+is one forked process running one callable; `Note`, a short text a child leaves behind.
 """
 
 from __future__ import annotations
@@ -17,8 +14,7 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO, TypeVar
 
 ENV = "VBW_PROCESSES"  # "1": one process; "2" or more: that many, forced; unset: the cores
@@ -37,28 +33,15 @@ def setting() -> int | None:
 
 
 def count(forkable: bool = True) -> int:
-    """How many processes to use: 1 if not `forkable`, without os.fork, when VBW_PROCESSES
-    is 1 (as inside `ordered`'s units) or, unless it is set, while another thread runs (a
-    fork copies this thread only); else VBW_PROCESSES or the cores."""
+    """How many processes to use: 1 if not `forkable`, without os.fork, if VBW_PROCESSES is
+    1 (as in `ordered`'s units) or, unless set, while another thread runs (a fork copies
+    this thread only); else VBW_PROCESSES or the cores."""
     chosen = setting()
     if not forkable or not hasattr(os, "fork") or chosen == 1:
         return 1
     if chosen is None and threading.active_count() > 1:
         return 1
     return chosen or os.cpu_count() or 1
-
-
-@contextmanager
-def one_process() -> Iterator[None]:
-    """Within: `count()` is 1 (units already spread over the cores do not split again)."""
-    before = os.environ.get(ENV)
-    os.environ[ENV] = "1"
-    try:
-        yield
-    finally:
-        os.environ.pop(ENV, None)
-        if before is not None:
-            os.environ[ENV] = before
 
 
 def at_start(fn: Callable[[], None]) -> None:
@@ -72,8 +55,7 @@ def at_leave(fn: Callable[[], None]) -> None:
 
 
 def leave(code: int) -> NoReturn:
-    """End a forked child: its `at_leave` work (best effort), then os._exit, so no handler
-    or buffer of its parent's runs twice."""
+    """End a forked child: its `at_leave` work, then os._exit (no parent's handler runs)."""
     for fn in _AT_LEAVE:
         try:
             fn()
@@ -101,28 +83,17 @@ def _in_child(parent: int, write: int, inbox: int, work: Callable[..., Any]) -> 
     code = 1
     try:
         if os.getppid() == parent:
-            _send(write, work(lambda: _receive(inbox)) if inbox >= 0 else work())
+            _send(write, work(lambda: pickle.load(open(inbox, "rb"))) if inbox >= 0 else work())
             code = 0
     except BaseException:  # noqa: BLE001  the parent does the work itself
         pass
     leave(code)
 
 
-def _receive(fd: int) -> Any:
-    """The one object sent down an inbox; None if none came."""
-    try:
-        with open(fd, "rb") as pipe:
-            return pickle.load(pipe)
-    except EOFError:
-        return None
-
-
 class Child:
-    """`work()` in a forked process that dies with this one; its return value (which must
-    pickle) comes back whole through a pipe. `result()` waits for it, `cancel()` kills a
-    child no longer wanted; either reaps it. With `inbox`, `work(receive)` is given a call
-    that waits for the object this process `send`s. If no process can be had (a limit),
-    there is no child and no result."""
+    """`work()` in a forked process that dies with this one; `result()` waits for its
+    return value, `cancel()` kills it; either reaps it. With `inbox`, `work(receive)` gets
+    a call that waits for what this process `send`s. No process to be had: no result."""
 
     def __init__(self, work: Callable[..., Any], inbox: bool = False) -> None:
         for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
@@ -144,7 +115,7 @@ class Child:
         self._fd, self._inbox = read, box[1]
 
     def send(self, value: Any) -> None:
-        """Send the child's inbox `value` (once: the inbox is then closed)."""
+        """Send `value` to the child's inbox (once)."""
         fd, self._inbox = self._inbox, -1
         try:
             _send(fd, value)
@@ -154,16 +125,15 @@ class Child:
             _close(fd)
 
     def result(self, watch: bool = True, grace: float = 0.0) -> Any | None:
-        """The child's result, once it has exited (its wait status in `status`); None if it
-        raised, died, sent garbage or (`watch`) was found stopped. An interrupt kills it
-        too, after `grace` seconds for it to leave."""
+        """The child's result once it exited (wait status in `status`); None if it raised,
+        died or (`watch`) was found stopped. An interrupt kills it after `grace` seconds."""
         if self._fd < 0:
             return None
         chunks = []
         try:
             while True:
                 if not select.select([self._fd], [], [], POLL)[0]:
-                    if watch and _stopped(self.pid):
+                    if watch and _stopped(self.pid):  # (SIGSTOP...)
                         self.cancel()
                         return None
                 elif chunk := os.read(self._fd, 1 << 20):
@@ -203,35 +173,33 @@ def _close(*fds: int) -> None:
 
 
 def _stopped(pid: int) -> bool:
-    """Whether child `pid` is stopped (SIGSTOP...): looked at, never reaped (WNOWAIT)."""
-    try:
+    try:  # looked at, never reaped (WNOWAIT)
         return os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOHANG | os.WNOWAIT) is not None
     except (OSError, AttributeError):
         return False
 
 
 class Note:
-    """A short text in a page of memory shared with the children forked after it: what a
-    child wrote last is here after it ends, even by a signal."""
+    """A short text in memory shared with children forked after it: `note(text)` in one,
+    `note.last()` here after it ended (by a signal, too; `empty` if none)."""
 
     SIZE = 1024
 
-    def __init__(self) -> None:
-        self._page = mmap.mmap(-1, self.SIZE)
+    def __init__(self, empty: str = "") -> None:
+        self._page, self._empty = mmap.mmap(-1, self.SIZE), empty
 
-    def write(self, text: str) -> None:
+    def __call__(self, text: str) -> None:
         data = text.encode("utf-8", "replace")[: self.SIZE - 2]
         self._page[2:2 + len(data)] = data
         self._page[:2] = len(data).to_bytes(2, "little")
 
-    def read(self) -> str:
-        return self._page[2:2 + int.from_bytes(self._page[:2], "little")].decode(
-            "utf-8", "replace")
+    def last(self) -> str:
+        n = int.from_bytes(self._page[:2], "little")
+        return self._page[2:2 + n].decode("utf-8", "replace") or self._empty
 
 
 class Recorder(io.TextIOBase):
-    """A text stream that keeps what is written to it in `events`, in order with its
-    sibling's; `replay` writes them out."""
+    """A text stream that keeps what is written to it in `events` (for `replay`)."""
 
     def __init__(self, events: list[Event], name: str) -> None:
         super().__init__()
@@ -249,8 +217,7 @@ class Recorder(io.TextIOBase):
 
 
 def recording() -> tuple[list[Event], TextIO, TextIO]:
-    """Recorders made sys.stdout and sys.stderr (what is printed without a stream is kept
-    too), and the events they keep."""
+    """Recorders made sys.stdout and sys.stderr, and the events they keep."""
     events: list[Event] = []
     sys.stdout, sys.stderr = Recorder(events, "out"), Recorder(events, "err")
     return events, sys.stdout, sys.stderr
@@ -290,19 +257,22 @@ def ordered(fn: Printing[U, R], units: Sequence[U], processes: int | None = None
         return [fn(u, out, err) for u in units]
     cuts = [len(units) * i // n for i in range(n + 1)]
     runs = [units[a:b] for a, b in zip(cuts, cuts[1:])]
-    with one_process():
-        out.flush()
-        err.flush()
-        children = [Child(lambda r=r: _run(fn, r)) for r in runs[1:]]
-        try:
-            values = [fn(u, out, err) for u in runs[0]]
-            for child, run in zip(children, runs[1:]):
-                done = child.result() or []
-                for events, value in done:
-                    replay(events, out, err)
-                    values.append(value)
-                values += [fn(u, out, err) for u in run[len(done):]]
-            return values
-        finally:
-            for child in children:
-                child.cancel()
+    out.flush()
+    err.flush()
+    before, os.environ[ENV] = os.environ.get(ENV), "1"  # the units do not split again
+    children = [Child(lambda r=r: _run(fn, r)) for r in runs[1:]]
+    try:
+        values = [fn(u, out, err) for u in runs[0]]
+        for child, run in zip(children, runs[1:]):
+            done = child.result() or []
+            for events, value in done:
+                replay(events, out, err)
+                values.append(value)
+            values += [fn(u, out, err) for u in run[len(done):]]
+        return values
+    finally:
+        for child in children:
+            child.cancel()
+        os.environ.pop(ENV, None)
+        if before is not None:
+            os.environ[ENV] = before

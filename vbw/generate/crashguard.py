@@ -1,5 +1,5 @@
 """Native generation in a child process (vbw.parallel.Child), so that a crash of it is one
-line naming the last step it `Marks`, not a dead vbw. The native stack's own stderr goes to
+line naming the last step it marked, not a dead vbw. The native stack's own stderr goes to
 a log file beside the replay; what vbw prints goes where it always does.
 """
 
@@ -18,19 +18,9 @@ from vbw.errors import EngineError, VbwError
 from vbw.parallel import Child, Event, Note, Recorder, replay
 
 T = TypeVar("T")
-Work = Callable[["Marks", TextIO], T]
+Work = Callable[[Note, TextIO], T]  # marks: `marks("item 3, arm a")` before a native step
 Explain = Callable[[int, str], str]  # signal number, last step -> the error's text
 _GRACE_SECONDS = 5.0  # how long an interrupted child may take to leave before it is killed
-
-
-class Marks(Note):
-    """What the child is doing: `marks("item 3, arm constrained[answer]")` before a native
-    step, `marks.last()` in the parent after it ended (by a signal, too)."""
-
-    __call__ = Note.write
-
-    def last(self) -> str:
-        return self.read() or "starting"
 
 
 def signal_name(number: int) -> str:
@@ -48,7 +38,7 @@ def guarded(work: Work[T], err: TextIO, log: Path, explain: Explain) -> T:
     the VbwError or interrupt it raised. A death by a signal raises EngineError with
     `explain(signal, marks.last())`; an interrupt here kills the child after a grace time.
     The native stack's stderr goes to `log`, deleted if empty when the child ends well."""
-    marks = Marks()
+    marks = Note("starting")  # what the child is doing
     err.flush()
     child = Child(lambda: _child(work, marks, err, log))
     got = child.result(watch=False, grace=_GRACE_SECONDS)
@@ -70,7 +60,7 @@ def guarded(work: Work[T], err: TextIO, log: Path, explain: Explain) -> T:
     return value
 
 
-def _child(work: Work[Any], marks: Marks, err: TextIO, log: Path) -> Any:
+def _child(work: Work[Any], marks: Note, err: TextIO, log: Path) -> Any:
     """In the child: the work with fd 2 on the log; its value or what it raised, and what
     it printed without a descriptor."""
     events: list[Event] = []

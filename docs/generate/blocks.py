@@ -173,7 +173,14 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["plugin-groups"] = _plugin_groups
     out["intervention-example"] = _intervention_example
     out["import-contracts"] = _import_contracts
+    out["fork-lines"] = _fork_lines
     return out
+
+
+def _fork_lines() -> str:
+    from docs.generate.forklines import block
+
+    return block()
 
 
 def _import_contracts() -> str:

@@ -124,7 +124,7 @@ def _forked_worker(monkeypatch: pytest.MonkeyPatch, job: object) -> parallel.Chi
     monkeypatch.setattr(warm, "_worker", None)
     warm.start([])
     assert warm._worker is not None
-    return warm._worker[0]
+    return warm._worker
 
 
 def _gone(pid: int) -> bool:
@@ -153,11 +153,11 @@ def test_a_worker_that_does_not_run_the_job_leaves_it_to_the_caller(
 def test_a_refused_job_comes_back_validated_with_what_loading_printed(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     def job(fields: dict, out_dir: Path, environ: dict) -> object:
-        return warm.Refused([("err", "vbw: warning: loaded\n")], ({"n": 3}, ["a task"]))
+        return warm.Outcome([("err", "vbw: warning: loaded\n")], resolved=({"n": 3}, ["a task"]))
 
     worker = _forked_worker(monkeypatch, job)
     got = warm.hand_over({"config": {}}, tmp_path)
-    assert isinstance(got, warm.Refused) and _gone(worker.pid)
+    assert got is not None and got.resolved is not None and _gone(worker.pid)
     assert got.show(sys.stdout, sys.stderr) == ({"n": 3}, ["a task"])
     assert capsys.readouterr() == ("", "vbw: warning: loaded\n")
 
@@ -169,7 +169,7 @@ def test_the_caller_runs_a_refused_job_on_what_the_worker_resolved(
     from vbw.cli import hydra_job, job
 
     cfg = object()  # the validated config, as the worker sent it
-    refused = warm.Refused([("out", "loaded\n")], (cfg, ["the tasks"]))
+    refused = warm.Outcome([("out", "loaded\n")], resolved=(cfg, ["the tasks"]))
     monkeypatch.setattr(warm, "hand_over", lambda fields, out_dir: refused)
 
     def again(self: object, **changes: object) -> None:
@@ -190,9 +190,9 @@ def test_what_the_worker_printed_comes_back_in_order_with_its_code_or_error(
     def job(fields: dict, out_dir: Path, environ: dict) -> object:
         events = [("out", "one\n"), ("err", "two\n"), ("out", None), ("out", fields["x"])]
         if fields["x"] == "fail":
-            return warm.Outcome(events, None, ConfigError("config: x: bad"))
+            return warm.Outcome(events, error=ConfigError("config: x: bad"))
         assert environ == dict(os.environ) and out_dir == tmp_path
-        return warm.Outcome(events, 1, None)
+        return warm.Outcome(events, 1)
 
     _forked_worker(monkeypatch, job)
     got = warm.hand_over({"x": "three"}, tmp_path)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from vbw.errors import ConfigError, EngineError
-from vbw.generate.crashguard import Marks, guarded, signal_name
+from vbw.generate.crashguard import guarded, signal_name
+from vbw.parallel import Note
 
 
 def _explain(sig: int, step: str) -> str:
@@ -116,10 +117,10 @@ def test_output_through_a_real_descriptor_is_written_as_it_goes(tmp_path: Path) 
 
 
 def test_marks_keep_the_last_step_and_bound_its_size() -> None:
-    marks = Marks()
+    marks = Note("starting")
     assert marks.last() == "starting"
     marks("a long step " * 200)
-    assert len(marks.last().encode()) == Marks.SIZE - 2
+    assert len(marks.last().encode()) == Note.SIZE - 2
     marks("item 3")
     assert marks.last() == "item 3"
     marks("é" * 600)  # cut inside a character: still text

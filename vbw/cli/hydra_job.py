@@ -76,7 +76,7 @@ def plain_job(fields: dict[str, Any], out_dir: Path) -> int:
     and exit code), else here, on what the worker validated and loaded if it refused the
     job (it may generate)."""
     outcome = warm_worker.hand_over(fields, out_dir)
-    if isinstance(outcome, warm_worker.Outcome):
+    if outcome is not None and outcome.resolved is None:
         return outcome.show(sys.stdout, sys.stderr)
     from vbw.cli.job import JobInputs
 

@@ -59,7 +59,7 @@ def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str
 
 
 def _no_mark(step: str) -> None:
-    """Where nobody watches the steps (vbw.generate.crashguard.Marks does)."""
+    """Where nobody watches the steps (vbw.generate.crashguard's child does)."""
 
 
 def _compile_all(item: Item, arms: list[Arm], backend: Backend,

@@ -131,10 +131,9 @@ def tripped_arms(report: Report, arms: list[Arm], threshold: float) -> list[str]
 def _run_tasks(tasks: list[Task], run: Callable[[Task, TextIO, TextIO], T],
                folder: Callable[[Task], Path], out: TextIO, err: TextIO,
                only_reads: bool) -> list[T]:
-    """`run` every task, in several processes when the tasks only read replays and every
-    task's folder but the first is new (vbw.parallel.ordered: output, values and the first
-    error in task order). When a task fails, the new folders of the tasks after it are
-    removed, as if they had never run."""
+    """`run` every task, in several processes (vbw.parallel.ordered) when they only read
+    replays and every task's folder but the first is new; when one fails, the new folders
+    of the tasks after it are removed, as if they had never run."""
     fresh = [not folder(t).exists() for t in tasks]
     n = parallel.count(only_reads and len(tasks) > 1 and all(fresh[1:]))
     under_way = [0]

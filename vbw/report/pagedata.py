@@ -1,12 +1,6 @@
-"""report.html's detailed items built in a second process while this one builds the report.
-
-The page's item data (vbw.report.browser: the first MAX_DETAILED_ITEMS items' views built
-from what the scoring pass kept of them, vbw.score.shown, their texts cut and encoded)
-depends only on that and on the item states known when the scoring pass ends. So a child
-process (vbw.parallel.Child) builds and encodes them then (`ItemData.start`) while this one
-builds the report and the other files, and its items are put in their place: the page is
-byte for byte the one-process page. A child that fails costs only its work: the items are
-then built here. Used where scoring is split (vbw.score.split.wanted) and the page is written.
+"""report.html's detailed items, built by a child process (vbw.parallel.Child) from the
+item states as the scoring pass ends, while this one builds the report; the page is the
+one-process page byte for byte, and a child that fails costs only its work.
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ from collections.abc import Mapping
 
 from vbw.parallel import Child
 from vbw.replay import ReplayHeader
-from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser, ItemView
+from vbw.report.browser import MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS, Browser
 from vbw.report.html import item_json
 from vbw.report.listing import Listing, assemble, detailed_views, kept_rows
 from vbw.score.metrics import Ledger, excluded_of
@@ -29,12 +23,10 @@ from vbw.task.runner import Task
 
 
 def encoded_items(task: Task, arms: list[Arm], states: ItemStates, shown: Mapping[str, Shown],
-                  caps: tuple[int, int] = (MAX_DETAILED_ITEMS, MAX_LISTED_ITEMS)) -> list[str]:
-    """The page's detailed items (in task order) as the page holds them, from the item
-    states the report is built of and what the scoring pass kept of the items; `caps`:
-    the page's (max_detailed, max_listed). (In the child, which leaves when it is done,
-    the cyclic collector is off: it would walk the parent's whole heap, copying its
-    pages, to free nothing.)"""
+                  caps: tuple[int, int]) -> list[str]:
+    """The page's detailed items (in task order) as the page holds them; `caps`: its
+    (max_detailed, max_listed). (The child's collector is off: it would walk, and copy,
+    the parent's whole heap to free nothing.)"""
     gc.disable()
     listing = Listing(Ledger(states), excluded_of(states), task, *caps)
     views = detailed_views(listing, arms, shown)
@@ -42,10 +34,8 @@ def encoded_items(task: Task, arms: list[Arm], states: ItemStates, shown: Mappin
 
 
 class ItemData:
-    """report.html's item data for one task's replay: `keep` (after the scoring pass)
-    takes what the pass kept for the page, `start` also forks the child that builds the
-    detailed items; `browser` gives the page's data, with them if the child delivered;
-    `cancel` stops a child whose page is not written."""
+    """report.html's item data for one task's replay: `keep` what the scoring pass kept
+    for the page, or `start` the child too; `browser`, the page's data; `cancel`."""
 
     def __init__(self, task: Task, header: ReplayHeader, arms: list[Arm],
                  max_detailed: int = MAX_DETAILED_ITEMS,
@@ -69,22 +59,17 @@ class ItemData:
                                                   self.caps))
 
     def browser(self, report: Report) -> Browser:
-        """The page's data for `report` (the report of the states `keep` was given): the
-        plain rows are made here while the child builds the detailed items, which are
-        then taken (or, if the child failed, built here)."""
-        task, arms = self.task, self.arms
-        listing = Listing({row["id"]: row for row in report.ledger}, report.excluded, task,
-                          *self.caps)
-        rows = kept_rows(listing, arms, self._finishes)
-        views: dict[int, ItemView] = {}
-        encoded = None
-        if self._child is not None:
-            encoded, self._child = self._child.result(), None
-            if encoded is None or len(encoded) != len(listing.detailed):
-                encoded = None
-        if encoded is None:
-            views = detailed_views(listing, arms, self._shown)
-        return assemble(report, task, self.header, arms, listing, views, rows, encoded)
+        """The page's data for `report` (of the states `keep` was given): the plain rows
+        built here, the detailed items by the child (or here, if it failed)."""
+        listing = Listing({row["id"]: row for row in report.ledger}, report.excluded,
+                          self.task, *self.caps)
+        child, self._child = self._child, None
+        encoded = child.result() if child is not None else None
+        if encoded is not None and len(encoded) != len(listing.detailed):
+            encoded = None
+        views = {} if encoded is not None else detailed_views(listing, self.arms, self._shown)
+        return assemble(report, self.task, self.header, self.arms, listing, views,
+                        kept_rows(listing, self.arms, self._finishes), encoded)
 
     def cancel(self) -> None:
         if self._child is not None:

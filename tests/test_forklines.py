@@ -9,11 +9,17 @@ from pathlib import Path
 from docs.generate import forklines
 
 
-def test_the_count_stays_within_its_ceiling() -> None:
+def test_the_count_stays_within_its_target_and_ceiling() -> None:
     got = forklines.counts()
-    assert set(got) == {*forklines.MODULES, "modes/scoring.py:_run_tasks"}
+    assert set(got) == {*forklines.MODULES, "modes/scoring.py:_run_tasks",
+                        "modes/merge/write.py:_read_shards"}
     assert all(n > 0 for n in got.values())
+    assert forklines.users(got) <= forklines.TARGET, got
     assert sum(got.values()) <= forklines.CEILING, got
+
+
+def test_the_users_are_everything_but_the_layer() -> None:
+    assert forklines.users({forklines.LAYER: 300, "a.py": 120, "b.py:f": 7}) == 127
 
 
 def test_no_process_call_outside_the_parallel_layer() -> None:

@@ -22,7 +22,6 @@ from vbw import parallel
 from vbw.errors import VbwError
 from vbw.modes.scoring import _run_tasks
 from vbw.replay.stream import open_replay
-from vbw.score import split
 from vbw.score.stream import Scored, SharedAudit, score_stream
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.runner import Task, load_task
@@ -75,16 +74,6 @@ def _compare(tmp: Path) -> Any:
     return scored, shared.result()
 
 
-def _legacy_keys(tmp: Path, edit: Callable[[list[str]], None] | None = None) -> Any:
-    legacy = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
-    lines = legacy.read_text(encoding="utf-8").splitlines(keepends=True)
-    if edit:
-        edit(lines)
-    path = tmp / "legacy.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return sorted(split.arm_keys(path))
-
-
 def _tasks(tmp: Path, fail: str | None = None) -> Any:
     """Three tasks that print to both streams and write a file each (vbw.modes.scoring's
     task runner); `fail` ("b/child", "c/parent"...) fails that task in that process."""
@@ -114,29 +103,6 @@ def _tasks(tmp: Path, fail: str | None = None) -> Any:
         values = str(e)
     files = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
     return values, out.getvalue(), err.getvalue(), shared, files
-
-
-def _page(tmp: Path) -> str:
-    """report.html's item data, built beside in a child where scoring splits
-    (vbw.report.pagedata)."""
-    from vbw.report.html import browser_json
-    from vbw.report.pagedata import ItemData
-    from vbw.score.metrics import build_report
-
-    task = _task()
-    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
-    from vbw.report.browser import MAX_TEXT_CHARS
-    from vbw.score.shown import Showing
-
-    show = Showing(listed=40, detailed=7, limit=MAX_TEXT_CHARS)
-    scored = score_stream(task, open_replay(GSM8K), arms, None, io.StringIO(), showing=show)
-    states = scored.states
-    report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
-                          meta={}, source=str(GSM8K), provenance="", seed=1, resamples=100,
-                          n_task=len(states.ids) + len(states.excluded), missing=[])
-    page = ItemData(task, open_replay(GSM8K).header, arms, max_detailed=7, max_listed=40)
-    (page.start if split.wanted(GSM8K) else page.keep)(scored)
-    return "".join(browser_json(page.browser(report)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,13 +143,9 @@ CASES: dict[str, Callable[[Path], Any]] = {
     "a torn last line": lambda tmp: _scored(_variant(
         tmp, lambda ls: ls[:100] + ls[101:-1] + ['{"id": "gsm8k_te'])),
     "compare's shared passes": _compare,
-    "a legacy replay's arm keys": _legacy_keys,
-    "a legacy replay cut short": lambda tmp: _legacy_keys(tmp, lambda ls: _set(
-        ls, l40=ls[3], l9=ls[9][:30] + "\n")),
     "tasks in order": _tasks,
     "a task failing in the child": lambda tmp: _tasks(tmp, "c/child"),
     "a task failing in the parent": lambda tmp: _tasks(tmp, "a/parent"),
-    "report.html's item data": _page,
     "mode=merge's replay": _merged,
     "a bad line in a later shard": lambda tmp: _merged(tmp, 3),
     "a bad line in an earlier shard": lambda tmp: _merged(tmp, 1),

@@ -16,11 +16,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 VBW = ROOT / "vbw"
 LAYER = "parallel.py"  # the one module that may fork
-MODULES = [LAYER, "score/split.py", "cli/warm_worker.py", "generate/crashguard.py",
-           "report/pagedata.py"]
-FUNCTIONS = [("modes/scoring.py", "_run_tasks")]
+MODULES = [LAYER, "score/split.py", "cli/warm_worker.py", "generate/crashguard.py"]
+FUNCTIONS = [("modes/scoring.py", "_run_tasks"), ("modes/merge/write.py", "_read_shards")]
+# issue 31: "at most 500 (from ~1,150)", where the ~1,150 were the forking modules "on top
+# of vbw/pipes.py", the layer before vbw/parallel.py: the users of the layer, not the layer
 TARGET = 500
-CEILING = 690
+CEILING = 600  # the layer and its users together: tests/test_forklines.py holds it
 FORK = re.compile(r"os\.fork|os\.pipe|mmap|multiprocessing|os\.waitpid|os\.kill")
 
 
@@ -47,14 +48,23 @@ def forks_outside(vbw: Path = VBW) -> list[str]:
             if FORK.search(line)]
 
 
+def users(got: dict[str, int]) -> int:
+    """The lines of the layer's users (every counted module and function but the layer)."""
+    return sum(n for what, n in got.items() if what != LAYER)
+
+
 def block() -> str:
     got = counts()
     rows = "\n".join(f"| `vbw/{what}` | {n} |" for what, n in got.items())
-    total = sum(got.values())
-    return ("Lines of vbw that exist for several processes (`python -m docs.generate.forklines`;"
-            f" tests/test_forklines.py fails above {CEILING}; the target is {TARGET}, "
-            f"{'met' if total <= TARGET else 'not met'}):\n\n"
-            f"| module | lines |\n|---|---|\n{rows}\n| total | {total} |")
+    total, used = sum(got.values()), users(got)
+    return ("Lines of vbw that exist for several processes, as `wc -l` counts them (`python -m "
+            "docs.generate.forklines`): the parallel layer and what uses it. Issue 31's target "
+            f"counts the users, as its ~1,150 counted the forking modules on top of the layer "
+            f"before this one: {used} ({'within' if used <= TARGET else '**over**'} its "
+            f"{TARGET}); with the layer, {total} (tests/test_forklines.py holds both, the "
+            f"total at {CEILING}).\n\n"
+            f"| module | lines |\n|---|---|\n{rows}\n| the layer's users | {used} |\n"
+            f"| total, with the layer | {total} |")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from vbw.report.compare import write_compare
 from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.results import METRICS
-from vbw.score.split import arm_keys
 from vbw.score.shared import SharedAudit
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
@@ -96,7 +95,14 @@ def _held_arms(r: ReplayStream) -> set[str]:
     none) every arm key of its lines, read in one streamed pass."""
     if r.header.arms is not None:
         return set(r.header.arms)
-    return arm_keys(Path(r.path))  # on two cores for a large replay
+    keys: set[str] = set()
+    stream = open_replay(Path(r.path))
+    try:
+        for _, rec in stream.items():  # each line checked: the first error in file order
+            keys.update(rec.texts)
+    finally:
+        stream.close()
+    return keys
 
 
 def _arms(task: Task, kinds: list[str], schemas: list[str] | None,

@@ -93,26 +93,3 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
             p.merge(state)
     stream.close()
     return p
-
-
-def _keys(stream: ReplayStream) -> tuple[list[str], set[str]]:
-    """The ids and arm keys of the stream's item lines, each line checked."""
-    keys: set[str] = set()
-    ids = []
-    for _, rec in stream.items():
-        keys.update(rec.texts)
-        ids.append(rec.id)
-    return ids, keys
-
-
-def arm_keys(path: Path) -> set[str]:
-    """Every arm key the item lines of `path` hold (what mode=compare reads of a
-    validbutwrong 0.1 replay, whose header lists no arms), each line checked as
-    `ReplayStream.records()` checks it: the first error in file order is raised."""
-    if wanted(path):
-        stream = open_replay(path)
-        runs = in_runs(stream, _keys)
-        stream.close()
-        if runs is not None:
-            return set().union(*runs)
-    return _keys(open_replay(path))[1]

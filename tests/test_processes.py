@@ -7,6 +7,7 @@ fresh folder returning what is compared."""
 from __future__ import annotations
 
 import functools
+import json
 import io
 import os
 import shutil
@@ -22,6 +23,7 @@ from vbw import parallel
 from vbw.errors import VbwError
 from vbw.modes.scoring import _run_tasks
 from vbw.replay.stream import open_replay
+from vbw.score import split
 from vbw.score.stream import Scored, SharedAudit, score_stream
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.runner import Task, load_task
@@ -105,6 +107,29 @@ def _tasks(tmp: Path, fail: str | None = None) -> Any:
     return values, out.getvalue(), err.getvalue(), shared, files
 
 
+def _page(tmp: Path) -> str:
+    """report.html's item data, built beside in a child where scoring splits
+    (vbw.report.pagedata)."""
+    from vbw.report.html import browser_json
+    from vbw.report.pagedata import ItemData
+    from vbw.score.metrics import build_report
+
+    task = _task()
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    from vbw.report.browser import MAX_TEXT_CHARS
+    from vbw.score.shown import Showing
+
+    show = Showing(listed=40, detailed=7, limit=MAX_TEXT_CHARS)
+    scored = score_stream(task, open_replay(GSM8K), arms, None, io.StringIO(), showing=show)
+    states = scored.states
+    report = build_report(states, task=task.name, label=task.spec.label, mode="replay",
+                          meta={}, source=str(GSM8K), provenance="", seed=1, resamples=100,
+                          n_task=len(states.ids) + len(states.excluded), missing=[])
+    page = ItemData(task, open_replay(GSM8K).header, arms, max_detailed=7, max_listed=40)
+    (page.start if split.wanted(GSM8K) else page.keep)(scored)
+    return "".join(browser_json(page.browser(report)))
+
+
 @functools.lru_cache(maxsize=None)
 def _sweep() -> Path:
     """Four shard replays of one scripted live run (made once)."""
@@ -115,9 +140,10 @@ def _sweep() -> Path:
     return sweep
 
 
-def _merged(tmp: Path, bad: int | None = None) -> bytes:
-    """mode=merge's replay of the shards (read on several cores); `bad`: that shard's
-    first line is not JSON."""
+def _merged(tmp: Path, bad: int | None = None, other: tuple[int, ...] = ()) -> bytes:
+    """mode=merge's replay of the shards (read, and its halves made, on several cores);
+    `bad`: that shard's first line is not JSON; `other`: the k-th item lines (of the whole
+    run, in task order) whose prompt hash is not the task's."""
     from tests.modes.test_merge import GSM8K as TASK
     from vbw.modes.merge.write import merged_replay
 
@@ -126,6 +152,13 @@ def _merged(tmp: Path, bad: int | None = None) -> bytes:
         path = sweep / f"s{bad}" / "replay.jsonl"
         head, rest = path.read_text(encoding="utf-8").split("\n", 1)
         path.write_text(f"{head}\nnot json\n{rest}", encoding="utf-8")
+    shards = sorted(sweep.glob("s*/replay.jsonl"))
+    for k in other:  # item k is in shard k % count, its (k // count + 1)-th line
+        path = shards[k % len(shards)]
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        rec = json.loads(lines[k // len(shards) + 1])
+        lines[k // len(shards) + 1] = json.dumps({**rec, "prompt_hash": "0" * 64}) + "\n"
+        path.write_text("".join(lines), encoding="utf-8")
     merged_replay(TASK, [str(sweep)], None, tmp, tmp)
     return (tmp / "replay.jsonl").read_bytes().replace(str(tmp).encode(), b"<tmp>")
 
@@ -146,9 +179,12 @@ CASES: dict[str, Callable[[Path], Any]] = {
     "tasks in order": _tasks,
     "a task failing in the child": lambda tmp: _tasks(tmp, "c/child"),
     "a task failing in the parent": lambda tmp: _tasks(tmp, "a/parent"),
+    "report.html's item data": _page,
     "mode=merge's replay": _merged,
     "a bad line in a later shard": lambda tmp: _merged(tmp, 3),
     "a bad line in an earlier shard": lambda tmp: _merged(tmp, 1),
+    "other prompts in the merge's second half": lambda tmp: _merged(tmp, other=(6,)),
+    "other prompts in both halves": lambda tmp: _merged(tmp, other=(1, 6)),
 }
 
 
@@ -222,3 +258,16 @@ def test_an_error_in_the_second_task(tmp_path: Path) -> None:
     assert code == 2 and len(err.splitlines()) == 1 and "outlines.jsonl" in err, err
     assert sorted(files) == sorted(f"bfcl_simple/{n}" for n in (
         "ledger.csv", "quadrants.svg", "report.html", "report.json", "report.md"))
+
+
+@pytest.mark.parametrize(("other", "first"), [((6,), 6), ((1, 6), 1)])
+def test_the_merge_refuses_other_prompts_first_in_task_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: tuple[int, ...],
+        first: int) -> None:
+    """Item 6 is in the merge's second half (the child's, with two processes): its prompt
+    hash is refused there as here; with item 1 too, item 1 (the parent's) is named."""
+    monkeypatch.setenv(parallel.ENV, "2")
+    with pytest.raises(VbwError, match=rf"item gsm8k_test_{first}: prompt_hash is 0000"):
+        _merged(tmp_path, other=other)
+    assert not list(tmp_path.glob(".replay.jsonl.part*"))
+    assert not (tmp_path / "replay.jsonl").exists()

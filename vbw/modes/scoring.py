@@ -20,8 +20,8 @@ from vbw.modes import Job
 from vbw.replay.stream import ReplayStream, open_replay
 from vbw.report import write_reports
 from vbw.report.browser import SHOWING
-from vbw.report.listing import build_browser
 from vbw.report.numbers import pct
+from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen
 from vbw.score import split
@@ -177,15 +177,19 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
         arms = job.arms_of(task)
-        html = HtmlOutput.name in chosen(cfg.outputs)
-        kept: list[Scored] = []  # what the pass kept for report.html
-        report = score(task, replay, arms, mode, err,
-                       n=replay.header.n if whole_run else cfg.n, shard=cfg.shard,
-                       bootstrap=cfg.bootstrap, scored_hook=kept.append,
-                       showing=SHOWING if html else Showing(), written=written)
-        md = write_reports(report, task_dir, lambda: build_browser(
-            report, task, replay.header, arms, kept[0].finishes, kept[0].shown),
-            cfg.outputs, err=err)
+        page = ItemData(task, replay.header, arms)
+        try:
+            html = HtmlOutput.name in chosen(cfg.outputs)
+            beside = two and html  # vbw.report.pagedata
+            report = score(task, replay, arms, mode, err,
+                           n=replay.header.n if whole_run else cfg.n, shard=cfg.shard,
+                           bootstrap=cfg.bootstrap,
+                           scored_hook=page.start if beside else page.keep,
+                           showing=SHOWING if html else Showing(), written=written)
+            md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
+                               err=err)
+        finally:
+            page.cancel()
         print(md, file=out)
         if cfg.gate.wrong_valid_above is None or cfg.shard.count != 1:
             return task_dir, []

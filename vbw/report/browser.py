@@ -86,6 +86,8 @@ class Browser(_M):
     unlisted: int = 0                # items beyond MAX_LISTED_ITEMS: in the tables, not listed
     items: list[ItemView]            # the first max_detailed items, with their texts
     rows: list[dict[str, Any]] = []  # the items after them: plain rows (see reasons_row), JSON as is
+    # the detailed items already encoded for the page (vbw.report.pagedata), after `items`
+    encoded: list[str] = []
 
 
 def utf16(s: str, i: int) -> int:

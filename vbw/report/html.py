@@ -79,10 +79,12 @@ def browser_json(browser: Browser) -> Iterator[str]:
     """The browser's JSON (as embed_json would give it whole) item by item, so the page
     is written without ever holding it: memory stays at one item's text."""
     head = embed_json(browser.model_dump(mode="json", exclude_none=True,
-                                         exclude={"items", "rows"}))
+                                         exclude={"items", "rows", "encoded"}))
     yield head[:-1] + ("," if len(head) > 2 else "") + '"items":['
     for i, item in enumerate(browser.items):
         yield ("," if i else "") + item_json(item)
+    for i, text in enumerate(browser.encoded, len(browser.items)):
+        yield ("," if i else "") + text
     yield '],"rows":['
     rows = browser.rows  # plain rows are JSON already; a batch's list is its rows joined
     for i in range(0, len(rows), ROW_BATCH):

@@ -1,8 +1,11 @@
-"""Which items report.html holds, and its item data (the items' views and rows are
-vbw.report.browser's), built from what the scoring pass kept of them.
+"""Which items report.html holds, and its item data built from a second pass over the
+replay (the items' views and rows are vbw.report.browser's).
 
 The page lists at most MAX_LISTED_ITEMS items and details (texts, prompts, answers) the
-first MAX_DETAILED_ITEMS of them, in task order (`Listing`, `build_browser`).
+first MAX_DETAILED_ITEMS of them, in task order (`Listing`); one pass over the replay's
+lines builds both (`browse`), or the plain rows only while another process builds the
+detailed items (`detailed_views`, in vbw.report.pagedata's child), whose JSON then takes
+their place (`assemble`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from vbw.task.runner import Task
 
 class Listing:
     """Which items the page holds, in task order: of those the report scored or excluded,
-    the first `max_detailed` with their texts and the first `max_listed` at all, from
-    the report's ledger (rows by id) and exclusions."""
+    the first `max_detailed` with their texts and the first `max_listed` at all. Built
+    from the report's ledger (rows by id) and exclusions, or from the item states they
+    are made of (vbw.score.metrics: Ledger, excluded_of) in another process
+    (vbw.report.pagedata), so both processes agree on every item's place."""
 
     def __init__(self, ledger: Mapping[str, dict[str, str]], excluded: Excluded, task: Task,
                  max_detailed: int = MAX_DETAILED_ITEMS,
@@ -69,9 +74,10 @@ def kept_rows(listing: Listing, arms: list[Arm],
 
 
 def assemble(report: Report, task: Task, header: ReplayHeader, arms: list[Arm],
-             listing: Listing, views: dict[int, ItemView], rows: dict[int, dict[str, Any]]
-             ) -> Browser:
-    """The Browser from `browse`'s parts."""
+             listing: Listing, views: dict[int, ItemView], rows: dict[int, dict[str, Any]],
+             encoded: list[str] | None = None) -> Browser:
+    """The Browser from `browse`'s parts; `encoded`: the detailed items as the page holds
+    them, built by another process (vbw.report.pagedata), in place of `views`."""
     browser = Browser(arms=[a.key for a in arms],
                       contract=[a.key for a in arms if a.has_contract],
                       comparisons=[(c.from_, c.to) for c in report.comparisons],
@@ -79,6 +85,7 @@ def assemble(report: Report, task: Task, header: ReplayHeader, arms: list[Arm],
                       max_detailed=listing.max_detailed,
                       unlisted=listing.unlisted, items=[views[r] for r in sorted(views)])
     browser.rows = [rows[r] for r in sorted(rows)]  # assigned, not validated: no copy
+    browser.encoded = encoded or []
     return browser
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,28 @@ def ledger_rows(st: ItemStates) -> list[dict[str, str]]:
     name = STATE_NAMES.__getitem__
     return [dict(zip(keys, (item_id, *map(name, row))))
             for item_id, row in zip(st.ids, st.codes().tolist())]
+
+
+class Ledger(Mapping[str, dict[str, str]]):
+    """The ledger's rows by id, each made when looked up (ledger_rows' row): what a
+    process that holds the states, not the report, reads of a few items
+    (vbw.report.pagedata)."""
+
+    def __init__(self, st: ItemStates) -> None:
+        self._index = {item_id: i for i, item_id in enumerate(st.ids)}
+        self._keys = ["id", *(a.key for a in st.arms)]
+        self._codes = st.codes()
+
+    def __getitem__(self, item_id: str) -> dict[str, str]:
+        i = self._index[item_id]
+        return dict(zip(self._keys, (item_id, *map(STATE_NAMES.__getitem__,
+                                                   self._codes[i].tolist()))))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 def excluded_of(st: ItemStates) -> Excluded:

@@ -115,18 +115,20 @@ def _item_lines(path: Path) -> Iterator[tuple[str, bytes, Any]]:
                 yield obj["id"], line, obj
 
 
-def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, Any], bool]]:
-    """(shard index, dumped record, spelled alike: see `dumped`) for every id in `ids`
-    order; `ids[k]` is read from `paths[k % len(paths)]`."""
+def joined(paths: list[Path], ids: list[str], start: int = 0, stop: int | None = None
+           ) -> Iterator[tuple[int, dict[str, Any], bool]]:
+    """(shard index, dumped record, spelled alike: see `dumped`) for every id of
+    `ids[start:stop]` in order; `ids[k]` is read from `paths[k % len(paths)]` (the lines
+    before `start` are read past)."""
     readers = [_item_lines(p) for p in paths]
     waiting: dict[str, bytes] = {}
     try:
-        for k, item_id in enumerate(ids):
+        for k, item_id in enumerate(ids[:stop]):
             i = k % len(paths)
             obj = None
             line = waiting.pop(item_id, None)
             if line is not None:
-                obj = decode_exact(line)
+                obj = decode_exact(line) if k >= start else True
             else:
                 for got, raw, decoded in readers[i]:
                     if got == item_id:
@@ -136,7 +138,8 @@ def joined(paths: list[Path], ids: list[str]) -> Iterator[tuple[int, dict[str, A
             if obj is None:
                 raise ReplayError(f"{paths[i]}: item {item_id} is gone since it "
                                   "was checked")
-            yield i, *dumped(obj)
+            if k >= start:
+                yield i, *dumped(obj)
     finally:
         for r in readers:
             r.close()

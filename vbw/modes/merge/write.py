@@ -12,6 +12,7 @@ a pass that fails is dropped (`_Feed`), never the write.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -62,16 +63,17 @@ def shard_paths(entries: list[str] | None, cwd: Path) -> list[Path]:
 
 def _same_prompts(task: Task, header: CompleteHeader, ids: list[str],
                   records: Iterator[tuple[int, dict[str, Any], bool]],
-                  paths: list[str], check: bool) -> Iterator[tuple[int, dict[str, Any], bool, Item | None]]:
+                  paths: list[str], check: bool, start: int = 0
+                  ) -> Iterator[tuple[int, dict[str, Any], bool, Item | None]]:
     """The records, each checked as it passes: its recorded prompt_hash is the one the
     task gives it now, so no shard was generated from other prompts. Checked (`check`)
     when the shards' task hash is the task's (a changed task is the task-hash check's to
     refuse, or allow, when the merge is scored). `records` come in `ids` order (task
     order), so the item named is the first in task order, as when every item was built
     at once. Each comes with its index, whether orjson may write it (joined.dumped) and
-    its item, if the check built it."""
+    its item, if the check built it; the first record is item `start`'s."""
     arms = [parse_arm(k) for k in header.arms or []]
-    for k, (shard, rec, alike) in enumerate(records):
+    for k, (shard, rec, alike) in enumerate(records, start):
         item = None
         if check and rec.get("prompt_hash") is not None:
             item = task.item(k, ids[k])
@@ -92,29 +94,38 @@ class _Feed:
     def __init__(self, written: Written | None) -> None:
         self.written = written
 
-    def add(self, k: int, rec: dict[str, Any], item: Item | None) -> None:
+    def _try(self, step: Callable[[Written], Any]) -> None:
         if self.written is not None:
             try:
-                self.written.add(rec, k + 2, item)  # line k + 2: the header is line 1
+                step(self.written)
             except Exception:  # noqa: BLE001
                 self.written = None
+
+    def add(self, k: int, rec: dict[str, Any], item: Item | None) -> None:
+        self._try(lambda w: w.add(rec, k + 2, item))  # line k + 2: the header is line 1
+
+    def merge(self, state: dict[str, Any] | None) -> None:
+        """Add what another pass over other records gathered (None: that pass failed)."""
+        if state is None:
+            self.written = None
+        self._try(lambda w: w.merge(state))
 
     def finished(self, end: EndV1) -> Written | None:
         """The pass over every record written, `end` the end line; None if it failed."""
-        if self.written is not None:
-            try:
-                self.written.finish(end)
-            except Exception:  # noqa: BLE001
-                self.written = None
+        self._try(lambda w: w.finish(end))
         return self.written
 
 
+Span = tuple[int, int]  # items [start, stop) in task order
+
+
 def _lines(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
-           check: bool, feed: _Feed | None = None) -> Iterator[bytes]:
-    """The merged replay's item lines in task order, each record handed to `feed` as its
-    line is made."""
-    records = joined([Path(p) for p in paths], ids)
-    for k, rec, alike, item in _same_prompts(task, header, ids, records, paths, check):
+           check: bool, span: Span, feed: _Feed | None = None) -> Iterator[bytes]:
+    """The merged replay's item lines of the items in `span`, in task order, each record
+    handed to `feed` as its line is made."""
+    records = joined([Path(p) for p in paths], ids, *span)
+    for k, rec, alike, item in _same_prompts(task, header, ids, records, paths, check,
+                                             span[0]):
         if feed is not None:
             feed.add(k, rec, item)
         yield item_line(rec, alike)
@@ -125,6 +136,13 @@ def _read_shards(paths: list[Path]) -> list[Shard]:
     (vbw.score.split.wanted); the first error in the order given is raised."""
     n = parallel.count() if len(paths) > 1 and split.wanted(paths[0]) else 1
     return parallel.ordered(lambda path, *_: read_shard(path), paths, n)
+
+
+def _chunks(parts: list[Path]) -> Iterator[bytes]:
+    for part in parts:
+        with open(part, "rb") as f:
+            while chunk := f.read(1 << 20):
+                yield chunk
 
 
 def merged_replay(task: Task, entries: list[str] | None, n: int | None, cwd: Path,
@@ -140,7 +158,9 @@ def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: P
     be the run's (the shards record how many items the whole run selected). Each shard is
     read through twice, never held (vbw.modes.merge.shards). `scoring(n)`: a pass for a run of
     n items, given every record as it is written (vbw.score.written), returned beside
-    the path if nothing went wrong on the way (else None: score the file)."""
+    the path if nothing went wrong on the way (else None: score the file). Where scoring
+    would split, the items are cut into one run per process (vbw.parallel.ordered), each
+    making its lines into a part file and scoring them into its own pass."""
     replays = _read_shards(shard_paths(entries, cwd))
     merge = merge_shards(replays, lambda of: task.ids(of))
     header = merge.header
@@ -149,14 +169,33 @@ def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: P
                           f"pass n={header.n} or leave n out")
     paths = [merge.shards[i].path for i in sorted(merge.shards)]
     check = header.task_hash == task.generation_hash()
-    path = out_dir / "replay.jsonl"
+    path, ids = out_dir / "replay.jsonl", merge.ids
     if path.resolve() in {Path(r.path).resolve() for r in replays}:
-        for _ in _lines(task, header, merge.ids, paths, check):
+        for _ in _lines(task, header, ids, paths, check, (0, len(ids))):
             pass  # a shard of other prompts is the first refusal, as it was
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
                           "merge its own hydra.run.dir")
+    procs = min(parallel.count() if split.wanted(Path(paths[0])) else 1, max(len(ids), 1))
+    cuts = [len(ids) * i // procs for i in range(procs + 1)]
+    parts = [path.with_name(f".{path.name}.part{i}-{os.getpid()}") for i in range(procs)]
+    path.parent.mkdir(parents=True, exist_ok=True)
 
-    one = None if scoring is None else _Feed(scoring(header.n))
-    write_merged_lines(path, header, _lines(task, header, merge.ids, paths, check, feed=one),
-                       merge.end)
-    return path, None if one is None else one.finished(merge.end)
+    def part(i: int, *_: Any) -> dict[str, Any] | None:
+        feed = _Feed(None if scoring is None else scoring(header.n))
+        with open(parts[i], "wb") as f:
+            for line in _lines(task, header, ids, paths, check, (cuts[i], cuts[i + 1]), feed):
+                f.write(line)
+        return None if feed.written is None else feed.written.state()
+
+    try:
+        states = parallel.ordered(part, range(procs), procs)
+        write_merged_lines(path, header, _chunks(parts), merge.end)
+    finally:
+        for p in parts:
+            p.unlink(missing_ok=True)
+    if scoring is None:
+        return path, None
+    whole = _Feed(scoring(header.n))
+    for state in states:
+        whole.merge(state)
+    return path, whole.finished(merge.end)

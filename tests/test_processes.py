@@ -76,6 +76,17 @@ def _compare(tmp: Path) -> Any:
     return scored, shared.result()
 
 
+def _legacy_keys(tmp: Path, edit: Callable[[list[str]], None] | None = None) -> Any:
+    """mode=compare's read of a validbutwrong 0.1 replay's arm keys (vbw.score.split)."""
+    legacy = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
+    lines = legacy.read_text(encoding="utf-8").splitlines(keepends=True)
+    if edit:
+        edit(lines)
+    path = tmp / "legacy.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return sorted(split.arm_keys(path))
+
+
 def _tasks(tmp: Path, fail: str | None = None) -> Any:
     """Three tasks that print to both streams and write a file each (vbw.modes.scoring's
     task runner); `fail` ("b/child", "c/parent"...) fails that task in that process."""
@@ -176,6 +187,9 @@ CASES: dict[str, Callable[[Path], Any]] = {
     "a torn last line": lambda tmp: _scored(_variant(
         tmp, lambda ls: ls[:100] + ls[101:-1] + ['{"id": "gsm8k_te'])),
     "compare's shared passes": _compare,
+    "a legacy replay's arm keys": _legacy_keys,
+    "a legacy replay cut short": lambda tmp: _legacy_keys(tmp, lambda ls: _set(
+        ls, l40=ls[3], l9=ls[9][:30] + "\n")),
     "tasks in order": _tasks,
     "a task failing in the child": lambda tmp: _tasks(tmp, "c/child"),
     "a task failing in the parent": lambda tmp: _tasks(tmp, "a/parent"),

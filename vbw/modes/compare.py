@@ -25,6 +25,7 @@ from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.results import METRICS
 from vbw.score.shared import SharedAudit
+from vbw.score.split import arm_keys
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.audit import warn_findings
@@ -92,17 +93,8 @@ def _task_check(task: Task, replays: list[ReplayStream], shown: list[str],
 
 def _held_arms(r: ReplayStream) -> set[str]:
     """The arms a replay holds: its header's list, or (a validbutwrong 0.1 header lists
-    none) every arm key of its lines, read in one streamed pass."""
-    if r.header.arms is not None:
-        return set(r.header.arms)
-    keys: set[str] = set()
-    stream = open_replay(Path(r.path))
-    try:
-        for _, rec in stream.items():  # each line checked: the first error in file order
-            keys.update(rec.texts)
-    finally:
-        stream.close()
-    return keys
+    none) every arm key of its lines (vbw.score.split.arm_keys)."""
+    return set(r.header.arms) if r.header.arms is not None else arm_keys(Path(r.path))
 
 
 def _arms(task: Task, kinds: list[str], schemas: list[str] | None,

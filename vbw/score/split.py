@@ -93,3 +93,33 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
             p.merge(state)
     stream.close()
     return p
+
+
+def _keys(stream: ReplayStream) -> tuple[list[str], set[str]]:
+    """The ids and arm keys of the stream's item lines, each line checked."""
+    keys: set[str] = set()
+    ids = []
+    for _, rec in stream.items():
+        keys.update(rec.texts)
+        ids.append(rec.id)
+    return ids, keys
+
+
+def arm_keys(path: Path) -> set[str]:
+    """Every arm key of the item lines of `path` (what mode=compare reads of a
+    validbutwrong 0.1 replay, whose header lists none), each line checked: in runs as
+    scoring splits (`wanted`), else, or when a run fails, in one pass that raises the
+    first error in file order."""
+    if wanted(path):
+        stream = open_replay(path)
+        try:
+            runs = in_runs(stream, _keys)
+        finally:
+            stream.close()
+        if runs is not None:
+            return set().union(*runs)
+    stream = open_replay(path)
+    try:
+        return _keys(stream)[1]
+    finally:
+        stream.close()

@@ -44,16 +44,21 @@ PLUGIN_API = (
     "vbw.generate.dialects.base:Dialect",
     "vbw.modes:Mode",
     "vbw.report.writers:Output",
+    "vbw.task.kinds:BaseChecker",
+    "vbw.task.kinds:BaseStep",
+    "vbw.task.kinds:BaseCoercion",
+    "vbw.task.kinds:BaseSchemaSource",
 )
 HOOKS = {"Engine": ("_compile",)}  # private by name, but what an engine kind overrides
-# The task-side vocabularies have no base class: each kind provides the methods the
-# plugins.md table names ("registry module:NAME", methods); vbw's own kinds are the examples
-# a plugin copies, so theirs are held to it (a docstring inherited from a mixin counts).
+# The task-side vocabularies ("registry module:NAME", its contract's base, the methods the
+# plugins.md table names): vbw's own kinds subclass the base, whose docstrings hold the
+# Args/Returns; an override says in its own docstring (or its class's) what it does.
 TASK_KINDS = (
-    ("vbw.task.check:CHECKERS", ("check", "gold_answers")),
-    ("vbw.task.extract:STEPS", ("apply",)),
-    ("vbw.task.coerce:COERCIONS", ("apply",)),
-    ("vbw.task.schema.sources:SCHEMA_SOURCES", ("for_item",)),
+    ("vbw.task.check:CHECKERS", "vbw.task.kinds:BaseChecker", ("check", "gold_answers")),
+    ("vbw.task.extract:STEPS", "vbw.task.kinds:BaseStep", ("apply",)),
+    ("vbw.task.coerce:COERCIONS", "vbw.task.kinds:BaseCoercion", ("apply",)),
+    ("vbw.task.schema.sources:SCHEMA_SOURCES", "vbw.task.kinds:BaseSchemaSource",
+     ("for_item",)),
 )
 
 
@@ -134,12 +139,26 @@ def _returns(fn: object) -> bool:
     return ann not in (None, "None", inspect.Signature.empty)
 
 
+def _contract(owner: type, name: str) -> str:
+    """`owner.name`'s docstring with the Args/Returns of the nearest class above it that
+    defines `name` with them (an override documents what it does, its contract once)."""
+    doc = inspect.getdoc(getattr(owner, name)) or ""
+    if "Args:" in doc or "Returns:" in doc:
+        return doc
+    for base in owner.__mro__[1:]:
+        above = inspect.getdoc(vars(base)[name]) if name in vars(base) else None
+        if above and ("Args:" in above or "Returns:" in above):
+            return doc + "\n\n" + above
+    return doc
+
+
 def contract_problem(owner: type, name: str) -> str | None:
     """What `owner.name`'s docstring lacks: a docstring, `Args:` for its arguments,
-    `Returns:` (or `Yields:`) for its value; None when it has them all."""
+    `Returns:` (or `Yields:`) for its value, its own or its contract's (`_contract`);
+    None when it has them all."""
     fn = inspect.getattr_static(owner, name)
     fn = getattr(fn, "__func__", fn)
-    doc = inspect.getdoc(getattr(owner, name)) or ""
+    doc = _contract(owner, name)
     where = f"{owner.__module__}.{owner.__qualname__}.{name}"
     if not doc:
         return f"{where}: no docstring"
@@ -187,6 +206,18 @@ def test_contract_problem_fails_on_planted_methods() -> None:
     assert contract_problem(Planted, "nothing") is None
     assert _api_methods(Planted) == ["bare", "no_args", "fine", "nothing"]
 
+    class Override(Planted):
+        def fine(self, x: int) -> int:
+            """Doubles, by adding."""
+            return x + x
+
+        def no_args(self, x: int) -> int:
+            """Doubles, by shifting."""
+            return x << 1
+
+    assert contract_problem(Override, "fine") is None  # Args/Returns from Planted.fine
+    assert "Args:" in (contract_problem(Override, "no_args") or "")  # Planted's lacks them
+
 
 def test_the_plugin_api_documents_args_and_returns() -> None:
     problems = []
@@ -194,8 +225,10 @@ def test_the_plugin_api_documents_args_and_returns() -> None:
         cls = _load(where)
         assert isinstance(cls, type) and cls.__doc__, f"{where}: no class docstring"
         problems += [p for n in _api_methods(cls) if (p := contract_problem(cls, n))]
-    for registry, methods in TASK_KINDS:
+    for registry, base, methods in TASK_KINDS:
         for cls in dict.fromkeys(_load(registry).classes.values()):  # type: ignore[attr-defined]
             if cls.__module__.startswith("vbw."):
+                if not issubclass(cls, _load(base)):  # type: ignore[arg-type]
+                    problems.append(f"{cls.__qualname__}: not a subclass of {base}")
                 problems += [p for n in methods if (p := contract_problem(cls, n))]
     assert not problems, "\n".join(problems)

@@ -17,6 +17,7 @@ from vbw.task.bfcl_rules import calls_reason, official_reason
 from vbw.task.jsontext.values import as_float, is_number
 from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
+from vbw.task.kinds import BaseChecker
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker", group="vbw.checkers")
@@ -32,19 +33,12 @@ class _GoldIsTheAnswer:
     answers_complete: ClassVar[bool] = True
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
-        """The gold itself, the one answer these kinds call right.
-
-        Args:
-            gold: the item's gold.
-            schema: the answer schema the candidates are for, or None.
-        Returns:
-            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
-        """
+        """The gold itself, the one answer these kinds call right."""
         return [gold]
 
 
 @CHECKERS.register
-class NumericChecker(_GoldIsTheAnswer, StrictModel):
+class NumericChecker(_GoldIsTheAnswer, BaseChecker):
     """Both are (non-boolean) numbers and |answer - gold| < tolerance, compared as floats (a
     number too large for a float is +-inf: never within tolerance of a finite gold)."""
 
@@ -52,15 +46,7 @@ class NumericChecker(_GoldIsTheAnswer, StrictModel):
     tolerance: float = 1e-6
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        """Whether `answer` is a number within `tolerance` of `gold`.
-
-        Args:
-            answer: the coerced answer read from the arm's text.
-            gold: the item's gold.
-            schema: the JSON Schema the arm ran under, or None.
-        Returns:
-            True when the answer is right.
-        """
+        """Whether `answer` is a number within `tolerance` of `gold`."""
         ta, tg = type(answer), type(gold)
         if (ta is float or ta is int) and (tg is float or tg is int):  # the common case
             try:
@@ -72,7 +58,7 @@ class NumericChecker(_GoldIsTheAnswer, StrictModel):
         return abs(as_float(answer) - as_float(gold)) < self.tolerance
 
 
-class StringNormaliser(_GoldIsTheAnswer, StrictModel):
+class StringNormaliser(_GoldIsTheAnswer, BaseChecker):
     """How strings are compared: the listed normalisations in order, then `delete_chars`
     deleted, on both sides. Inside another checker its `kind` may be left out."""
 
@@ -91,15 +77,7 @@ class StringNormaliser(_GoldIsTheAnswer, StrictModel):
         return s.translate({ord(c): None for c in self.delete_chars})
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        """Whether `answer` equals `gold` after normalisation (both strings).
-
-        Args:
-            answer: the coerced answer read from the arm's text.
-            gold: the item's gold.
-            schema: the JSON Schema the arm ran under, or None.
-        Returns:
-            True when the answer is right.
-        """
+        """Whether `answer` equals `gold` after normalisation (both strings)."""
         if not (isinstance(answer, str) and isinstance(gold, str)):
             return False
         return self.norm(answer) == self.norm(gold)
@@ -113,13 +91,12 @@ class StringChecker(StringNormaliser):
 
 
 @CHECKERS.register
-class RegexChecker(StrictModel):
+class RegexChecker(BaseChecker):
     """The answer string matches a pattern: `pattern` if set, else the gold is the pattern.
     Patterns run on RE2, in linear time, and must compile there (a gold one when its item
     is built); an answer longer than `max_chars` does not match (`null`: no limit)."""
 
     kind: Literal["regex"]
-    answers_complete: ClassVar[bool] = False
     pattern: RegexPattern | None = None
     fullmatch: bool = True
     ignore_case: bool = False
@@ -141,14 +118,7 @@ class RegexChecker(StrictModel):
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
         """Short strings read off the pattern (the checker's, else the gold) and off the
         answer schema's own `pattern`, kept where this checker says right (a pattern cannot
-        always be inverted: vbw.task.regexample).
-
-        Args:
-            gold: the item's gold.
-            schema: the answer schema the candidates are for, or None.
-        Returns:
-            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
-        """
+        always be inverted: vbw.task.regexample)."""
         pattern = self.pattern if self.pattern is not None else gold
         if not isinstance(pattern, str):
             return []
@@ -160,15 +130,7 @@ class RegexChecker(StrictModel):
         return [s for s in dict.fromkeys(found) if self.check(s, gold)][:CANDIDATES]
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        """Whether `answer` matches the pattern (the checker's, else the gold).
-
-        Args:
-            answer: the coerced answer read from the arm's text.
-            gold: the item's gold.
-            schema: the JSON Schema the arm ran under, or None.
-        Returns:
-            True when the answer is right.
-        """
+        """Whether `answer` matches the pattern (the checker's, else the gold)."""
         pattern = self.pattern if self.pattern is not None else gold
         if not (isinstance(answer, str) and isinstance(pattern, str)):
             return False
@@ -182,7 +144,7 @@ class RegexChecker(StrictModel):
 
 
 @CHECKERS.register
-class MembershipChecker(StrictModel):
+class MembershipChecker(BaseChecker):
     """The answer equals one element of the gold list. With `string`, a normaliser such as
     `{normalize: [strip, lower]}`, string elements are compared after normalising."""
 
@@ -199,26 +161,11 @@ class MembershipChecker(StrictModel):
                                   f"expected a string normaliser like {_NORMALISER_FORM}")
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
-        """The gold's first values.
-
-        Args:
-            gold: the item's gold.
-            schema: the answer schema the candidates are for, or None.
-        Returns:
-            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
-        """
+        """The gold's first values."""
         return list(gold[:CANDIDATES]) if isinstance(gold, list) else []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        """Whether `answer` is one of the gold's values.
-
-        Args:
-            answer: the coerced answer read from the arm's text.
-            gold: the item's gold.
-            schema: the JSON Schema the arm ran under, or None.
-        Returns:
-            True when the answer is right.
-        """
+        """Whether `answer` is one of the gold's values."""
         if not isinstance(gold, list):
             return False
         for g in gold:
@@ -231,7 +178,7 @@ class MembershipChecker(StrictModel):
 
 
 @CHECKERS.register
-class CallArgsChecker(StrictModel):
+class CallArgsChecker(BaseChecker):
     """Per-argument allowed-values match of a function call's arguments (BFCL style).
     `rules`: `simplified` (vbw's match, `delete_chars` deleted from strings) or
     `bfcl_official` (BFCL's AST checker for Python, docs/bfcl.md; `delete_chars` unused),
@@ -248,14 +195,7 @@ class CallArgsChecker(StrictModel):
         left out); allowed objects, also inside lists, are built the same way. A list of
         calls (bfcl_official) gives the list of those calls, then the same calls with their
         optional parameters left out (BFCL's gold may allow one the function does not
-        declare, which BFCL rejects when given).
-
-        Args:
-            gold: the item's gold.
-            schema: the answer schema the candidates are for, or None.
-        Returns:
-            Answers this checker calls right (at most CANDIDATES); [] when none can be built.
-        """
+        declare, which BFCL rejects when given)."""
         if isinstance(gold, dict):
             return [_call_args_example(gold)]
         if self.rules == "bfcl_official" and isinstance(gold, list) and all(
@@ -266,15 +206,7 @@ class CallArgsChecker(StrictModel):
         return []
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
-        """Whether the call(s) in `answer` match the allowed values in `gold`.
-
-        Args:
-            answer: the coerced answer read from the arm's text.
-            gold: the item's gold.
-            schema: the JSON Schema the arm ran under, or None.
-        Returns:
-            True when the answer is right.
-        """
+        """Whether the call(s) in `answer` match the allowed values in `gold`."""
         if self.rules == "bfcl_official":
             if isinstance(gold, list):
                 return calls_reason(answer, gold, schema) is None

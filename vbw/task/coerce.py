@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from vbw.task.base import StrictModel
 from vbw.task.jsontext.values import JsonBigInt, is_number
+from vbw.task.kinds import BaseCoercion
 from vbw.task.registry import Registry
 
 COERCIONS: Registry[StrictModel] = Registry("coercion", group="vbw.coercions")
@@ -55,37 +56,23 @@ def number_from_text(text: str) -> float | None:
 
 
 @COERCIONS.register
-class IdentityCoercion(StrictModel):
+class IdentityCoercion(BaseCoercion):
     """Keep the candidate as it is (objects, lists, strings alike)."""
 
     kind: Literal["identity"]
 
     def apply(self, value: Any) -> Any:
-        """`value` as this coercion reads it (see the class).
-
-        Args:
-            value: a step's candidate.
-        Returns:
-            The answer the checker compares, or None when `value` does not coerce.
-        """
         return value
 
 
 @COERCIONS.register
-class NumberCoercion(StrictModel):
+class NumberCoercion(BaseCoercion):
     """A JSON number as is (never a boolean, any length); a string through
     `number_from_text`."""
 
     kind: Literal["number"]
 
     def apply(self, value: Any) -> Any:
-        """`value` as this coercion reads it (see the class).
-
-        Args:
-            value: a step's candidate.
-        Returns:
-            The answer the checker compares, or None when `value` does not coerce.
-        """
         if is_number(value):
             return value
         if isinstance(value, str):
@@ -94,20 +81,13 @@ class NumberCoercion(StrictModel):
 
 
 @COERCIONS.register
-class StringCoercion(StrictModel):
+class StringCoercion(BaseCoercion):
     """A string as is; a number or boolean as its JSON spelling; anything else nothing."""
 
     kind: Literal["string"]
     strip: bool = True
 
     def apply(self, value: Any) -> Any:
-        """`value` as this coercion reads it (see the class).
-
-        Args:
-            value: a step's candidate.
-        Returns:
-            The answer the checker compares, or None when `value` does not coerce.
-        """
         if isinstance(value, bool):
             value = "true" if value else "false"
         elif isinstance(value, JsonBigInt):
@@ -120,19 +100,12 @@ class StringCoercion(StrictModel):
 
 
 @COERCIONS.register
-class BooleanCoercion(StrictModel):
+class BooleanCoercion(BaseCoercion):
     """A JSON boolean, or the strings true/false/yes/no (any case)."""
 
     kind: Literal["boolean"]
 
     def apply(self, value: Any) -> Any:
-        """`value` as this coercion reads it (see the class).
-
-        Args:
-            value: a step's candidate.
-        Returns:
-            The answer the checker compares, or None when `value` does not coerce.
-        """
         if isinstance(value, bool):
             return value
         if isinstance(value, str):

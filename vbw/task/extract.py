@@ -22,6 +22,7 @@ from vbw.task.base import JMESPathExpr, RegexPattern, StrictModel, search
 from vbw.task.coerce import last_number
 from vbw.task.jsontext.scan import first_json_object  # noqa: F401  (re-exported: vbw.task)
 from vbw.task.regex import Regex, compile_task_regex
+from vbw.task.kinds import BaseStep
 from vbw.task.registry import Registry
 
 STEPS: Registry[StrictModel] = Registry("extract step", group="vbw.extractors")
@@ -42,7 +43,7 @@ MAX_CALL_CHARS = 100_000  # a longer candidate call is not parsed: no answer
 
 
 @STEPS.register
-class RegexStep(StrictModel):
+class RegexStep(BaseStep):
     """A regex match; `match` picks the first or last occurrence, `group` the capture.
 
     The pattern runs on RE2 (vbw.task.regex). The step reads the first `max_chars`
@@ -86,33 +87,17 @@ class RegexStep(StrictModel):
         return offset + start, offset + end
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        """This step's candidate in `text` (see the class).
-
-        Args:
-            text: the model's text.
-            fields: the item's fields.
-        Returns:
-            The raw candidate, or None when the text holds none.
-        """
         where = self.span(text)
         return None if where is None else text[where[0]:where[1]]
 
 
 @STEPS.register
-class BoxedStep(StrictModel):
+class BoxedStep(BaseStep):
     r"""The content of the LAST `\boxed{...}` (no nested braces); earlier boxes are not tried."""
 
     kind: Literal["boxed"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        """This step's candidate in `text` (see the class).
-
-        Args:
-            text: the model's text.
-            fields: the item's fields.
-        Returns:
-            The raw candidate, or None when the text holds none.
-        """
         return _BOXED.apply(text, fields)
 
     def span(self, text: str) -> tuple[int, int] | None:
@@ -120,25 +105,17 @@ class BoxedStep(StrictModel):
 
 
 @STEPS.register
-class LastNumberStep(StrictModel):
+class LastNumberStep(BaseStep):
     """The whole text, for a number coercion to take its last number from."""
 
     kind: Literal["last_number"]
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        """This step's candidate in `text` (see the class).
-
-        Args:
-            text: the model's text.
-            fields: the item's fields.
-        Returns:
-            The raw candidate, or None when the text holds none.
-        """
         return last_number(text)
 
 
 @STEPS.register
-class PythonCallStep(StrictModel):
+class PythonCallStep(BaseStep):
     """Parse (never evaluate) the first Python-syntax call in the text into an arguments dict.
 
     Positional arguments map to the parameter names found at `params` (a JMESPath into the
@@ -151,14 +128,6 @@ class PythonCallStep(StrictModel):
     params: JMESPathExpr
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        """This step's candidate in `text` (see the class).
-
-        Args:
-            text: the model's text.
-            fields: the item's fields.
-        Returns:
-            The raw candidate, or None when the text holds none.
-        """
         source = call_source(text)
         if source is None:
             return None
@@ -181,7 +150,7 @@ class PythonCallStep(StrictModel):
 
 
 @STEPS.register
-class PythonCallsStep(StrictModel):
+class PythonCallsStep(BaseStep):
     """Parse (never evaluate) several Python-syntax calls into a list of calls
     `{name: arguments}` (BFCL's form), from `[f(a=1), g(b=2)]`, `f(a=1), g(b=2)` or one
     call a line: the text from the first call to the last `)`, read as a list. Each call's
@@ -197,14 +166,6 @@ class PythonCallsStep(StrictModel):
     params: JMESPathExpr = "parameters.properties"
 
     def apply(self, text: str, fields: dict[str, Any]) -> Any:
-        """This step's candidate in `text` (see the class).
-
-        Args:
-            text: the model's text.
-            fields: the item's fields.
-        Returns:
-            The raw candidate, or None when the text holds none.
-        """
         declared = search(self.functions, fields)
         names: dict[str, list[str]] = {}
         for fn in declared if isinstance(declared, list) else []:

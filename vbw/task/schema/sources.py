@@ -20,6 +20,7 @@ from pydantic import AfterValidator, Field, field_validator
 
 from vbw.task.base import JMESPathExpr, StrictModel, search
 from vbw.task.refs import ref_problem
+from vbw.task.kinds import BaseSchemaSource
 from vbw.task.registry import Registry
 from vbw.task.schema.cache import VERDICTS
 from vbw.task.schema.keywords import keyword_problem
@@ -134,25 +135,18 @@ def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @SCHEMA_SOURCES.register
-class StaticSchema(StrictModel):
+class StaticSchema(BaseSchemaSource):
     """One JSON Schema for every item."""
 
     kind: Literal["static"]
     schema_: Annotated[dict[str, Any], AfterValidator(_valid_schema)] = Field(alias="schema")
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """The schema this source gives the item (see the class).
-
-        Args:
-            fields: the item's fields.
-        Returns:
-            The item's JSON Schema.
-        """
         return self.schema_
 
 
 @SCHEMA_SOURCES.register
-class PerItemSchema(StrictModel):
+class PerItemSchema(BaseSchemaSource):
     """A schema read from each item's fields by JMESPath, converted from a named dialect."""
 
     kind: Literal["per_item"]
@@ -167,13 +161,6 @@ class PerItemSchema(StrictModel):
         return v
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """The schema this source gives the item (see the class).
-
-        Args:
-            fields: the item's fields.
-        Returns:
-            The item's JSON Schema.
-        """
         raw = search(self.path, fields)
         if not isinstance(raw, dict):
             gave = ("nothing" if raw is None
@@ -192,7 +179,7 @@ class PerItemSchema(StrictModel):
 
 
 @SCHEMA_SOURCES.register
-class CallsSchema(StrictModel):
+class CallsSchema(BaseSchemaSource):
     """A list of function calls built from the item's list of functions (at JMESPath
     `functions`, each with a `name` and its `parameters`, converted from `dialect`): an
     object whose property `key` holds an array of calls, each call an object whose one
@@ -213,13 +200,6 @@ class CallsSchema(StrictModel):
         return PerItemSchema._known(v)
 
     def for_item(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """The schema this source gives the item (see the class).
-
-        Args:
-            fields: the item's fields.
-        Returns:
-            The item's JSON Schema.
-        """
         raw = search(self.functions, fields)
         if not isinstance(raw, list) or not raw:
             raise ValueError(f"path {self.functions!r} gave {reprlib.repr(raw)}, not a "

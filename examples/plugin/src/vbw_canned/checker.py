@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from vbw.task.base import StrictModel
+from vbw.task.kinds import BaseChecker
 
 
 def _number(x: Any) -> float | None:
@@ -21,16 +21,20 @@ def _number(x: Any) -> float | None:
     return float(x)
 
 
-class RelativeChecker(StrictModel):
+class RelativeChecker(BaseChecker):
+    """A number within `within` times the gold's size of the gold."""
+
     kind: Literal["relative"]
     within: float = Field(default=0.01, ge=0.0, le=1.0)
 
     answers_complete: ClassVar[bool] = True
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
+        """The gold itself."""
         return [gold]
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether |answer - gold| <= within * |gold| (both numbers)."""
         a, g = _number(answer), _number(gold)
         if a is None or g is None:
             return False

@@ -19,7 +19,8 @@ from tests.conftest import EXAMPLE, REPLAYS, TASK_CONF, portable_task
 from vbw.errors import ConfigError
 from vbw.task.check import RegexChecker
 from vbw.task.extract import RegexStep
-from vbw.task.regex import compile_task_regex, translate
+from vbw.task.regex import compile_task_regex
+from vbw.task.regex_syntax import translate
 from vbw.task.runner import load_task
 
 # The natural patterns, each with a text and what it must extract (group 1).

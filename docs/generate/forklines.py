@@ -22,7 +22,7 @@ FUNCTIONS = [("modes/scoring.py", "_run_tasks"), ("modes/merge/write.py", "_read
 # issue 31: "at most 500 (from ~1,150)", where the ~1,150 were the forking modules "on top
 # of vbw/pipes.py", the layer before vbw/parallel.py: the users of the layer, not the layer
 TARGET = 500
-CEILING = 670  # the layer and its users together: tests/test_forklines.py holds it
+CEILING = 700  # the layer and its users together (670 until the 0.1 arm-key split came back)
 FORK = re.compile(r"os\.fork|os\.pipe|mmap|multiprocessing|os\.waitpid|os\.kill")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -95,31 +96,23 @@ def score_split(p: Any, stream: ReplayStream, path: str, fresh: Callable[[], Any
     return p
 
 
+
 def _keys(stream: ReplayStream) -> tuple[list[str], set[str]]:
-    """The ids and arm keys of the stream's item lines, each line checked."""
+    """The ids and arm keys of the stream's item lines, each line checked; closes it."""
+    ids: list[str] = []
     keys: set[str] = set()
-    ids = []
-    for _, rec in stream.items():
-        keys.update(rec.texts)
-        ids.append(rec.id)
+    with closing(stream):
+        for _, rec in stream.items():  # streamed: no record is kept
+            ids.append(rec.id)
+            keys.update(rec.texts)
     return ids, keys
 
 
 def arm_keys(path: Path) -> set[str]:
-    """Every arm key of the item lines of `path` (what mode=compare reads of a
-    validbutwrong 0.1 replay, whose header lists none), each line checked: in runs as
-    scoring splits (`wanted`), else, or when a run fails, in one pass that raises the
-    first error in file order."""
-    if wanted(path):
-        stream = open_replay(path)
-        try:
-            runs = in_runs(stream, _keys)
-        finally:
-            stream.close()
-        if runs is not None:
-            return set().union(*runs)
-    stream = open_replay(path)
-    try:
-        return _keys(stream)[1]
-    finally:
-        stream.close()
+    """Every arm key of the item lines of `path` (mode=compare reads them of a
+    validbutwrong 0.1 replay, whose header lists none), each line checked: in runs where
+    scoring would split, else (or when a run fails) in one pass, which raises the first
+    error in file order."""
+    with closing(open_replay(path)) as stream:
+        runs = in_runs(stream, _keys) if wanted(path) else None
+    return set().union(*runs) if runs is not None else _keys(open_replay(path))[1]

@@ -131,11 +131,10 @@ def _lines(task: Task, header: CompleteHeader, ids: list[str], paths: list[str],
         yield item_line(rec, alike)
 
 
-def _read_shards(paths: list[Path]) -> list[Shard]:
-    """read_shard of each path, on several cores where scoring the first would split
-    (vbw.score.split.wanted); the first error in the order given is raised."""
-    n = parallel.count() if len(paths) > 1 and split.wanted(paths[0]) else 1
-    return parallel.ordered(lambda path, *_: read_shard(path), paths, n)
+def _read_shards(paths: list[Path], procs: int) -> list[Shard]:
+    """read_shard of each path, in `procs` processes; the first error in the order given
+    is raised."""
+    return parallel.ordered(lambda path, *_: read_shard(path), paths, procs)
 
 
 def _chunks(parts: list[Path]) -> Iterator[bytes]:
@@ -161,7 +160,9 @@ def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: P
     the path if nothing went wrong on the way (else None: score the file). Where scoring
     would split, the items are cut into one run per process (vbw.parallel.ordered), each
     making its lines into a part file and scoring them into its own pass."""
-    replays = _read_shards(shard_paths(entries, cwd))
+    given = shard_paths(entries, cwd)
+    procs = parallel.count() if split.wanted(given[0]) else 1  # where scoring would split
+    replays = _read_shards(given, procs)
     merge = merge_shards(replays, lambda of: task.ids(of))
     header = merge.header
     if n is not None and n != header.n:
@@ -175,16 +176,21 @@ def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: P
             pass  # a shard of other prompts is the first refusal, as it was
         raise ReplayError(f"{path}: the merged replay would overwrite a shard; give the "
                           "merge its own hydra.run.dir")
-    procs = min(parallel.count() if split.wanted(Path(paths[0])) else 1, max(len(ids), 1))
+    procs = min(procs, max(len(ids), 1))
     cuts = [len(ids) * i // procs for i in range(procs + 1)]
-    parts = [path.with_name(f".{path.name}.part{i}-{os.getpid()}") for i in range(procs)]
+    parent = os.getpid()
+    parts = [path.with_name(f".{path.name}.part{i}-{parent}") for i in range(procs)]
     path.parent.mkdir(parents=True, exist_ok=True)
+    here: dict[int, _Feed] = {}  # the passes of the runs made in this process
 
     def part(i: int, *_: Any) -> dict[str, Any] | None:
         feed = _Feed(None if scoring is None else scoring(header.n))
         with open(parts[i], "wb") as f:
             for line in _lines(task, header, ids, paths, check, (cuts[i], cuts[i + 1]), feed):
                 f.write(line)
+        if os.getpid() == parent:
+            here[i] = feed
+            return None
         return None if feed.written is None else feed.written.state()
 
     try:
@@ -195,7 +201,8 @@ def merge_and_score(task: Task, entries: list[str] | None, n: int | None, cwd: P
             p.unlink(missing_ok=True)
     if scoring is None:
         return path, None
-    whole = _Feed(scoring(header.n))
-    for state in states:
-        whole.merge(state)
+    whole = here[0]  # the first run's pass (always made here) takes in the others'
+    for i in range(1, procs):
+        mine = here[i].written if i in here else None
+        whole.merge(states[i] if i not in here else mine and mine.state())
     return path, whole.finished(merge.end)

@@ -182,12 +182,15 @@ def vbw_args(work: Path, i: int, *pre: str) -> list[str]:
     return [sys.executable, *pre, "-m", "vbw", f"hydra.run.dir={work}/run{i}"]
 
 
-def _summary(rs: list[dict], runs: int) -> dict:
+def summary(rs: list[dict]) -> dict:
+    """Runs of one command (`timed`'s results) as one figure: median and least wall,
+    median CPU, largest peak RSS, and every run's wall."""
     walls = [r["wall"] for r in rs]
-    return {"runs": runs, "median_wall_s": round(statistics.median(walls), 3),
+    return {"runs": len(rs), "median_wall_s": round(statistics.median(walls), 3),
             "min_wall_s": round(min(walls), 3),
             "median_cpu_s": round(statistics.median(r["cpu"] for r in rs), 3),
-            "peak_rss_mib": round(max(r["rss_mib"] for r in rs), 1)}
+            "peak_rss_mib": round(max(r["rss_mib"] for r in rs), 1),
+            "wall_runs_s": [round(w, 3) for w in walls]}
 
 
 def bench_demo(work: Path, env: dict[str, str], runs: int) -> dict:
@@ -203,9 +206,9 @@ def bench_demo(work: Path, env: dict[str, str], runs: int) -> dict:
     for i in range(runs):
         empty = work / f"cache{i}"
         cold.append(timed(vbw_args(work, 200 + i), work, {**env, "XDG_CACHE_HOME": str(empty)}))
-    out = _summary(demo, runs)
-    out["floor"] = _summary(floor, runs)
-    out["cold_cache"] = _summary(cold, runs)
+    out = summary(demo)
+    out["floor"] = summary(floor)
+    out["cold_cache"] = summary(cold)
     for what in ("wall", "cpu"):
         out[f"ratio_{what}"] = round(out[f"median_{what}_s"] / out["floor"][f"median_{what}_s"],
                                      2)

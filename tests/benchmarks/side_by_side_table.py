@@ -30,7 +30,7 @@ def side_by_side_table() -> str:
             "| verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for r in d["rows"]:
         now, base = r["this"], r["baseline"]
-        rows.append(f"| {r['case']} | {now['wall_s']:.2f} | {base['wall_s']:.2f} | "
+        rows.append(f"| {r['case']} | {now['median_wall_s']:.2f} | {base['median_wall_s']:.2f} | "
                     f"{r['ratio_wall_s']:.2f} | {_verdict(r['met_wall_s'])} | "
                     f"{now['peak_rss_mib']:.0f} | {base['peak_rss_mib']:.0f} | "
                     f"{r['ratio_peak_rss_mib']:.2f} | {_verdict(r['met_peak_rss_mib'])} |")

@@ -71,3 +71,29 @@ def test_hydra_and_plain_yaml_read_a_task_alike() -> None:
             direct = load_task(CONF / "task" / f"{name}.yaml")
             assert composed.spec == direct.spec
             assert composed.generation_hash() == direct.generation_hash()
+
+
+def test_the_excluded_parallel_multiple_94_is_described_as_its_data_is() -> None:
+    """bfcl_parallel_multiple leaves out item 94 because its gold gives strings where the
+    function declares an array of integers (`sort_list.elements`); the task file's comment
+    and docs/bfcl.md say so, read against the data (they once said it the other way round)."""
+    import json
+
+    from tests.conftest import DATA, ROOT
+
+    def row(name: str) -> dict:
+        lines = (DATA / "bfcl_v4" / name).read_text(encoding="utf-8").splitlines()
+        return next(json.loads(x) for x in lines if '"parallel_multiple_94"' in x)
+
+    sort_list = next(f for f in row("BFCL_v4_parallel_multiple.jsonl")["function"]
+                     if f["name"] == "sort_list")
+    assert sort_list["parameters"]["properties"]["elements"]["items"] == {"type": "integer"}
+    gold = row("BFCL_v4_parallel_multiple_possible_answer.jsonl")["ground_truth"]
+    first_sort = next(c["sort_list"] for c in gold if "sort_list" in c)
+    assert all(isinstance(v, str) for allowed in first_sort["elements"] for v in allowed)
+    said = {"conf": (CONF / "task" / "bfcl_parallel_multiple.yaml").read_text(encoding="utf-8"),
+            "docs": (ROOT / "docs" / "bfcl.md").read_text(encoding="utf-8")}
+    for where, text in said.items():
+        flat = " ".join(text.replace("#", " ").split())
+        assert "strings for an array of integers" in flat, where
+        assert "integers for an array of strings" not in flat, where

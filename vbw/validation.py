@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from vbw.errors import ConfigError
+from vbw.yamlsyntax import explain
 
 if TYPE_CHECKING:  # pydantic is imported where a model is validated, not by load_yaml's
     from pydantic import BaseModel, ValidationError  # callers (vbw.cli.hydra_internals)
@@ -125,10 +126,9 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}:{e.line}: duplicate key {e.key!r} (first at line "
                           f"{e.first})") from None
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{path}{where}: invalid YAML: {problem}") from None
+        line, why = explain(e, text)
+        where = f":{line}" if line is not None else ""
+        raise ConfigError(f"{path}{where}: invalid YAML: {why}") from None
 
 
 def check_duplicate_keys(path: Path) -> None:

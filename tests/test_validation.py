@@ -101,3 +101,52 @@ def test_values_stay_bounded_and_on_one_line() -> None:
     assert _short(["a\\b", "x\ny", "it's"]) == "['a\\b', 'x\\ny', \"it's\"]"
     assert _short("z" * 1000) == "'" + "z" * 57 + "...'"
     assert _short({"k": [[["deep"]]]}) == "{'k': [[...]]}"
+
+
+def test_a_placed_message_gets_no_dump_of_the_whole_value() -> None:
+    """A validator whose message names the part at fault itself (`placed`) is shown
+    without pydantic's input, which would be the whole schema or list."""
+    from typing import Annotated, Any
+
+    from pydantic import AfterValidator, BaseModel
+
+    from vbw.validation import placed, validate
+
+    def refuse(value: Any) -> Any:
+        raise placed("properties.a.type: unknown type 'x'")
+
+    class M(BaseModel):
+        schema_: Annotated[dict, AfterValidator(refuse)]
+
+    with pytest.raises(ConfigError) as e:
+        validate(M, {"schema_": {"properties": {"a": {"type": "x"}}}}, source="t.yaml")
+    assert str(e.value) == "t.yaml: schema_: properties.a.type: unknown type 'x'"
+
+
+def test_an_object_is_named_by_its_title_never_its_class() -> None:
+    """pydantic says `valid dictionary or instance of ArmRecord`; a user reads `should be
+    an object`, with the model's title when it has one."""
+    from pydantic import BaseModel, ConfigDict
+
+    from vbw.validation import validate
+
+    class Inner(BaseModel):
+        model_config = ConfigDict(title="inner thing")
+        a: int = 0
+
+    class Untitled(BaseModel):
+        a: int = 0
+
+    class Outer(BaseModel):
+        inner: Inner
+        other: Untitled | None = None
+        rows: list[Inner] = []
+
+    for data, line in [({"inner": 3}, "inner: should be an object, the inner thing (got 3)"),
+                       ({"inner": {}, "other": "x"}, "other: should be an object (got 'x')"),
+                       ({"inner": {}, "rows": [{}, "y"]},
+                        "rows.1: should be an object, the inner thing (got 'y')")]:
+        with pytest.raises(ConfigError) as e:
+            validate(Outer, data, source="t.yaml")
+        assert str(e.value) == f"t.yaml: {line}"
+        assert "Inner" not in str(e.value) and "Untitled" not in str(e.value)

@@ -146,12 +146,30 @@ def validate(model: type[M], data: Any, source: str) -> M:
         raise ConfigError(describe(e, model, data), source=source) from None
 
 
-def describe(e: ValidationError, model: type[BaseModel], data: Any) -> str:
+PLACED = "vbw_placed"  # a validator's message that names the faulty part of its value
+
+
+def placed(message: str) -> Exception:
+    """The error a validator raises when its message already names the part of the value
+    at fault (`properties.answer.type: unknown type 'nubmer'`): `describe` then shows no
+    `(got ...)` dump of the whole value (a schema, a list)."""
+    from pydantic_core import PydanticCustomError
+
+    return PydanticCustomError(PLACED, "{line}", {"line": message})
+
+
+_OBJECT = frozenset({"model_type", "model_attributes_type", "dataclass_type", "dict_type"})
+
+
+def describe(e: ValidationError, model: type[BaseModel], data: Any, at: str = "") -> str:
+    """The first error as `field: what is wrong (got value)`, in the file's words: the
+    field's path from the file's root (`at`: where `data` sits in it, e.g. `meta`), a
+    model by its title, never its class name."""
     errors = e.errors(include_url=False)
     # a misspelled key yields "unknown key" and "missing"; the first explains the second
     err = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
     loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-    field = ".".join(str(p) for p in loc) or "(top level)"
+    field = ".".join(str(p) for p in [at, *loc] if p != "") or "(top level)"
     more = f" (+{e.error_count() - 1} more)" if e.error_count() > 1 else ""
     if err["type"] == "extra_forbidden":
         valid = _valid_keys(model, data, loc[:-1])
@@ -164,6 +182,11 @@ def describe(e: ValidationError, model: type[BaseModel], data: Any) -> str:
     msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if err["type"] == "missing":
         return f"{field}: required key is missing{more}"
+    if err["type"] == PLACED:
+        return f"{field}: {msg}{more}"
+    if err["type"] in _OBJECT:  # pydantic's "... or instance of ArmRecord"
+        title = _title(_walk(model, data, loc)[0])
+        msg = "should be an object" + (f", the {title}" if title else "")
     value = _short(err.get("input"))
     return f"{field}: {msg} (got {value}){more}"
 
@@ -194,7 +217,29 @@ def _short(value: Any) -> str:
 
 
 def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
-    """Walk `loc` through the model's annotations (following `kind` tags) to its keys."""
+    """The keys valid where `loc` points (following `kind` tags)."""
+    from pydantic import BaseModel
+
+    tp = _walk(model, data, loc)[0]
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        # a field excluded from dumps is set by the model itself, never a key in a file
+        return [f.alias or n for n, f in tp.model_fields.items() if not f.exclude]
+    return []
+
+
+def _title(tp: Any) -> str | None:
+    """A model's own title (`arm record`), None for one without (its class name is not
+    a word of the file's)."""
+    from pydantic import BaseModel
+
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp.model_config.get("title")
+    return None
+
+
+def _walk(model: Any, data: Any, loc: list[Any]) -> tuple[Any, Any]:
+    """The annotation `loc` points at through the model's (following `kind` tags), and
+    the data there; (None, None) where the walk loses its way."""
     from pydantic import BaseModel
 
     tp: Any = model
@@ -205,7 +250,7 @@ def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == part), None)
             if field is None:
-                return []
+                return None, None
             tp, data = field.annotation, data.get(part) if isinstance(data, dict) else None
         else:
             origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -213,12 +258,8 @@ def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
                 tp = args[-1]
                 data = data[part] if isinstance(data, (list, dict)) and _has(data, part) else None
             else:
-                return []
-    tp = _resolve(tp, data)
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        # a field excluded from dumps is set by the model itself, never a key in a file
-        return [f.alias or n for n, f in tp.model_fields.items() if not f.exclude]
-    return []
+                return None, None
+    return _resolve(tp, data), data
 
 
 def _has(container: Any, key: Any) -> bool:

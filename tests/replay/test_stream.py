@@ -137,3 +137,45 @@ def test_a_line_past_max_interventions_is_refused_before_it_is_decoded(
     with pytest.raises(ReplayError, match="r.jsonl:2: the line is refused: it holds 5 "
                                           "interventions \\(vbw reads at most 4 in a line\\)"):
         open_replay(path).drain()
+
+
+HEAD = {"meta": {"format": "vbw-replay/1", "task": "t", "arms": ["unconstrained"]}}
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ({"id": "a", "arms": {"unconstrained": "12"}},
+     ":2: arms.unconstrained: should be an object, the arm record (got '12')"),
+    ({"id": "a", "arms": {"unconstrained": {"text": "1", "tool": "f"}}},
+     ":2: arms.unconstrained.tool: should be an object, the tool call (got 'f')"),
+    ({"id": "a", "arms": ["unconstrained"]},
+     ":2: arms: should be an object (got ['unconstrained'])"),
+    ("12", ":2: (top level): should be an object, the item line (got '12')"),
+    ({"end": 3}, ":2: end: should be an object, the end marker (got 3)"),
+    ({"end": {"ended": 3, "wall_seconds": 1.0, "items": 0}},
+     ":2: end.ended: Input should be a valid string (got 3)"),
+])
+def test_a_bad_line_is_named_in_the_replay_s_words(tmp_path: Path, line: object,
+                                                    error: str) -> None:
+    """The field's path in the line and the record by its title (`arm record`), never a
+    class name of vbw's (ArmRecord), nor a `.` hanging off `end`."""
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(HEAD) + "\n" + json.dumps(line) + "\n", encoding="utf-8")
+    with pytest.raises(ReplayError) as e:
+        list(open_replay(path).items(full=True))
+    assert str(e.value) == f"{path}{error}"
+
+
+def test_a_bad_arm_field_is_one_line_at_the_command_line(tmp_path: Path) -> None:
+    from tests.conftest import REPLAYS, run_vbw
+
+    head = (REPLAYS / "gsm8k/smollm2_135m/llamacpp.jsonl").open(encoding="utf-8").readline()
+    path = tmp_path / "r.jsonl"
+    arm = {"unconstrained": "12", "constrained[answer]": {"text": "{\"answer\": 12}"}}
+    path.write_text(head + json.dumps({"id": "gsm8k_test_0", "arms": arm}) + "\n",
+                    encoding="utf-8")
+    proc = run_vbw("task=gsm8k", f"replay={path}", f"hydra.run.dir={tmp_path}/o", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        f"vbw: error: {path}:2: arms.unconstrained: should be an object, the arm record "
+        "(got '12')")
+    assert "ArmRecord" not in proc.stderr

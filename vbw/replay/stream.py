@@ -73,11 +73,13 @@ def kept(obj: Any, line: bytes, path: Path, lineno: int) -> Any:
 
 
 def validate_model(model: type[BaseModel], data: Any, path: Path, lineno: int,
-                   prefix: str) -> Any:
+                   at: str) -> Any:
+    """`data`, the part of line `lineno` at key `at` ('': the whole line), as `model`; an
+    error names the field by its path in the line."""
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise ReplayError(f"{path}:{lineno}: {prefix}{describe(e, model, data)}") from None
+        raise ReplayError(f"{path}:{lineno}: {describe(e, model, data, at)}") from None
 
 
 def _json_line(path: Path, lineno: int, line: bytes) -> Any:
@@ -134,8 +136,7 @@ class ReplayStream:
         for lineno, obj, line in self._decoded():
             if isinstance(obj, dict) and len(obj) == 1 and "end" in obj:
                 self.end = validate_model(EndV1, kept(obj, line, self.path, lineno)["end"],
-                                          self.path, lineno,
-                                          "end.")
+                                          self.path, lineno, "end")
                 self.end_line = lineno
                 continue
             rec: Any = None if full else light(obj)
@@ -221,7 +222,7 @@ def open_replay(path: Path) -> ReplayStream:
         raise ReplayError(f"{path}: empty replay file")
     try:
         meta = _meta_line(path, first)
-        header: ReplayHeader = validate_model(ReplayHeader, meta, path, 1, "meta.")
+        header: ReplayHeader = validate_model(ReplayHeader, meta, path, 1, "meta")
     except BaseException:
         f.close()
         raise

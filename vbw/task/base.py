@@ -96,6 +96,18 @@ def search(expr: str, data: Any) -> Any:
     return data
 
 
+SHOWN_NAMES = 20  # field names a "path finds nothing" message lists, then "..."
+
+
+def field_names(row: dict[str, Any]) -> str:
+    """The names of a row's (or an item's) fields, for a message about a path that finds
+    nothing there: the first SHOWN_NAMES in order, then `...`; each cut to 40 characters,
+    a name that is not plain text shown repr'd (the message stays one line)."""
+    shown = [str(k) if str(k).isprintable() else repr(k) for k in list(row)[:SHOWN_NAMES]]
+    text = ", ".join(n if len(n) <= 40 else n[:37] + "..." for n in shown) or "(none)"
+    return text + (", ..." if len(row) > SHOWN_NAMES else "")
+
+
 def _regex(v: str) -> str:
     compile_task_regex(v)  # ValueError: the one-line refusal
     return v

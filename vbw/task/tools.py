@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from vbw.task.base import JMESPathExpr, StrictModel, search
+from vbw.task.base import JMESPathExpr, StrictModel, field_names, search
 
 
 class FromItem(StrictModel):
@@ -48,5 +48,5 @@ def resolve(value: str | FromItem | None, fields: dict[str, Any], default: str,
     if not isinstance(found, str) or not found:
         raise ValueError(f"tool.{what}: path {value.path!r} gave "
                          f"{'nothing' if found is None else repr(found)[:60]}, not a "
-                         f"non-empty string; the item's fields are: {', '.join(fields)}")
+                         f"non-empty string; the item's fields are: {field_names(fields)}")
     return found

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
+from jsonschema import Draft3Validator, Draft4Validator, Draft7Validator, Draft202012Validator
 
 from tests.conftest import REPLAYS, one_line_error, portable_task, run_vbw
 from vbw.task.schema.keywords import MAX_DEPTH, MAX_NODES, keyword_problem, location
@@ -132,3 +132,37 @@ def test_a_typo_refuses_a_replay_too(tmp_path: Path) -> None:
     line = one_line_error(run_vbw(f"task.files=[{path}]", f"replay={replay}",
                                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path))
     assert "unknown keyword 'requird' (did you mean 'required'?)" in line
+
+
+VALID_TYPES = "valid: string, number, integer, boolean, array, object, null"
+
+
+@pytest.mark.parametrize(("schema", "line"), [
+    ({"type": "nubmer"}, f"type: unknown type 'nubmer' (did you mean 'number'? {VALID_TYPES})"),
+    ({"properties": {"n": {"type": ["integer", "nul"]}}},
+     f"properties.n.type: unknown type 'nul' (did you mean 'null'? {VALID_TYPES})"),
+    ({"items": {"type": "float"}},
+     f"items.type: unknown type 'float' (did you mean 'number'? {VALID_TYPES})"),
+    ({"type": "text"}, f"type: unknown type 'text' ({VALID_TYPES})"),
+])
+def test_an_unknown_type_lists_the_valid_ones(schema: Any, line: str) -> None:
+    assert _problem(schema) == line
+    assert check_schema(schema) == line
+
+
+def test_type_names_and_draft_3_s_any_are_not_refused() -> None:
+    assert _problem({"type": "object", "properties": {"type": {"type": "string"}}}) is None
+    assert _problem({"type": ["string", "null"], "enum": ["nubmer", None]}) is None
+    assert _problem({"type": "any"}, Draft3Validator) is None
+    assert _problem({"type": "any"}) is not None
+
+
+def test_an_unknown_type_is_one_line_without_a_dump_of_the_schema(tmp_path: Path) -> None:
+    data = portable_task("gsm8k")
+    data["schemas"]["answer"]["schema"]["properties"]["answer"] = {"type": "nubmer"}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
+    assert line == (f"vbw: error: {path}: schemas.answer.static.schema: "
+                    "properties.answer.type: unknown type 'nubmer' (did you mean 'number'? "
+                    f"{VALID_TYPES})")

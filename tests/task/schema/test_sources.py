@@ -94,8 +94,9 @@ def test_calls_schema_dialect_is_checked() -> None:
 
 
 def _properties(n: int) -> dict:
-    """A schema of n subschemas: the root and n - 1 properties (one of them `integerr`)."""
-    return {"properties": {"bad": {"type": "integerr"},
+    """A schema of n subschemas: the root and n - 1 properties (one of them invalid under
+    the metaschema alone: `required: integerr`)."""
+    return {"properties": {"bad": {"required": "integerr"},
                            **{f"p{i}": {} for i in range(n - 2)}}}
 
 

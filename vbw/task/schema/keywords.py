@@ -1,4 +1,5 @@
-"""Every keyword of a task's schema is one its JSON Schema draft knows.
+"""Every keyword of a task's schema is one its JSON Schema draft knows, and every `type`
+one of JSON Schema's types.
 
 How it works and why: docs/design.md, section vbw.task.schema.keywords.
 """
@@ -9,6 +10,8 @@ import difflib
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from jsonschema import Draft3Validator
 
 MAX_DEPTH = 64  # subschema levels (root = 0); a deeper schema is refused
 MAX_NODES = 20_000  # subschemas (objects) in one schema; a larger one is refused
@@ -25,6 +28,9 @@ _ONE = frozenset({"additionalProperties", "additionalItems", "items", "contains"
 _MANY = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 _MAP = frozenset({"properties", "patternProperties", "$defs", "definitions",
                   "dependentSchemas", "dependencies"})
+TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
+_PYTHON = {"str": "string", "float": "number", "int": "integer", "bool": "boolean",
+           "list": "array", "tuple": "array", "dict": "object", "None": "null"}
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 Where = tuple[str | int, ...]  # keys and list indices from the root
 
@@ -42,9 +48,10 @@ def vocabulary(cls: Any) -> frozenset[str]:
 
 
 def keyword_problem(schema: Any, cls: Any) -> tuple[str | None, int]:
-    """The first keyword of `schema` (a dict) unknown to `cls`'s draft, a nesting deeper
-    than MAX_DEPTH or more than MAX_NODES subschemas, as one line naming where (None when
-    there is none); and the number of subschemas (objects) walked."""
+    """The first keyword of `schema` (a dict) unknown to `cls`'s draft or `type` naming no
+    JSON Schema type, a nesting deeper than MAX_DEPTH or more than MAX_NODES subschemas,
+    as one line naming where (None when there is none); and the number of subschemas
+    (objects) walked."""
     known = vocabulary(cls)
     stack: list[tuple[Any, Where, int]] = [(schema, (), 0)]
     nodes = 0
@@ -64,6 +71,9 @@ def keyword_problem(schema: Any, cls: Any) -> tuple[str | None, int]:
                 return f"{location(where)}keyword {clip(key)} is not a string", nodes
             if key not in known and not key.startswith("x-"):
                 return f"{location(where)}{unknown(key, known)}", nodes
+        bad = _unknown_type(node.get("type"), cls)
+        if bad is not None:
+            return f"{location((*where, 'type'))}{bad}", nodes
         children = [(sub, at, depth + 1) for sub, at in _subschemas(node, where)]
         stack.extend(reversed(children))  # depth first, in the schema's order
     return None, nodes
@@ -74,6 +84,21 @@ def unknown(key: str, known: frozenset[str]) -> str:
     hint = (f"did you mean {close[0]!r}?" if close
             else "not a JSON Schema keyword; an extension must start with 'x-'")
     return f"unknown keyword {clip(key)} ({hint})"
+
+
+def _unknown_type(value: Any, cls: Any) -> str | None:
+    """Why a `type` value names a type JSON Schema does not have (`nubmer`), with a
+    did-you-mean and the valid ones; None when it does (or is not a string or a list of
+    them: the metaschema check words that)."""
+    valid = TYPES + (("any",) if cls is Draft3Validator else ())
+    names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    for name in names:
+        if isinstance(name, str) and name not in valid:
+            close = [_PYTHON[name]] if name in _PYTHON \
+                else difflib.get_close_matches(name, valid, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            return f"unknown type {clip(name)} ({hint}valid: {', '.join(valid)})"
+    return None
 
 
 def clip(key: Any) -> str:

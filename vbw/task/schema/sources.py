@@ -18,16 +18,17 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import AfterValidator, Field, field_validator
 
-from vbw.task.base import JMESPathExpr, StrictModel, search
+from vbw.task.base import JMESPathExpr, StrictModel, field_names, search
 from vbw.task.refs import ref_problem
 from vbw.task.kinds import BaseSchemaSource
 from vbw.task.registry import Registry
 from vbw.task.schema.cache import VERDICTS
-from vbw.task.schema.keywords import keyword_problem
+from vbw.task.schema.keywords import TYPES, keyword_problem
 from vbw.task.schema.patterns import pattern_problem
+from vbw.validation import placed
 
 PY_CHECKED = 1_000  # subschemas; a larger schema is checked by jsonschema-rs (speed)
-_ANY = ["string", "number", "integer", "boolean", "array", "object", "null"]
+_ANY = list(TYPES)
 _BFCL_TYPES: dict[str, Any] = {"dict": "object", "float": "number", "tuple": "array", "any": _ANY}
 _BFCL_ORDER = ("type", "description", "enum", "properties", "additionalProperties",
                "required", "items")
@@ -130,7 +131,7 @@ def _meta_formats(cls: Any) -> FormatChecker:
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
     problem = check_schema(schema)
     if problem:
-        raise ValueError(problem)
+        raise placed(problem)  # it names where in the schema: no dump of the whole
     return schema
 
 
@@ -166,7 +167,7 @@ class PerItemSchema(BaseSchemaSource):
             gave = ("nothing" if raw is None
                     else f"{type(raw).__name__} {reprlib.repr(raw)}, not an object")
             raise ValueError(f"path {self.path!r} gave {gave}; the item's fields are: "
-                             f"{', '.join(fields)}")
+                             f"{field_names(fields)}")
         schema = DIALECTS[self.dialect](raw)
         # checked as each item is built, so in every mode, before any scoring: no
         # reference outside the schema, no pattern the linear-time engine refuses
@@ -204,7 +205,7 @@ class CallsSchema(BaseSchemaSource):
         if not isinstance(raw, list) or not raw:
             raise ValueError(f"path {self.functions!r} gave {reprlib.repr(raw)}, not a "
                              f"non-empty list of functions; the item's fields are: "
-                             f"{', '.join(fields)}")
+                             f"{field_names(fields)}")
         branches = []
         for i, fn in enumerate(raw):
             if not (isinstance(fn, dict) and isinstance(fn.get("name"), str)

@@ -195,7 +195,8 @@ def test_regex_checker_bounds_the_answer_and_refuses_gold_patterns(tmp_path: Pat
             "answer_schema": "s", "extract": {"free": [{"kind": "last_number"}]},
             "check": {"kind": "regex"}}
     (tmp_path / "t.yaml").write_text(yaml.safe_dump(task))
-    with pytest.raises(DataError, match=r"d.jsonl: row 0 .*gold '\(x\)\\\\1'.*backreference"):
+    with pytest.raises(DataError, match=r"t.yaml: task t, item \S+: check regex uses the gold "
+                                         r"as its pattern: gold '\(x\)\\\\1'.*backreference"):
         load_task(tmp_path / "t.yaml").items()
 
 

@@ -119,7 +119,7 @@ def test_missing_dataset_file(tmp_path: Path) -> None:
 
 def test_missing_field_names_row(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda d: d["dataset"]["fields"].__setitem__("q", "nosuchkey"))
-    assert "row 0" in msg and "'q'" in msg
+    assert "dataset.fields.q: 'nosuchkey' finds nothing in row 0" in msg  # test_itemset.py
 
 
 def test_invalid_yaml(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ class RegexChecker(BaseChecker):
         try:
             self._compiled(gold)
         except ValueError as e:
-            return f"gold {gold!r}: {e}"
+            return f"check regex uses the gold as its pattern: gold {gold!r}: {e}"
         return None
 
     def _compiled(self, pattern: str) -> Regex:
@@ -189,6 +189,15 @@ class CallArgsChecker(BaseChecker):
     answers_complete: ClassVar[bool] = True
     rules: Literal["simplified", "bfcl_official"] = "simplified"
     delete_chars: str = " ,./-_*^"
+
+    def gold_problem(self, gold: Any) -> str | None:
+        """Why this checker cannot score an item's gold: `simplified` matches one call's
+        arguments, so against a list of calls every answer would be wrong."""
+        if self.rules == "simplified" and isinstance(gold, list):
+            return ("task.check.rules=simplified matches one call's arguments, and this "
+                    "gold is a list of calls (every answer would be scored wrong); use "
+                    "task.check.rules=bfcl_official, the rule for lists of calls")
+        return None
 
     def gold_answers(self, gold: Any, schema: Any = None) -> list[Any]:
         """Per parameter its first allowed value (an optional one, whose list holds "",

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import reprlib
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from vbw.errors import DataError
-from vbw.task.base import StrictModel, search
+from vbw.task.base import StrictModel, field_names, search
 from vbw.task.dataset import join_rows, read_rows
 from vbw.task.spec import IdFromPath, TaskSpec
 
@@ -105,7 +106,8 @@ class ItemSet:
 
     @cached_property
     def _gold_problem(self) -> Any:
-        """The checker's gold test, if any (once: a model's missing attribute raises)."""
+        """The checker's gold test, if any (once: a model's missing attribute raises): why
+        it cannot score an item's gold, as one line naming the task field to change."""
         return getattr(self.spec.check, "gold_problem", None)
 
     @cached_property
@@ -117,8 +119,7 @@ class ItemSet:
         if isinstance(d.id, IdFromPath):
             raw_id = search(d.id.path, row)
             if raw_id is None:
-                raise DataError(f"{self._data_label}: row {index}: id path {d.id.path!r} "
-                                "is missing")
+                raise self._nothing("dataset.id.path", d.id.path, index, None, row)
             return str(raw_id)
         return f"{d.id.prefix}{index}"
 
@@ -128,22 +129,25 @@ class ItemSet:
         for name, path in d.fields.items():
             value = search(path, row)
             if value is None:
-                raise DataError(f"{self._data_label}: row {index} ({item_id}): field "
-                                f"{name!r} ({path}) is missing")
+                raise self._nothing(f"dataset.fields.{name}", path, index, item_id, row)
             fields[name] = value
         gold = search(d.gold.path, row)
-        if gold is not None and d.gold.extract:
+        if gold is None:
+            raise self._nothing("dataset.gold.path", d.gold.path, index, item_id, row)
+        raw = gold
+        if d.gold.extract:
             gold = self._chain(d.gold.extract, str(gold), fields, d.gold.coerce)
-        elif gold is not None:
+        else:
             gold = d.gold.coerce.apply(gold)
         if gold is None:
-            raise DataError(f"{self._data_label}: row {index} ({item_id}): no gold answer "
-                            f"from {d.gold.path!r}")
+            steps = "extract and coerce steps give" if d.gold.extract else "coerce step gives"
+            raise DataError(f"{self.path}: dataset.gold: its {steps} no gold from "
+                            f"{reprlib.repr(raw)} (at {d.gold.path!r}) in row {index} "
+                            f"({item_id}) of {self._data_label}")
         gold_problem = self._gold_problem
         problem = gold_problem(gold) if gold_problem is not None else None
         if problem is not None:
-            raise DataError(f"{self._data_label}: row {index} ({item_id}): check "
-                            f"{self.spec.check.kind} uses the gold as its pattern: {problem}")
+            raise DataError(f"{self.path}: task {self.spec.name}, item {item_id}: {problem}")
         schemas = {}
         for name, source in self.spec.schemas.items():
             try:
@@ -153,6 +157,14 @@ class ItemSet:
         # Built from values this method produced: validating would only copy every
         # schema, so each item would hold its own copy of a static schema.
         return Item.model_construct(id=item_id, fields=fields, gold=gold, schemas=schemas)
+
+    def _nothing(self, field: str, path: str, index: int, item_id: str | None,
+                 row: dict[str, Any]) -> DataError:
+        """A task path that finds nothing in a row: the task file and field, the row, and
+        the names the row has (a typo is one of them, misspelt)."""
+        which = f"row {index}" + (f" ({item_id})" if item_id is not None else "")
+        return DataError(f"{self.path}: {field}: {path!r} finds nothing in {which} of "
+                         f"{self._data_label}; the row's fields are: {field_names(row)}")
 
     def _chain(self, steps: Any, text: str, fields: dict[str, Any], coerce: Any) -> Any:
         for step in steps:

@@ -126,3 +126,5 @@ def test_interventions_side_by_side(tmp_path: Path) -> None:
     assert "| `constrained[answer]` | `job 1 gsm8k` | not recorded |" in md
     page = (tmp_path / "s" / "summary.html").read_text()
     assert f"interventions: {hit} of 10 (" in page and "interventions not recorded" in page
+    changed = report["interventions"]["constrained[answer]"]["all"]["answer_items"]
+    assert f"the grammar changed the extracted answer on {changed} of 10 items (" in page

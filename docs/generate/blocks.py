@@ -72,8 +72,8 @@ def _capped(task_name: str, model: str, engine: str) -> str:
 
 
 def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None = None) -> str:
-    from vbw.report.markdown import mde_text, p_value, rate_cell
-    from vbw.report.verdict import interval, verdict
+    from vbw.report.markdown import rate_cell
+    from vbw.report.verdict import verdict
 
     r = _score(task_name, model, engine, kinds)
     lines = [f"| arm | schema validity | {r.correctness_label} | wrong-but-valid |",
@@ -84,10 +84,9 @@ def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None 
     lines.append("")
     for c in r.comparisons:
         d = c.deltas["answer_accuracy"]
-        power = "" if d.effect else f", {mde_text(d)}"  # McNemar decides, as in report.md
-        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} {verdict(d, r.n)} "
-                     f"{interval(d)}, "
-                     f"McNemar {p_value(d.mcnemar_p)}{power}; "
+        # McNemar decides, worded as in report.md, the CI right after the change
+        lines.append(f"- `{c.from_}` → `{c.to}`: {r.correctness_label} "
+                     f"{verdict(d, r.n, ci=True)}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
     from docs.generate.interventions import results_lines
 

@@ -37,12 +37,12 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before)
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when the answer value became a part of the values (in_answer without member names, answer_items added; nothing else in it moved)
     "compare bfcl-4": {
         "report.json":
-            "e94030c36bce7a353e6cfa276876b635f201088778697102d4807a3d535cd9cb",
+            "b46a955ed47b633b91b1d138832778b75e71f31c63dd98d58caffe3cc429399a",
         "report.md":
-            "3f7fa86a6bcb38801545a0a18e20357b633c251136c836028db1c4a5a8b0d31a",
+            "22ac05629763b8d75dd69976bc067f239d00b48dced8fd7699f0f0790e190997",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
@@ -50,7 +50,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "report.json":
             "76015835fbf6345352c9aefa726c2ab32e788434c066ea3db84e8741c1f4c65c",
         "report.md":
-            "01410e0f9d592863249fbb387c07431ab0bbdd9920db51f6458b58a8a3b74180",
+            "ef5c19fee00ba15699516cc69126e278833659bd3557974b3664ad938f456236",
         "stderr.txt":
             "3ada44968e1bb08a7028889051caf19b25e6948df576a798f9a573094e991124",
     },
@@ -58,7 +58,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "report.json":
             "ddb301fbbcfeb280dd44be47116fecb9a83461813fbb584ef4eaf35f7628a3d0",
         "report.md":
-            "f9e3a65f195948880ef9ed8cd60a412fe6755bea5a393ded625cb4d8a295932f",
+            "64929af4a797cc41e6514d2b5ece343ccb7ea3b527ae88ad85e66b227a0f07c6",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
@@ -70,13 +70,13 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "replay.jsonl":
             "1e26839448cdf47c58e97df782aa90be58b206644828a76390334615e6283ab1",
         "report.html":
-            "9224ee18b31240fc326ebda68061fc56de781b1c9985b6087f9fb71ff93314e0",
+            "4a8d306303b5b06e4336b9dfedab20b4c286bc5912bde5fb1425b718ca3adcb8",
         "report.json":
             "8a4bc3d9cc7b32b82973b52fe1ed359320ff9c4b09e41a8bb9e38fba67d02e81",
         "report.md":
-            "dcbd81707c4d8e49d6a9c70f1e33b6fdf1a42a494eba9587b7536d70ba6049e2",
+            "65ec267772589be1676a1877d6d105a3ab9775a615b09d2631331cba82585821",
         "stdout.txt":
-            "87a97826700541cb38ed4b09fcf3a75e70ef63d26e631c47d2d9803b487b3cb3",
+            "17d9620aae112a5a7f47bb79f0812dd3421999a6fcdf38b8be059a11f42d21a6",
     },
 }
 

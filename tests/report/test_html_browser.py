@@ -232,8 +232,9 @@ def test_the_forest_plot_draws_every_comparison_under_the_csp(page: Any,
         filled = dots.nth(i).get_attribute("fill") != "#fff"
         assert filled == d["effect"], i
     titles = svg.locator("g > title").all_text_contents()
-    assert "prompt_json[reasoning] → constrained[reasoning], answer accuracy: no detectable " \
-           "effect at N=200" in titles[4]
+    assert titles[4].startswith("prompt_json[reasoning] → constrained[reasoning], answer "
+                                "accuracy: +")
+    assert "pts observed; not distinguishable from zero at N=200 (p=" in titles[4]
     assert not [m for m in console if "Content Security Policy" in m], console
     assert all(u.startswith("file://") for u in page.requests), page.requests
     assert not page.problems, page.problems

@@ -36,7 +36,8 @@ def test_one_row_per_comparison_and_metric_marked_by_the_verdict() -> None:
     assert groups == ["effect", "none", "effect"]
     hollow = re.findall(r'<circle [^>]*fill="#fff"', svg)
     assert len(hollow) == 1  # the one without an effect, whatever its CI
-    assert "prompt_json[a] → constrained[a], acc: no detectable effect at N=40" in svg
+    assert ("prompt_json[a] → constrained[a], acc: +17.5 pts observed; not distinguishable "
+            "from zero at N=40 (p=0.065, MDE ±20.0 pts); 95% CI [+0.0, +35.0] pts") in svg
     # the axis spans every CI (-45 to +65 points) and 0, in ticks of 20, inside the plot
     ticks = re.findall(r'text-anchor="middle" fill="#444">([^<]+)<', svg)
     assert ticks == ["-60", "-40", "-20", "+0", "+20", "+40", "+60", "+80"]

@@ -3,8 +3,9 @@ exact McNemar test rejects at alpha 0.05, whatever its bootstrap CI says.
 
 The case that once split the reports: N=5, every item invalid -> valid. The CI is
 [+100, +100] and clear of 0, but five discordant items all one way give McNemar p=0.0625,
-so no effect of any size was detectable at this N. report.md, report.json, report.html,
-mode=compare and the sweep summary must all say so.
+so the +100 points observed are not distinguishable from zero at this N. report.md,
+report.json, report.html, mode=compare and the sweep summary must all say so, the observed
+change first.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ CITIES = [("cap_france", "France", "Paris"), ("cap_japan", "Japan", "Tokyo"),
           ("cap_peru", "Peru", "Lima")]
 ARMS = ["prompt_json[answer]", "constrained[answer]"]
 PAIR = "prompt_json[answer] → constrained[answer]"
-NONE_AT_5 = "no effect of any size was detectable at N=5"
+NONE_AT_5 = "+100.0 pts observed; not distinguishable from zero at N=5"
+WHY_5 = "(p=0.062, MDE none: 5 discordant items, too few for p<0.05)"
 
 
 def _replay(path: Path, before: str) -> Path:
@@ -73,12 +75,12 @@ def test_report_json_records_mcnemars_verdict(small: dict[str, Path]) -> None:
     assert d["effect"] is False  # ... but that is no effect: McNemar decides
 
 
-def test_report_md_says_no_effect_of_any_size(small: dict[str, Path]) -> None:
+def test_report_md_states_the_change_then_not_distinguishable(small: dict[str, Path]) -> None:
     md = (small["run"] / "report.md").read_text("utf-8")
     line = next(x for x in md.splitlines() if x.startswith("- schema validity:"))
-    assert line.startswith(f"- schema validity: {NONE_AT_5} (observed +100.0 pts, 95% CI "
-                           "[+100.0, +100.0] pts; McNemar p=0.062; MDE none: 5 discordant")
+    assert line == f"- schema validity: {NONE_AT_5} {WHY_5}; 95% CI [+100.0, +100.0] pts"
     assert "+100.0 pts (" not in md  # never worded as an effect
+    assert "no effect" not in md and "no detectable" not in md
 
 
 def test_report_html_shows_the_verdict_p_mde_and_the_forest(small: dict[str, Path]) -> None:
@@ -103,7 +105,8 @@ def test_compare_says_the_same(small: dict[str, Path]) -> None:
     md = (small["compare"] / "report.md").read_text("utf-8")
     row = next(x for x in md.splitlines()
                if x.startswith("| `prompt_json[answer]` | schema validity |"))
-    assert "| no effect of any size was detectable (+100.0 [+100.0, +100.0]) | 0 / 5 |" in row
+    assert ("| +100.0 pts [+100.0, +100.0] observed; not distinguishable from zero | 0 / 5 | "
+            "p=0.062 | none: 5 discordant items, too few for p<0.05 |") in row
 
 
 def test_sweep_summary_says_the_same(small: dict[str, Path]) -> None:
@@ -113,10 +116,11 @@ def test_sweep_summary_says_the_same(small: dict[str, Path]) -> None:
         ("prompt_json[answer]", "constrained[answer]", False, 0.0625)
     md = (small["sweep"] / "summary.md").read_text("utf-8")
     assert f"Δ accuracy `{PAIR}`" in md  # the column names its comparison
-    assert f"| {NONE_AT_5} [+100.0, +100.0], p=0.062 |" in md
+    cell = f"+100.0 pts [+100.0, +100.0] observed; not distinguishable from zero at N=5 {WHY_5}"
+    assert f"| {cell} |" in md  # the observed change beside its CI
     html = (small["sweep"] / "summary.html").read_text("utf-8")
     assert f"<th>Δ accuracy <code>{PAIR}</code></th>" in html
-    assert f"<td>{NONE_AT_5} [+100.0, +100.0], p=0.062</td>" in html
+    assert f"<td>{cell.replace('<', '&lt;')}</td>" in html
 
 
 def _delta(n10: int, n01: int, p: float, mde: float | None, n: int = 200) -> Delta:
@@ -124,12 +128,21 @@ def _delta(n10: int, n01: int, p: float, mde: float | None, n: int = 200) -> Del
                  n01=n01, mcnemar_p=p, mde=mde)
 
 
-def test_the_three_wordings() -> None:
-    assert verdict(_delta(1, 12, 0.0034, 0.05)) == "+5.5 pts"
-    assert verdict(_delta(10, 21, 0.071, 0.08), 200) == "no detectable effect at N=200"
-    assert verdict(_delta(0, 2, 0.5, None), 200) == \
-        "no effect of any size was detectable at N=200"
-    assert verdict(_delta(0, 0, 1.0, None)) == "no effect of any size was detectable"
+def test_the_wordings() -> None:
+    """An effect is its size; anything else the observed change first, then not
+    distinguishable from zero, with p and the MDE (or why there is none)."""
+    assert verdict(_delta(1, 12, 0.0034, 0.05)) == "+5.5 pts (p=0.0034)"
+    assert verdict(_delta(1, 12, 0.0034, 0.05), ci=True, stats=False) == \
+        "+5.5 pts [-10.0, +20.0]"
+    assert verdict(_delta(10, 21, 0.071, 0.08), 200) == \
+        "+5.5 pts observed; not distinguishable from zero at N=200 (p=0.071, MDE ±8.0 pts)"
+    assert verdict(_delta(0, 3, 0.25, None, n=3), 3) == \
+        "+100.0 pts observed; not distinguishable from zero at N=3 (p=0.25, MDE none: 3 " \
+        "discordant items, too few for p<0.05)"
+    assert verdict(_delta(0, 2, 0.5, None), 200, ci=True, stats=False) == \
+        "+1.0 pts [-10.0, +20.0] observed; not distinguishable from zero at N=200"
+    assert verdict(_delta(0, 0, 1.0, None)) == \
+        "+0.0 pts observed; not distinguishable from zero (p=1, MDE none: no discordant item)"
     assert mde_text(_delta(0, 0, 1.0, None)) == "MDE none: no discordant item"
     assert p_value(0.0499) == "p=0.0499"  # never rounded across alpha
 

@@ -52,6 +52,10 @@ def test_summary_by_outcome_and_flip_split() -> None:
     assert (s.all.in_value, s.all.in_answer, s.all.per_item) == (6, 5, 2.0)
     assert s.all.value_share == 0.6 and s.all.answer_share == 0.5
     assert s.by_outcome["right"].items == 1 and s.by_outcome["right"].in_answer == 4
+    # items where the grammar changed the extracted answer: the first row and the last
+    assert s.all.answer_items == 2 and s.by_outcome["right"].answer_items == 1
+    assert s.by_outcome["wrong_but_valid"].answer_items == 1
+    assert s.by_outcome["invalid"].answer_items == 0
     assert s.by_outcome["wrong_but_valid"].items == 3
     assert s.by_outcome["invalid"].items == 1 and s.by_outcome["invalid"].interventions == 0
     (f,) = s.flips
@@ -68,6 +72,7 @@ def test_unknown_answer_path_and_nothing_recorded() -> None:
     ev[:, 1] = [[2, 1, 0, -1], [0, 0, 0, 0]]
     s = summarise(ev, st.arms, st.valid, st.right, [])["constrained[a]"]
     assert s.all.in_answer is None and s.all.answer_share is None and s.all.in_value == 1
+    assert s.all.answer_items is None
     assert summarise(None, st.arms, st.valid, st.right, [])["constrained[a]"].recorded is False
 
 
@@ -100,3 +105,32 @@ def test_streamed_scoring_matches_the_events(tmp_path: Path) -> None:
     assert report.interventions["constrained[answer]"].recorded
     assert not report.interventions["reason_then_constrain[answer]"].recorded
     assert set(report.interventions) == {a.key for a in arms if a.enforced}
+
+
+def test_bfcl_answer_value_is_part_of_the_values() -> None:
+    """BFCL's answer path is `@`: the whole object is the answer, so every value of a valid
+    output is in the answer value and its member names (forced parameter names) are keys.
+    Scored from the committed SmolLM2 outlines replay, whose enforced arms recorded
+    interventions: in_answer never exceeds in_value, equals it on valid outputs, and the
+    items with a changed answer add up over the outcomes."""
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
+    path = REPLAYS / "bfcl_simple/smollm2_135m/outlines.jsonl"
+    arms = task_arms(task.schema_names, task.spec.answer_schema, list(ARM_KINDS))
+    st = score_stream(task, open_replay(path), arms, None, io.StringIO()).states
+    report = build_report(st, task="bfcl_simple", label="x", mode="replay", meta={},
+                          source="s", provenance="p", seed=1, resamples=10,
+                          n_task=len(st.ids) + len(st.excluded), missing=[])
+    enforced = [a.key for a in arms if a.enforced]
+    assert enforced and set(report.interventions) == set(enforced)
+    for key, iv in report.interventions.items():
+        assert iv.recorded and iv.all is not None, key
+        assert 0 < iv.all.in_answer <= iv.all.in_value, (key, iv.all)
+        assert iv.all.answer_share <= iv.all.value_share, key
+        for outcome in ("right", "wrong_but_valid"):
+            o = iv.by_outcome[outcome]
+            assert o.in_answer == o.in_value, (key, outcome, o)
+        assert iv.all.answer_items == sum(o.answer_items for o in iv.by_outcome.values())
+        assert iv.all.answer_items <= iv.all.with_interventions, key
+        j = [a.key for a in arms].index(key)
+        keys = st.events[:, j, 2]
+        assert (keys[keys >= 0] > 0).any(), key  # forced member names: counted as keys

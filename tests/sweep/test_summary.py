@@ -58,7 +58,8 @@ def test_rows_hold_every_arm_the_headline_and_the_status(tmp_path: Path) -> None
 
 def test_one_named_column_per_headline_comparison(tmp_path: Path) -> None:
     """GSM8K has two headline comparisons: two columns, each named, each cell worded as
-    the job's report.md words that comparison's accuracy delta."""
+    the job's report.md words that comparison's accuracy delta, the CI right after the
+    observed change."""
     d = _job(tmp_path, "0", ["task=gsm8k", "n=10"], 0, "ok")
     from vbw.sweep.status import read_status
     rows = job_rows(d, tmp_path, read_status(d))
@@ -69,10 +70,12 @@ def test_one_named_column_per_headline_comparison(tmp_path: Path) -> None:
     cells = next(x for x in md.splitlines() if x.startswith("| job 0 |")).split(" | ")
     report_md = (d / "report.md").read_text()
     for cell, pair in zip(cells[6:8], ("answer", "reasoning")):
-        said = cell.split(" [")[0]
+        ci = "[" + cell.split(" [")[1].split("]")[0] + "]"
+        assert cell.startswith(f"{cell.split(' pts ')[0]} pts {ci}"), cell
+        said = cell.replace(f" {ci}", "", 1)
         block = report_md.split(f"`prompt_json[{pair}]` → `constrained[{pair}]`")[1]
         accuracy = next(x for x in block.splitlines() if x.startswith("- answer accuracy:"))
-        assert accuracy.startswith(f"- answer accuracy: {said} ("), (cell, accuracy)
+        assert accuracy == f"- answer accuracy: {said}; 95% CI {ci} pts", (cell, accuracy)
     html = (tmp_path / "summary.html").read_text()
     assert html.count("<th>Δ accuracy <code>") == 2
 
@@ -123,3 +126,5 @@ def test_interventions_side_by_side(tmp_path: Path) -> None:
     assert "| `constrained[answer]` | `job 1 gsm8k` | not recorded |" in md
     page = (tmp_path / "s" / "summary.html").read_text()
     assert f"interventions: {hit} of 10 (" in page and "interventions not recorded" in page
+    changed = report["interventions"]["constrained[answer]"]["all"]["answer_items"]
+    assert f"the grammar changed the extracted answer on {changed} of 10 items (" in page

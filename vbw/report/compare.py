@@ -13,7 +13,7 @@ from vbw.report.files import MANIFEST
 from vbw.report.interventions import side_by_side
 from vbw.report.markdown import metric_name
 from vbw.report.numbers import pct
-from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
+from vbw.report.verdict import mde_text, p_value, verdict
 from vbw.report.writers import Writer, write_outputs
 from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
 from vbw.score.paired import ALPHA, POWER
@@ -22,11 +22,9 @@ _SHOWN_IDS = 5
 
 
 def _delta_cell(m: MetricPair) -> str:
-    """The verdict (vbw.report.verdict, as in report.md), then the CI of the size."""
-    d = m.delta
-    if d.effect:
-        return f"{verdict(d)} {interval(d)}"
-    return f"{verdict(d)} ({pts(d.delta)} {interval(d)})"
+    """The verdict (vbw.report.verdict, as in report.md) with the CI of the size; p and
+    the MDE have their own columns."""
+    return verdict(m.delta, ci=True, stats=False)
 
 
 def _mde_cell(m: MetricPair) -> str:
@@ -89,9 +87,10 @@ def render_compare(r: CompareReport) -> str:
             f"CI ({r.bootstrap['resamples']} resamples, seed {r.bootstrap['seed']}); "
             "\"A only / B only\": items where the metric holds in one replay only. "
             f"McNemar: the exact two-sided test on those items; an effect is reported "
-            f"when p<{ALPHA:g} (\"no effect of any size\": too few of them for any split "
-            f"to reach it). MDE: the smallest |Δ| that test detects with "
-            f"{100 * POWER:.0f}% power at this N and this number of discordant items."]
+            f"when p<{ALPHA:g}, otherwise the observed change and \"not distinguishable "
+            f"from zero\". MDE: the smallest |Δ| that test detects with "
+            f"{100 * POWER:.0f}% power at this N and this number of discordant items "
+            f"(none: too few of them for any split to reach p<{ALPHA:g})."]
     return "\n".join(out) + "\n"
 
 

@@ -145,7 +145,7 @@ def _template() -> Any:
 def _comparison(c: Comparison, n: int, label: str) -> dict[str, Any]:
     """One comparison's rows: metric, verdict (vbw.report.verdict, as in report.md), delta
     and CI, McNemar p, MDE; plain text, escaped by Jinja."""
-    deltas = [{"metric": plain_metric_name(metric, label), "verdict": verdict(d, n),
+    deltas = [{"metric": plain_metric_name(metric, label), "verdict": verdict(d, n, stats=False),
                "effect": d.effect, "delta": f"{pts(d.delta)} {interval(d)}",
                "p": p_value(d.mcnemar_p), "mde": mde_text(d).removeprefix("MDE ")}
               for metric, d in c.deltas.items()]

@@ -1,6 +1,8 @@
-"""The constraint's interventions in report.md and report.html: per enforced arm,
-how often the grammar refused the model's own token, where it landed, by outcome, and
-what share of each headline comparison's right->wrong flips it changed the answer itself.
+"""The constraint's interventions in report.md and report.html: per enforced arm, first
+on how many items the grammar changed the extracted answer (by outcome), then a legend
+and the table of how often it refused the model's own token and where that landed, by
+outcome, and what share of each headline comparison's right->wrong flips it changed the
+answer itself.
 
 The numbers are report.json's `interventions` (vbw.score.interventions). A report whose
 arms recorded none says so in one line ("not recorded", never zero); a report without an
@@ -24,7 +26,19 @@ OUTCOME_NAMES = {"right": "valid, right", "wrong_but_valid": "wrong but valid",
                  "invalid": "invalid"}
 FLIPS = ("Right→wrong flips of the headline comparisons, by the constrained arm's "
          "interventions on the item:")
-HEAD = ("items with any", "per item", "in values", "in the answer value")
+HEAD = ("items with any (share of scored items)", "interventions per item",
+        "in values (share of interventions)",
+        "in the answer value (share of interventions, part of in values)")
+LEGEND = ("An intervention is one output token where the grammar refused the model's own most "
+          "likely token and forced another, so the forced text differs from what the model "
+          "wanted. \"Items with any\" counts the arm's scored items with at least one; "
+          "\"interventions per item\" averages over those items; the two shares are of the "
+          "arm's interventions (not of items, outputs or tokens): where the forced token "
+          "landed in the final JSON, in a value (string, number or literal), and in a value "
+          "inside the task's answer path (a part of the values); the rest landed in member "
+          "names or structure.")
+CHANGED = ("Answers the grammar changed (items with an intervention in the answer value), "
+           "by outcome:")
 
 
 def recorded(r: Report) -> bool:
@@ -92,6 +106,28 @@ def flip_lines(r: Report, name: Callable[[str], str] = str,
             for f in a.flips]
 
 
+def changed_text(a: ArmInterventions) -> str:
+    """`the grammar changed the extracted answer on K of N items (a valid, right; ...)`,
+    N being the items that recorded interventions, split by outcome."""
+    c = a.all
+    if c is None:
+        return f"interventions {NOT_RECORDED}"
+    if c.answer_items is None:
+        return "where the extracted answer lies is unknown (path not locatable)"
+    split = "; ".join(f"{o.answer_items} {OUTCOME_NAMES[k]}" for k, o in a.by_outcome.items()
+                      if o.answer_items is not None)
+    return (f"the grammar changed the extracted answer on {c.answer_items} of {c.items} items"
+            + (f" ({split})" if split else ""))
+
+
+def changed_lines(r: Report, name: Callable[[str], str] = str,
+                  prose: Callable[[str], str] = str) -> list[str]:
+    """changed_text per recorded enforced arm, `name: text` (see flip_line for the two
+    callables)."""
+    return [f"{name(k)}: {prose(changed_text(a))}" for k, a in r.interventions.items()
+            if a.recorded]
+
+
 def summary_cells(a: ArmInterventions | None) -> tuple[str, str, str, str]:
     """One arm's overall cells for a side-by-side table (compare, sweep); None: the arm
     was not scored there."""
@@ -111,8 +147,9 @@ def markdown_lines(r: Report) -> list[str]:
         return ["", line]
     if not r.interventions:
         return []
-    out = ["", f"## {TITLE} ({WHAT})", "", "| arm | " + " | ".join(HEAD) + " |",
-           "|---|---|---|---|---|"]
+    out = ["", f"## {TITLE} ({WHAT})", "", CHANGED, ""]
+    out += [f"- {line}" for line in changed_lines(r, code, text)]
+    out += ["", LEGEND, "", "| arm | " + " | ".join(HEAD) + " |", "|---|---|---|---|---|"]
     out += [_md_row([code(k, in_table=True)], row) for k, row in arm_rows(r)]
     rows = outcome_rows(r)
     if rows:
@@ -131,6 +168,7 @@ def html_view(r: Report) -> dict[str, Any] | None:
     if not r.interventions:
         return None
     return {"title": TITLE, "what": WHAT, "head": HEAD, "missing": not_recorded_line(r),
+            "changed_note": CHANGED, "changed": changed_lines(r), "legend": LEGEND,
             "arms": arm_rows(r), "outcomes": outcome_rows(r), "flips_note": FLIPS,
             "flips": flip_lines(r)}
 
@@ -146,8 +184,8 @@ def side_by_side(by_run: dict[str, dict[str, ArmInterventions]], runs: str,
     if not any(a.recorded for per in by_run.values() for a in per.values()):
         return ["", f"{TITLE}: {NOT_RECORDED} in any {runs} (no record has an "
                 "interventions field)."]
-    out = ["", f"## {TITLE} ({WHAT})", "", f"| arm | {column} | " + " | ".join(HEAD) + " |",
-           "|---|---|---|---|---|---|"]
+    out = ["", f"## {TITLE} ({WHAT})", "", LEGEND, "",
+           f"| arm | {column} | " + " | ".join(HEAD) + " |", "|---|---|---|---|---|---|"]
     for key in arms:
         for run, per in by_run.items():
             if key in per:
@@ -161,5 +199,5 @@ def summary_text(a: ArmInterventions) -> str:
     if a.all is None:
         return f"interventions {NOT_RECORDED}"
     hit, per_item, values, answer = cells(a.all)
-    return (f"interventions: {hit} items, {per_item} per item, {values} in values, "
-            f"{answer} in the answer value")
+    return (f"{changed_text(a)}; interventions: {hit} items, {per_item} per item, {values} "
+            f"of them in values, {answer} in the answer value")

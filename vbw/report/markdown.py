@@ -6,9 +6,9 @@ from __future__ import annotations
 from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
 from vbw.report.numbers import pct, size
-from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
+from vbw.report.verdict import interval, mde_text, p_value, verdict
 from vbw.score.results import Comparison, Rate, Report
-from vbw.score.paired import ALPHA
+from vbw.score.paired import ALPHA, POWER
 
 __all__ = ["coverage", "mde_text", "metric_name", "p_value", "plain_metric_name", "pct",
            "rate_cell", "render_markdown"]
@@ -36,13 +36,9 @@ def rate_cell(r: Rate | None) -> str:
 def _comparison(c: Comparison, n: int, label: str) -> list[str]:
     lines = [f"**{code(c.from_)} → {code(c.to)}** ({c.role})"]
     for metric, d in c.deltas.items():
-        # the verdict is McNemar's (vbw.report.verdict); the CI is the effect's size
-        ci = f"95% CI {interval(d)} pts; McNemar {p_value(d.mcnemar_p)}"
-        if d.effect:
-            lines.append(f"- {metric_name(metric, label)}: {verdict(d, n)} ({ci})")
-        else:
-            lines.append(f"- {metric_name(metric, label)}: {verdict(d, n)} (observed "
-                         f"{pts(d.delta)} pts, {ci}; {mde_text(d)})")
+        # the verdict is McNemar's (vbw.report.verdict); the CI is the change's size
+        lines.append(f"- {metric_name(metric, label)}: {verdict(d, n)}; 95% CI "
+                     f"{interval(d)} pts")
     lines.append(f"- per-item flips: {c.flips.right_to_wrong} right→wrong, "
                  f"{c.flips.wrong_to_right} wrong→right")
     return lines
@@ -91,8 +87,11 @@ def render_markdown(r: Report) -> str:
     if r.comparisons:
         out += ["## Paired comparisons (same items)", "",
                 f"An effect is stated when the exact McNemar test on the discordant items "
-                f"gives p<{ALPHA:g}; the 95% bootstrap CI beside it is the interval of its "
-                "size.", ""]
+                f"gives p<{ALPHA:g}; otherwise the observed change is stated first, then that "
+                "it is not distinguishable from zero at this N, with p and the MDE (the "
+                f"smallest change the test would detect {100 * POWER:.0f}% of the time). The "
+                "95% bootstrap "
+                "CI is the interval of the change's size.", ""]
         for c in r.comparisons:
             out += _comparison(c, r.n, r.correctness_label) + [""]
     widths = ", ".join(f"{code(k)} ±{size((m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]) / 2)} pts"

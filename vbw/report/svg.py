@@ -9,7 +9,7 @@ from html import escape
 
 from vbw.report.markdown import plain_metric_name
 from vbw.report.numbers import pct
-from vbw.report.verdict import interval, mde_text, p_value, pts, verdict
+from vbw.report.verdict import interval, p_value, pts, verdict
 from vbw.score.results import Delta, Report
 from vbw.score.paired import ALPHA
 
@@ -103,8 +103,8 @@ def render_forest(r: Report) -> str:
              f'<title>paired deltas with 95% CIs: {escape(r.task)} (N={r.n})</title>',
              f'<text x="4" y="16" font-weight="bold">Δ to − from, points, 95% bootstrap CI '
              f'(N={r.n})</text>',
-             f'<text x="4" y="32" fill="#444">● effect: exact McNemar p&lt;{ALPHA:g} · ○ no '
-             f'detectable effect</text>']
+             f'<text x="4" y="32" fill="#444">● effect: exact McNemar p&lt;{ALPHA:g} · ○ not '
+             f'distinguishable from zero</text>']
     bottom = _TOP + len(rows) * _ROW
     tick = lo
     while tick <= hi + 1e-9:
@@ -123,8 +123,7 @@ def render_forest(r: Report) -> str:
         fill = colour if d.effect else "#fff"
         parts.append(f'<g class="{"effect" if d.effect else "none"}"><title>'
                      f'{escape(pair)}, {escape(metric)}: {escape(said)}; 95% CI '
-                     f'{escape(interval(d))} pts; McNemar {escape(p_value(d.mcnemar_p))}; '
-                     f'{escape(mde_text(d))}</title>')
+                     f'{escape(interval(d))} pts</title>')
         parts.append(f'<text x="4" y="{y + 4}">{escape(_cut(pair))} · {escape(metric)}</text>')
         parts.append(f'<line x1="{x(d.ci95[0])}" y1="{y}" x2="{x(d.ci95[1])}" y2="{y}" '
                      f'stroke="{colour}" stroke-width="2"/>')

@@ -1,12 +1,11 @@
 """The words for a paired difference's verdict, shared by every place that prints one.
 
-report.md, report.html, mode=compare's report, the sweep summary and the gate once
-disagreed: a bootstrap CI clear of 0 was printed as an effect (at N=5, "+100.0 pts, CI
-[+100.0, +100.0]") while the exact McNemar test beside it said p=0.062. The verdict is now
-decided once, in vbw.score (`Delta.effect`: exact McNemar p < ALPHA), and worded here once;
-the CI stays beside it as the interval of the effect's size. With too few discordant items
-for any split to reach p < ALPHA (no MDE), the words say that no effect of any size was
-detectable at this N, rather than suggesting that the arms agree.
+The verdict is decided once, in vbw.score (`Delta.effect`: exact McNemar p < ALPHA), and
+worded here once: an effect is its size (`+5.5 pts`); anything else states the observed
+change first, then that it is not distinguishable from zero at this N, with the p-value
+and the MDE that say how far the data are from deciding. The CI stays beside it as the
+interval of the change's size. Why the words changed: docs/design.md, section
+vbw.report.verdict.
 """
 
 from __future__ import annotations
@@ -43,13 +42,15 @@ def mde_text(d: Delta) -> str:
     return f"MDE none: {k} discordant item{'' if k == 1 else 's'}, too few for p<{ALPHA:g}"
 
 
-def verdict(d: Delta, n: int | None = None) -> str:
-    """`+5.5 pts` for an effect; otherwise `no detectable effect at N=200`, or, when no
-    split of the discordant items could reach p < ALPHA, `no effect of any size was
-    detectable at N=5`. `n=None` leaves out the `at N=...` (a table that states N)."""
+def verdict(d: Delta, n: int | None = None, *, ci: bool = False, stats: bool = True) -> str:
+    """`+5.5 pts (p=0.0034)` for an effect; otherwise `+100.0 pts observed; not
+    distinguishable from zero at N=3 (p=0.25, MDE none: 3 discordant items, too few for
+    p<0.05)`. `n=None` leaves out the `at N=...` (a table that states N), `ci` puts the
+    bootstrap CI after the size, `stats=False` leaves out the parenthesis (a table with
+    p and MDE columns)."""
+    change = f"{pts(d.delta)} pts" + (f" {interval(d)}" if ci else "")
     if d.effect:
-        return f"{pts(d.delta)} pts"
+        return f"{change} ({p_value(d.mcnemar_p)})" if stats else change
     at = "" if n is None else f" at N={n}"
-    if d.mde is None:
-        return f"no effect of any size was detectable{at}"
-    return f"no detectable effect{at}"
+    said = f"{change} observed; not distinguishable from zero{at}"
+    return f"{said} ({p_value(d.mcnemar_p)}, {mde_text(d)})" if stats else said

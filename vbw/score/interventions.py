@@ -45,10 +45,12 @@ def _counts(rows: np.ndarray) -> InterventionCounts:
     in_value = int(rows[:, 1].sum()) if k else 0
     known = not k or bool((rows[:, 3] >= 0).all())
     in_answer = int(rows[:, 3].sum()) if k and known else (0 if known else None)
+    answer_items = int((rows[:, 3] > 0).sum()) if k and known else (0 if known else None)
     return InterventionCounts(
         items=k, with_interventions=int((rows[:, 0] > 0).sum()) if k else 0,
         interventions=total, per_item=total / k if k else 0.0, in_value=in_value,
-        in_answer=in_answer, value_share=in_value / total if total else None,
+        in_answer=in_answer, answer_items=answer_items,
+        value_share=in_value / total if total else None,
         answer_share=in_answer / total if total and in_answer is not None else None)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from vbw.report.markdown import rate_cell
-from vbw.report.verdict import interval, p_value, verdict
+from vbw.report.verdict import verdict
+from vbw.score.paired import ALPHA
 from vbw.score.results import Delta
 
 
@@ -26,13 +27,23 @@ def headline_columns(rows: list[dict[str, Any]]) -> list[str]:
 
 def headline_cell(row: dict[str, Any], column: str) -> str:
     """The row's delta for one headline column, worded as report.md words it:
-    `+2.0 pts [+0.5, +4.0], p=0.031`, `no detectable effect at N=200 [-0.5, +3.5], p=0.29`;
-    `-` when the row's task has no such comparison."""
+    `+2.0 pts [+0.5, +4.0] (p=0.031)`, `+1.5 pts [-0.5, +3.5] observed; not
+    distinguishable from zero at N=200 (p=0.29, MDE ±4.2 pts)`: the observed change
+    beside its CI; `-` when the row's task has no such comparison."""
     h = next((h for h in row["headlines"] if f"{h['from']} → {h['to']}" == column), None)
     if h is None:
         return "-"
     d = Delta.model_validate({k: h[k] for k in Delta.model_fields})
-    return f"{verdict(d, row['n'])} {interval(d)}, {p_value(d.mcnemar_p)}"
+    return verdict(d, row["n"], ci=True)
+
+
+def headline_note() -> str:
+    """What a headline column holds (plain text: each renderer escapes it)."""
+    return ("Δ accuracy: the headline comparison (grammar off → on, same schema) named in the "
+            "column, to − from, with its 95% bootstrap CI; an effect is stated when the exact "
+            f"McNemar test gives p<{ALPHA:g}, as in each report; otherwise the observed change "
+            "and its CI come first, then that it is not distinguishable from zero at that N, "
+            "with p and the MDE.")
 
 
 def status_cell(row: dict[str, Any]) -> str:

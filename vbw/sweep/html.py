@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 from vbw.report.interventions import summary_text
 from vbw.score.results import ArmInterventions
-from vbw.score.paired import ALPHA
-from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
+from vbw.sweep.cells import (arm_cell, headline_cell, headline_columns, headline_note,
+                             status_cell)
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;
@@ -70,9 +70,7 @@ def render_html(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int) -> 
             + "<th>status</th><th>report</th></tr>")
     body = "\n".join(_row(r, columns) for r in rows)
     note = ("" if not columns else
-            "<p>Δ accuracy: the headline comparison (grammar off → on, same schema) named in "
-            "the column, to − from with its 95% bootstrap CI; an effect is stated when the "
-            f"exact McNemar test gives p&lt;{ALPHA:g}, as in each report.</p>\n")
+            f"<p>{_e(headline_note())}</p>\n")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>vbw sweep summary</title><style>{_STYLE}</style></head><body>\n"
             f"<h1>vbw sweep: {len(rows)} row(s), exit {exit_code}</h1>\n"

@@ -25,8 +25,8 @@ from vbw.report.escape import code, text
 from vbw.report.interventions import side_by_side
 from vbw.report.writers import Writer, write_outputs
 from vbw.score.results import ArmInterventions, Report
-from vbw.score.paired import ALPHA
-from vbw.sweep.cells import arm_cell, headline_cell, headline_columns, status_cell
+from vbw.sweep.cells import (arm_cell, headline_cell, headline_columns, headline_note,
+                             status_cell)
 from vbw.sweep.html import render_html
 from vbw.sweep.outcome import SUMMARY
 from vbw.sweep.status import JobStatus
@@ -114,9 +114,7 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
             *(headline_cell(row, c) for c in columns), text(status_cell(row)),
             code(row["report"], in_table=True) if row["report"] else "-"]) + " |")
     if columns:
-        out += ["", "Δ accuracy: the headline comparison (grammar off → on, same schema) "
-                "named in the column, to − from with its 95% bootstrap CI; an effect is "
-                f"stated when the exact McNemar test gives p<{ALPHA:g}, as in each report.md."]
+        out += ["", headline_note()]
     for row in rows:
         if not row["arms"]:
             continue

@@ -37,12 +37,12 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when the answer value became a part of the values (in_answer without member names, answer_items added; nothing else in it moved)
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved)
     "compare bfcl-4": {
         "report.json":
-            "b46a955ed47b633b91b1d138832778b75e71f31c63dd98d58caffe3cc429399a",
+            "4e55d49c3591cacfcdfe928e229d47c17d918b31aac9af498c825caf55700b20",
         "report.md":
-            "22ac05629763b8d75dd69976bc067f239d00b48dced8fd7699f0f0790e190997",
+            "2aa21bfe32d6248087b7f7bb6514a9280454b3fadee4db52b196e0ee7cf2d01c",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },

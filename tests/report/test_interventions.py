@@ -56,8 +56,8 @@ def test_first_line_per_arm_counts_the_answers_the_grammar_changed() -> None:
     """Before the table: per arm, on how many items the grammar changed the extracted
     answer, by outcome; then a legend saying what each column is a share of."""
     lines = markdown_lines(_report({KEY: RECORDED}))
-    first = lines.index("Answers the grammar changed (items with an intervention in the "
-                        "answer value), by outcome:")
+    first = lines.index("Answers the grammar changed (items with an intervention inside the "
+                        "answer), by outcome:")
     assert lines[first + 2] == ("- `constrained[ans|wer]`: the grammar changed the extracted "
                                 "answer on 1 of 3 items (0 valid, right; 1 wrong but valid; "
                                 "0 invalid)")
@@ -65,7 +65,7 @@ def test_first_line_per_arm_counts_the_answers_the_grammar_changed() -> None:
     assert first < table
     assert lines[table] == ("| arm | items with any (share of scored items) | interventions "
                             "per item | in values (share of interventions) | in the answer "
-                            "value (share of interventions, part of in values) |")
+                            "(share of interventions, its member names included) |")
     legend = lines[table - 2]
     assert legend.startswith("An intervention is one output token where the grammar refused")
     assert "shares are of the arm's interventions (not of items, outputs or tokens)" in legend

@@ -28,16 +28,17 @@ FLIPS = ("Right→wrong flips of the headline comparisons, by the constrained ar
          "interventions on the item:")
 HEAD = ("items with any (share of scored items)", "interventions per item",
         "in values (share of interventions)",
-        "in the answer value (share of interventions, part of in values)")
+        "in the answer (share of interventions, its member names included)")
 LEGEND = ("An intervention is one output token where the grammar refused the model's own most "
           "likely token and forced another, so the forced text differs from what the model "
           "wanted. \"Items with any\" counts the arm's scored items with at least one; "
           "\"interventions per item\" averages over those items; the two shares are of the "
           "arm's interventions (not of items, outputs or tokens): where the forced token "
-          "landed in the final JSON, in a value (string, number or literal), and in a value "
-          "inside the task's answer path (a part of the values); the rest landed in member "
-          "names or structure.")
-CHANGED = ("Answers the grammar changed (items with an intervention in the answer value), "
+          "landed in the final JSON: in a value (string, number or literal), and inside the "
+          "text of the task's answer (at its answer path), member names included: where the "
+          "answer is an object (a call's arguments) a forced member name changes it, so "
+          "this share can exceed the values' share.")
+CHANGED = ("Answers the grammar changed (items with an intervention inside the answer), "
            "by outcome:")
 
 
@@ -200,4 +201,4 @@ def summary_text(a: ArmInterventions) -> str:
         return f"interventions {NOT_RECORDED}"
     hit, per_item, values, answer = cells(a.all)
     return (f"{changed_text(a)}; interventions: {hit} items, {per_item} per item, {values} "
-            f"of them in values, {answer} in the answer value")
+            f"of them in values, {answer} in the answer")

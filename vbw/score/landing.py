@@ -96,9 +96,9 @@ class TextMap:
         # prefix counts over the segments, for O(log n) per landing on any text
         self.values = [0, *accumulate(c & _VALUE for c in self.codes)]
         self.keys = [0, *accumulate((c & _KEY) >> 1 for c in self.codes)]
-        # in the answer value: a value segment inside it (a member name inside an answer
-        # object is a key), so the answer value is part of the values
-        self.answers = [0, *accumulate((c >> 2) & c & _VALUE for c in self.codes)]
+        # in the answer: any segment inside its text, member names of an answer object
+        # included (a forced parameter name changes a call's arguments)
+        self.answers = [0, *accumulate(c >> 2 for c in self.codes)]
 
     def _add(self, a: int, b: int, code: int) -> None:
         if b > a:

@@ -94,9 +94,9 @@ class InterventionCounts(_M):
     interventions: int
     per_item: float          # interventions / items (0.0 for no items)
     in_value: int            # landed in a value (string, number or literal)
-    in_answer: int | None    # landed in the answer value, a part of in_value; None: the
-    #                          answer path is not locatable
-    # items with one in the answer value (the grammar changed the extracted answer);
+    in_answer: int | None    # landed inside the answer's text (member names included);
+    #                          None: the answer path is not locatable
+    # items with one in the answer (the grammar changed the extracted answer);
     # None: not locatable
     answer_items: int | None = None
     value_share: float | None   # in_value / interventions; None: no interventions

@@ -203,3 +203,14 @@ def test_broken_sibling_files_block_no_task_that_does_not_use_them(tmp_path: Pat
     assert "capitals: 12 items" in proc.stdout and took < GUARD_BOUND_S  # type: ignore
     proc, _ = _timed("--config-dir", str(conf), "task=syntax", "mode=check", cwd=tmp_path)
     assert "syntax.yaml:" in one_line_error(proc)  # type: ignore[arg-type]
+
+
+def test_version_names_vbw_and_hydra(tmp_path: Path) -> None:
+    import hydra
+
+    import vbw
+
+    for flag in ("--version", "--vers"):  # argparse's prefix of it, as Hydra's parser takes
+        proc = run_vbw(flag, cwd=tmp_path)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+        assert proc.stdout == f"vbw {vbw.__version__} (hydra-core {hydra.__version__})\n"

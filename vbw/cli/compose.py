@@ -32,15 +32,28 @@ CONFIG_NAME = "config"
 GROUPS = ("model", "backend", "engine", "arms", "task")
 
 
+def version_line() -> str:
+    """What `vbw --version` prints: vbw's version, then the Hydra it runs on."""
+    import hydra
+
+    from vbw import __version__
+
+    return f"vbw {__version__} (hydra-core {hydra.__version__})"
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Hydra's own argument parser (the one `@hydra.main` uses); a usage error is one
-    line, not argparse's usage block."""
+    line, not argparse's usage block, and `--version` names vbw's version (Hydra's alone
+    says nothing about the vbw that runs)."""
     parser = hydra_internals.args_parser()
 
     def error(message: str) -> NoReturn:
         raise ConfigError(f"command line: {message} (see vbw --help)")
 
     parser.error = error  # type: ignore[method-assign]
+    for action in parser._actions:  # argparse keeps no public list of them
+        if isinstance(action, argparse._VersionAction):
+            action.version = version_line()
     return parser.parse_args(argv)
 
 

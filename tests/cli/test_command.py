@@ -64,8 +64,9 @@ def test_card_command_rescores_a_recorded_replay(tmp_path: Path) -> None:
     proc = run_vbw("task=gsm8k", "engine=llamacpp", "model=smollm2_135m",
                    f"hydra.run.dir={tmp_path}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    first = proc.stdout.splitlines()[0]
+    first = proc.stderr.splitlines()[0]  # a note: stdout keeps the report
     assert "re-scoring the recorded replay" in first and "llamacpp.jsonl" in first
+    assert "re-scoring" not in proc.stdout
     assert load_json(tmp_path / "report.json")["mode"] == "replay"
 
 

@@ -47,7 +47,7 @@ class Obtained(NamedTuple):
     written: Written | None = None
 
 
-# (task, its report folder, where a note goes) -> (replay path, mode[, written pass])
+# (task, its report folder, where a note goes: stderr) -> (replay path, mode[, written pass])
 Obtain = Callable[[Task, Path, TextIO], "tuple[Path, str] | Obtained"]
 
 
@@ -166,7 +166,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
     def one(task: Task, out: TextIO, err: TextIO) -> tuple[Path, list[str]]:
         """Score and write one task; its folder and its tripped arms."""
         task_dir = folder(task)
-        replay_path, mode, written = Obtained(*obtain(task, task_dir, out))
+        replay_path, mode, written = Obtained(*obtain(task, task_dir, err))
         replay = open_replay(replay_path)
         two = split.wanted(replay_path)  # a large replay, and a free core
         if two:

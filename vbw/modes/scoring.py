@@ -23,7 +23,7 @@ from vbw.report.browser import SHOWING
 from vbw.report.numbers import pct
 from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
-from vbw.report.writers import HtmlOutput, chosen
+from vbw.report.writers import HtmlOutput, chosen, report_files, written_line
 from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.results import Report, TaskCheck
@@ -204,6 +204,14 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         in_job = f" in {job.name}" if job.name else ""
         print(f"vbw: gate tripped{in_job} (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
               + "; ".join(tripped), file=err)
-    where = dirs[0] if len(dirs) == 1 else job.out_dir
-    print(f"Reports written to {where}", file=out)
+    print(_written(dirs, job.out_dir, cfg.outputs), file=out)
     return 1 if tripped else 0
+
+
+def _written(dirs: list[Path], out_dir: Path, outputs: list[str] | None) -> str:
+    """The run's closing line: its folder and the report files every task's folder holds
+    (only those written: `outputs=[json,md]` names no page)."""
+    files = [f for f in report_files(dirs[0], outputs) if all((d / f).is_file() for d in dirs)]
+    if len(dirs) == 1:
+        return written_line("Reports", dirs[0], files)
+    return written_line("Reports", out_dir, files) + " (in each task's folder)"

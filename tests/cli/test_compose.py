@@ -31,7 +31,7 @@ def test_unknown_option_in_a_sweep_fails_before_any_job(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args,expect", [
     (["gate.wrong_valid_abve=0.2"], ["gate.wrong_valid_abve=0.2: no such config key",
                                      "did you mean 'gate.wrong_valid_above'",
-                                     "+gate.wrong_valid_abve=0.2"]),
+                                     "write gate.wrong_valid_above=0.2;"]),
     (["task=gsm8k,bfcl_simple"], ["task=gsm8k,bfcl_simple", "-m/--multirun"]),
     (["task.files=x.yaml"], ["task.files", "task.files=[x.yaml]", "brackets"]),
     (["task=gsm8k", "task.files=[x.yaml]"], ["task.files=[x.yaml]", "drop one"]),

@@ -37,7 +37,7 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before)
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before), merge's stdout.txt when issue 32 made its last line list the files written (only that line differs: the old line gives the old digest)
     "compare bfcl-4": {
         "report.json":
             "e94030c36bce7a353e6cfa276876b635f201088778697102d4807a3d535cd9cb",
@@ -76,7 +76,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "report.md":
             "dcbd81707c4d8e49d6a9c70f1e33b6fdf1a42a494eba9587b7536d70ba6049e2",
         "stdout.txt":
-            "87a97826700541cb38ed4b09fcf3a75e70ef63d26e631c47d2d9803b487b3cb3",
+            "ccd50b2dcf802e5fda2a5e3fc42753eba9b4dbdb1ba9dfcfd28a62bb5549ad9c",
     },
 }
 

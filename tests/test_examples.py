@@ -14,7 +14,7 @@ def test_example_replay_by_name(tmp_path: Path) -> None:
     proc = run_vbw(*BY_NAME, f"replays_dir={EXAMPLE / 'recorded'}", f"hydra.run.dir={tmp_path}",
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "re-scoring the recorded replay" in proc.stdout.splitlines()[0]
+    assert "re-scoring the recorded replay" in proc.stderr.splitlines()[0]
     rep = load_json(tmp_path / "report.json")
     assert rep["task"] == "capitals" and rep["n"] == rep["n_task"] == 12
     assert rep["correctness_label"] == "exact-match accuracy"

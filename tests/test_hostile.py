@@ -50,7 +50,8 @@ def _missing_data(d: dict) -> None:
 
 CASES: dict[str, tuple[Callable[[Path], list[str]], list[str]]] = {
     "override of an unknown key without +": (
-        lambda t: ["task=gsm8k", "gate.wrong_valid_abve=0.2"], ["+gate.wrong_valid_abve"]),
+        lambda t: ["task=gsm8k", "gate.wrong_valid_abve=0.2"],
+        ["gate.wrong_valid_abve=0.2", "write gate.wrong_valid_above=0.2;"]),
     "negative seed": (lambda t: ["task=gsm8k", "bootstrap.seed=-1"], ["bootstrap.seed"]),
     "resamples 1e9": (lambda t: ["task=gsm8k", "bootstrap.resamples=1e9"],
                       ["bootstrap.resamples", "1000000"]),

@@ -150,3 +150,17 @@ def test_an_object_is_named_by_its_title_never_its_class() -> None:
             validate(Outer, data, source="t.yaml")
         assert str(e.value) == f"t.yaml: {line}"
         assert "Inner" not in str(e.value) and "Untitled" not in str(e.value)
+
+
+def test_a_backend_s_unknown_key_lists_that_backend_s_keys() -> None:
+    """The union of backends is told apart by `name` (its discriminator), not `kind`."""
+    from vbw.config import RunConfig
+    from vbw.validation import validate
+
+    data = {"model": {"name": "m", "path": "m.gguf"}, "engine": {"name": "outlines"},
+            "arms": {"name": "standard", "max_tokens": {"free": 8, "json": 8, "package": 8}},
+            "backend": {"name": "openai", "base_url": "http://127.0.0.1:1/v1",
+                        "model": "x", "base_ur": "y"}}
+    with pytest.raises(ConfigError, match=r"backend\.openai\.base_ur: unknown key; did you mean "
+                                          r"'base_url'\? valid: name, base_url, model"):
+        validate(RunConfig, data, "config")

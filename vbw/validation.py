@@ -172,7 +172,7 @@ def describe(e: ValidationError, model: type[BaseModel], data: Any, at: str = ""
     field = ".".join(str(p) for p in [at, *loc] if p != "") or "(top level)"
     more = f" (+{e.error_count() - 1} more)" if e.error_count() > 1 else ""
     if err["type"] == "extra_forbidden":
-        valid = _valid_keys(model, data, loc[:-1])
+        valid = valid_keys(model, data, loc[:-1])
         hint = ""
         if valid:
             close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
@@ -216,8 +216,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
-    """The keys valid where `loc` points (following `kind` tags)."""
+def valid_keys(model: Any, data: Any, loc: list[Any]) -> list[str]:
+    """The keys valid where `loc` points (following `kind` tags and the tags of
+    discriminated unions); [] where no model is known (e.g. a free mapping)."""
     from pydantic import BaseModel
 
     tp = _walk(model, data, loc)[0]
@@ -238,20 +239,23 @@ def _title(tp: Any) -> str | None:
 
 
 def _walk(model: Any, data: Any, loc: list[Any]) -> tuple[Any, Any]:
-    """The annotation `loc` points at through the model's (following `kind` tags), and
-    the data there; (None, None) where the walk loses its way."""
+    """The annotation `loc` points at through the model's (following `kind` tags and the
+    tags of discriminated unions), and the data there; (None, None) where the walk loses
+    its way."""
     from pydantic import BaseModel
 
     tp: Any = model
+    tag = "kind"  # a field's union is told apart by this key (its discriminator, if any)
     for part in loc:
-        if isinstance(data, dict) and data.get("kind") == part:
+        if isinstance(data, dict) and data.get(tag) == part:
             continue  # pydantic puts a discriminated union's tag into the location
-        tp = _resolve(tp, data)
+        tp = _resolve(tp, data, tag)
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == part), None)
             if field is None:
                 return None, None
             tp, data = field.annotation, data.get(part) if isinstance(data, dict) else None
+            tag = field.discriminator if isinstance(field.discriminator, str) else "kind"
         else:
             origin, args = typing.get_origin(tp), typing.get_args(tp)
             if origin in (list, dict) and args:
@@ -259,7 +263,7 @@ def _walk(model: Any, data: Any, loc: list[Any]) -> tuple[Any, Any]:
                 data = data[part] if isinstance(data, (list, dict)) and _has(data, part) else None
             else:
                 return None, None
-    return _resolve(tp, data), data
+    return _resolve(tp, data, tag), data
 
 
 def _has(container: Any, key: Any) -> bool:
@@ -270,21 +274,25 @@ def _has(container: Any, key: Any) -> bool:
         return False
 
 
-def _resolve(tp: Any, data: Any) -> Any:
-    """Unwrap Annotated/Optional/Union; pick a union member by the data's `kind` tag."""
+def _resolve(tp: Any, data: Any, tag: str = "kind") -> Any:
+    """Unwrap Annotated/Optional/Union; pick a union member by the data's tag: `kind`, or
+    the discriminator an Annotated union names (a registry's union, e.g. a backend's
+    `name`)."""
     from pydantic import BaseModel
 
     while True:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
-            tp = typing.get_args(tp)[0]
+            tp, *meta = typing.get_args(tp)
+            tag = next((m.discriminator for m in meta
+                        if isinstance(getattr(m, "discriminator", None), str)), tag)
             continue
         if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
             members = [a for a in typing.get_args(tp) if a is not type(None)]
-            kind = data.get("kind") if isinstance(data, dict) else None
+            kind = data.get(tag) if isinstance(data, dict) else None
             tagged = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)
-                      and kind is not None and m.model_fields.get("kind") is not None
-                      and kind in typing.get_args(m.model_fields["kind"].annotation)]
+                      and kind is not None and m.model_fields.get(tag) is not None
+                      and kind in typing.get_args(m.model_fields[tag].annotation)]
             if tagged:
                 return tagged[0]
             if len(members) == 1:

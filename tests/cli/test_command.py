@@ -64,8 +64,9 @@ def test_card_command_rescores_a_recorded_replay(tmp_path: Path) -> None:
     proc = run_vbw("task=gsm8k", "engine=llamacpp", "model=smollm2_135m",
                    f"hydra.run.dir={tmp_path}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    first = proc.stdout.splitlines()[0]
+    first = proc.stderr.splitlines()[0]  # a note: stdout keeps the report
     assert "re-scoring the recorded replay" in first and "llamacpp.jsonl" in first
+    assert "re-scoring" not in proc.stdout
     assert load_json(tmp_path / "report.json")["mode"] == "replay"
 
 
@@ -171,8 +172,9 @@ def test_an_unknown_arms_schema_is_one_line_in_every_mode(tmp_path: Path, mode: 
 def test_no_room_for_the_output_is_one_line_exit_2(tmp_path: Path, warm: str) -> None:
     """`vbw > /dev/full` (a full disk): the environment's doing, not a bug (exit 3)."""
     with open("/dev/full", "w") as full:
-        proc = run_vbw("task=gsm8k", "n=5", f"hydra.run.dir={tmp_path}", cwd=tmp_path,
-                       env={"VBW_PROCESSES": warm}, stdout=full)
+        # mode=replay: mode=auto's note on the replay it re-scores would be on stderr too
+        proc = run_vbw("task=gsm8k", "n=5", "mode=replay", f"hydra.run.dir={tmp_path}",
+                       cwd=tmp_path, env={"VBW_PROCESSES": warm}, stdout=full)
     proc.stdout = ""
     assert one_line_error(proc) == "vbw: error: cannot write: No space left on device"
     with open("/dev/full", "w") as full:  # Hydra's own output, too

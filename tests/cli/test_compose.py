@@ -31,7 +31,7 @@ def test_unknown_option_in_a_sweep_fails_before_any_job(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args,expect", [
     (["gate.wrong_valid_abve=0.2"], ["gate.wrong_valid_abve=0.2: no such config key",
                                      "did you mean 'gate.wrong_valid_above'",
-                                     "+gate.wrong_valid_abve=0.2"]),
+                                     "write gate.wrong_valid_above=0.2;"]),
     (["task=gsm8k,bfcl_simple"], ["task=gsm8k,bfcl_simple", "-m/--multirun"]),
     (["task.files=x.yaml"], ["task.files", "task.files=[x.yaml]", "brackets"]),
     (["task=gsm8k", "task.files=[x.yaml]"], ["task.files=[x.yaml]", "drop one"]),
@@ -110,7 +110,11 @@ def test_task_path_shorthand_and_canonical_form(tmp_path: Path) -> None:
                                                        sort_keys=False))
     short = run_vbw("task=./mine.yaml", "mode=check", "n=3", cwd=tmp_path)
     assert short.returncode == 0, short.stderr
-    assert "task.files=[./mine.yaml]" in short.stdout  # the hint names the canonical form
+    # a note on stderr names the canonical form; stdout keeps the report alone
+    assert short.stderr.splitlines()[0] == ("vbw: note: task=./mine.yaml is read as "
+                                            "task.files=[./mine.yaml] (task.files is the "
+                                            "canonical form)")
+    assert "vbw: note" not in short.stdout and short.stdout.startswith("# vbw check: gsm8k")
     canonical = run_vbw("task.files=[mine.yaml]", "mode=check", "n=3", cwd=tmp_path)
     assert canonical.returncode == 0, canonical.stderr
     assert "gsm8k: 3 items" in canonical.stdout and "note:" not in canonical.stdout
@@ -203,3 +207,14 @@ def test_broken_sibling_files_block_no_task_that_does_not_use_them(tmp_path: Pat
     assert "capitals: 12 items" in proc.stdout and took < GUARD_BOUND_S  # type: ignore
     proc, _ = _timed("--config-dir", str(conf), "task=syntax", "mode=check", cwd=tmp_path)
     assert "syntax.yaml:" in one_line_error(proc)  # type: ignore[arg-type]
+
+
+def test_version_names_vbw_and_hydra(tmp_path: Path) -> None:
+    import hydra
+
+    import vbw
+
+    for flag in ("--version", "--vers"):  # argparse's prefix of it, as Hydra's parser takes
+        proc = run_vbw(flag, cwd=tmp_path)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+        assert proc.stdout == f"vbw {vbw.__version__} (hydra-core {hydra.__version__})\n"

@@ -14,9 +14,13 @@ HYDRAS_PATH = "hydra.verbose=false"
 
 
 def _run(args: list[str], run_dir: Path) -> tuple[str, dict]:
-    """stdout (run folder replaced by RUN) and the .hydra/ files, folder made RUN too."""
+    """stdout and stderr (run folder replaced by RUN) and the .hydra/ files, folder made RUN
+    too."""
     proc = run_vbw(*args, f"hydra.run.dir={run_dir}", cwd=run_dir.parent)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    # stderr holds the note on the replay re-scored, nothing else
+    assert [x.split(": re-scoring")[0] for x in proc.stderr.splitlines()] == \
+        ["vbw: capitals"], proc.stderr
     files = {name: yaml.safe_load((run_dir / ".hydra" / name).read_text(encoding="utf-8"))
              for name in ("config.yaml", "hydra.yaml", "overrides.yaml")}
     h = files["hydra.yaml"]["hydra"]
@@ -24,7 +28,7 @@ def _run(args: list[str], run_dir: Path) -> tuple[str, dict]:
     h["run"]["dir"] = h["runtime"]["output_dir"] = "RUN"
     h["overrides"]["hydra"] = [o for o in h["overrides"]["hydra"]
                                if o not in (f"hydra.run.dir={run_dir}", HYDRAS_PATH)]
-    return proc.stdout.replace(str(run_dir), "RUN"), files
+    return (proc.stdout + proc.stderr).replace(str(run_dir), "RUN"), files
 
 
 def test_a_plain_run_writes_what_hydras_own_path_writes(tmp_path: Path) -> None:

@@ -46,14 +46,15 @@ def test_2x2_sweep_under_joblib_exits_1_when_one_task_trips(tmp_path: Path) -> N
     headers = [f"== job {i}: {' '.join(r['overrides'])} ==" for i, r in enumerate(rows)]
     starts = [proc.stdout.index(h) for h in headers]
     assert starts == sorted(starts)
-    before = proc.stdout[:starts[0]].splitlines()
-    assert len(before) == 4 and all("its report is printed under its header" in x
-                                    for x in before), before  # one line per job, no report
+    assert not proc.stdout[:starts[0]]  # nothing but reports on stdout
+    notes = [x for x in proc.stderr.splitlines() if "its report is printed under its header" in x]
+    assert len(notes) == 4, proc.stderr  # one note per job, on stderr
     ends = starts[1:] + [proc.stdout.index("# vbw sweep: 4 row(s), exit 1")]
     for i, (r, a, b) in enumerate(zip(rows, starts, ends)):
         block = proc.stdout[a:b]
         assert block.count("# vbw report: ") == 1 and f"# vbw report: {r['task']} " in block
-        assert block.rstrip().endswith(f"Reports written to {sweep / str(i)}"), block[-300:]
+        assert block.rstrip().endswith(f"Reports written to {sweep / str(i)}: report.json, "
+                                       "report.md, report.html, quadrants.svg, ledger.csv")
         assert (sweep / str(i) / "report.md").read_text() in block  # the whole report
     for job in tripped:
         assert re.search(rf"gate tripped in {job} \(task=gsm8k ", proc.stderr)
@@ -209,3 +210,16 @@ def test_outputs_of_jobs_run_elsewhere_are_printed_under_their_headers(tmp_path:
     print_outputs(jobs, out)
     assert out.getvalue() == ("== job 0: task=a ==\n# vbw report: a\nline\n\n"
                               "== job 1: task=b # x ==\n(no output: no replay for b)\n\n")
+
+
+def test_a_sweep_s_closing_lines_list_only_the_files_written(tmp_path: Path) -> None:
+    """outputs=[json,md]: no summary.html nor report.html is written, and no line says so."""
+    proc = run_vbw("-m", "task=gsm8k,bfcl_simple", "n=5", "outputs=[json,md]",
+                   f"hydra.sweep.dir={tmp_path}/s", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    sweep = tmp_path / "s"
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == f"Sweep summary written to {sweep}: summary.json, summary.md"
+    for i in range(2):
+        assert f"Reports written to {sweep / str(i)}: report.json, report.md" in lines
+    assert not list(sweep.rglob("*.html")) and ".html" not in proc.stdout

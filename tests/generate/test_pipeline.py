@@ -146,6 +146,23 @@ def test_resume_refuses_another_shard(tmp_path: Path) -> None:
         run(resumed, [GSM8K], tmp_path / "p", tmp_path, io.StringIO(), io.StringIO())
 
 
+def test_a_shard_s_progress_names_the_shard(tmp_path: Path) -> None:
+    """The shard jobs of a sweep may share one stderr: every progress line says which
+    shard it counts (as shard.index and shard.count give it), an unsharded run's does not."""
+    def bars(**extra: object) -> list[str]:
+        err = io.StringIO()
+        code = run(_cfg(tmp_path, progress="on", **extra,
+                        backend=scripted(ScriptedBackend(engine="outlines"))),
+                   [GSM8K], tmp_path / str(len(extra)), tmp_path, io.StringIO(), err)
+        assert code == 0, err.getvalue()
+        return [part for part in err.getvalue().split("\r") if "items/s" in part]
+
+    sharded = bars(shard={"index": 1, "count": 2})
+    assert sharded and all(b.startswith("gsm8k [shard 1 of 2] [") for b in sharded), sharded
+    whole = bars()
+    assert whole and all(b.startswith("gsm8k [") and "shard" not in b for b in whole), whole
+
+
 def test_arms_schemas_generates_only_that_schema_s_arms(tmp_path: Path) -> None:
     """A live run with arms.schemas=[reasoning] asks the backend for those arms only (no
     answer schema is sent or compiled), records them in the header, and scores them."""

@@ -101,7 +101,8 @@ def _hydra_plugin(source: str):
         pkg = folder / "hydra_plugins" / "zoo_hydra"
         pkg.mkdir(parents=True)
         (pkg / "__init__.py").write_text(source, encoding="utf-8")
-        return ["task=gsm8k", "n=3", DIR]
+        # mode=replay: mode=auto's note on the replay it re-scores would be a stderr line too
+        return ["task=gsm8k", "n=3", "mode=replay", DIR]
     return make
 
 

@@ -99,7 +99,8 @@ def test_smollm2_outlines_vs_llamacpp(tmp_path: Path) -> None:
             # identical texts score identically: only differing texts can be discordant
             assert m["delta"]["n10"] + m["delta"]["n01"] <= r["n"] - pair["identical"]
     assert "| `constrained[arguments]` | AST-match accuracy |" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-1] == f"Reports written to {out}"
+    assert proc.stdout.strip().splitlines()[-1] == \
+        f"Reports written to {out}: report.json, report.md"
 
 
 def _compare_bfcl(tmp_path: Path, replays: list[str], *extra: str):

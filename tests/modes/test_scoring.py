@@ -83,3 +83,33 @@ def test_the_gate_at_and_just_below_a_scored_rate(tmp_path: Path) -> None:
     code, err, _ = _gsm8k(tmp_path / "below", float(str((k - 1) / n)))
     assert code == 1 and f"gsm8k: {arm} ({pct(k / n)})" in err
     assert err.count("wrong-but-valid above") == 1
+
+
+def _closing(out_dir: Path, outputs: list[str], tasks: list[str]) -> tuple[str, str]:
+    """A run's last stdout line (the recorded replays re-scored), and its notes (stderr)."""
+    cfg = RunConfig.model_validate({
+        "model": {"name": "qwen2_5_0_5b"}, "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": ["prompt_json", "constrained"],
+                 "max_tokens": {"free": 1, "json": 1, "package": 1}},
+        "mode": "auto", "n": 5, "outputs": outputs})
+    out, err = io.StringIO(), io.StringIO()
+    loaded = [load_task(TASK_CONF / f"{t}.yaml") for t in tasks]
+    assert run(cfg, loaded, out_dir, ROOT, out, err) == 0, err.getvalue()
+    assert "re-scoring" not in out.getvalue()  # a note, kept off stdout
+    return out.getvalue().strip().splitlines()[-1], err.getvalue()
+
+
+@pytest.mark.parametrize("tasks", [["gsm8k"], ["gsm8k", "bfcl_simple"]])
+def test_the_closing_line_lists_only_the_files_written(tmp_path: Path,
+                                                      tasks: list[str]) -> None:
+    """outputs=[json,md] writes no page, and the last line does not say it does."""
+    last, notes = _closing(tmp_path / "o", ["json", "md"], tasks)
+    folders = [tmp_path / "o"] if len(tasks) == 1 else [tmp_path / "o" / t for t in tasks]
+    for folder in folders:
+        assert sorted(p.name for p in folder.iterdir()) == ["report.json", "report.md"]
+    after = "" if len(tasks) == 1 else " (in each task's folder)"
+    assert last == f"Reports written to {tmp_path / 'o'}: report.json, report.md{after}"
+    assert notes.count("re-scoring the recorded replay") == len(tasks)  # on stderr
+    last, _ = _closing(tmp_path / "all", ["json", "md", "html", "svg", "csv"], tasks[:1])
+    assert last == (f"Reports written to {tmp_path / 'all'}: report.json, report.md, "
+                    "report.html, quadrants.svg, ledger.csv")

@@ -21,13 +21,13 @@ QWEN_GSM8K = ROOT / "replays/gsm8k/qwen2_5_0_5b/outlines.jsonl"
 
 
 def _job(sweep: Path, name: str, overrides: list[str], code: int, reason: str,
-         replay: Path = QWEN_GSM8K) -> Path:
+         replay: Path = QWEN_GSM8K, outputs: list[str] | None = None) -> Path:
     d = sweep / name
     cfg = RunConfig.model_validate({
         "model": {"name": "qwen2_5_0_5b"}, "engine": {"name": "outlines"},
         "arms": {"name": "standard", "kinds": ["prompt_json", "constrained"],
                  "max_tokens": {"free": 1, "json": 1, "package": 1}},
-        "mode": "replay", "n": 10, "replay": str(replay)})
+        "mode": "replay", "n": 10, "replay": str(replay), "outputs": outputs})
     run(cfg, [load_task(TASK_CONF / "gsm8k.yaml")], d, sweep, io.StringIO(), io.StringIO())
     write_status(d, JobStatus(job=f"job {name}", num=int(name), overrides=overrides,
                               model="qwen2_5_0_5b", engine="outlines", exit_code=code,
@@ -54,6 +54,15 @@ def test_rows_hold_every_arm_the_headline_and_the_status(tmp_path: Path) -> None
         d = c["deltas"]["answer_accuracy"]
         assert {k: h[k] for k in d} == d  # the report's delta, verdict and all
     assert row["report_html"] == "0/report.html" and row["report"] == "0/report.md"
+
+
+def test_a_row_links_only_the_reports_written(tmp_path: Path) -> None:
+    """outputs=[json]: the row names no report.md nor report.html (None, shown as -)."""
+    d = _job(tmp_path, "0", ["task=gsm8k", "outputs=[json]"], 0, "ok", outputs=["json"])
+    from vbw.sweep.status import read_status
+    [row] = job_rows(d, tmp_path, read_status(d))
+    assert row["report"] is None and row["report_html"] is None
+    assert row["report_json"] == "0/report.json"
 
 
 def test_one_named_column_per_headline_comparison(tmp_path: Path) -> None:

@@ -72,8 +72,8 @@ def _internal_error() -> None:
 
 def task_path_form(argv: list[str]) -> list[str]:
     """`task=./my_task.yaml` (or a comma list of paths, for -m) is shorthand for the
-    canonical `task.files=[./my_task.yaml]`; a note on stdout says so (stderr is kept for
-    errors, one line each)."""
+    canonical `task.files=[./my_task.yaml]`; a note on stderr says so (stdout keeps only
+    the reports)."""
     out = []
     for arg in argv:
         key, eq, value = arg.partition("=")
@@ -81,7 +81,8 @@ def task_path_form(argv: list[str]) -> list[str]:
         if eq and key == "task" and value and "(" not in value \
                 and all(p and is_task_path(p) for p in parts):
             new = "task.files=" + ",".join(f"[{p}]" for p in parts)
-            print(f"vbw: note: {arg} is read as {new} (task.files is the canonical form)")
+            print(f"vbw: note: {arg} is read as {new} (task.files is the canonical form)",
+                  file=sys.stderr)
             arg = new
         out.append(arg)
     return out

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from vbw.cli import bounds, hydra_internals
+from vbw.cli import bounds, hints, hydra_internals
 from vbw.errors import ConfigError, one_line
 from vbw.resources import bundled
 
@@ -32,15 +32,28 @@ CONFIG_NAME = "config"
 GROUPS = ("model", "backend", "engine", "arms", "task")
 
 
+def version_line() -> str:
+    """What `vbw --version` prints: vbw's version, then the Hydra it runs on."""
+    import hydra
+
+    from vbw import __version__
+
+    return f"vbw {__version__} (hydra-core {hydra.__version__})"
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Hydra's own argument parser (the one `@hydra.main` uses); a usage error is one
-    line, not argparse's usage block."""
+    line, not argparse's usage block, and `--version` names vbw's version (Hydra's alone
+    says nothing about the vbw that runs)."""
     parser = hydra_internals.args_parser()
 
     def error(message: str) -> NoReturn:
         raise ConfigError(f"command line: {message} (see vbw --help)")
 
     parser.error = error  # type: ignore[method-assign]
+    for action in parser._actions:  # argparse keeps no public list of them
+        if isinstance(action, argparse._VersionAction):
+            action.version = version_line()
     return parser.parse_args(argv)
 
 
@@ -248,6 +261,8 @@ def _missing_error(e: Any, loader: Any, overrides: list[str]) -> str:
     hint = f"did you mean {close[0]!r}? " if close else ""
     if group == "task" and (option.endswith((".yaml", ".yml")) or "/" in option):
         hint = f"a task file goes in task.files=[{option}]; "
+    else:
+        hint += hints.layout(loader.get_sources(), group, option)
     return (f"{group}={option}: no such {group} config; {hint}valid: {', '.join(options)} "
             f"(searched {where})")
 
@@ -286,25 +301,15 @@ def _composition_error(e: Any, loader: Any, name: str, overrides: list[str]) -> 
 
 
 def _unknown_key(bad: str, loader: Any, name: str, rest: list[str]) -> str:
-    """`gate.wrong_valid_abve=0.2`: name the key, the valid ones beside it, and `+`."""
-    from omegaconf import DictConfig, OmegaConf
-
-    key = bad.split("=", 1)[0]
-    if key == "task.files":
+    """`gate.wrong_valid_abve=0.2`: name the key and a fix that runs (vbw.cli.hints)."""
+    if bad.split("=", 1)[0] == "task.files":
         return (f"{bad}: task.files lists task files for the default selection, and a "
                 "task=NAME given beside it already chose one task; drop one of the two")
-    parent, _, leaf = key.rpartition(".")
     try:
         cfg = _compose(loader, name, rest)
-        node = OmegaConf.select(cfg, parent) if parent else cfg
     except ConfigError:
-        node = None
-    valid = [str(k) for k in node.keys() if k != "hydra"] if isinstance(node, DictConfig) \
-        else []
-    close = difflib.get_close_matches(leaf, valid, n=1)
-    hint = f"did you mean {(parent + '.' if parent else '') + close[0]!r}? " if close else ""
-    listing = f"valid under {parent or 'the root'}: {', '.join(valid)}; " if valid else ""
-    return (f"{bad}: no such config key; {hint}{listing}to add a new key write +{bad}")
+        cfg = None
+    return hints.unknown_key(bad, cfg)
 
 
 def _parse_error(e: Any) -> str:

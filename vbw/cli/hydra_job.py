@@ -89,15 +89,16 @@ def job_label(num: int, overrides: list[str]) -> str:
 
 
 def _one_write(line: str) -> None:
-    """Print `line` with one write(2): workers of one launcher share the stdout pipe, and
-    print's separate writes of text and newline could interleave with another worker's."""
-    sys.stdout.flush()
+    """Print the note `line` on stderr with one write(2): workers of one launcher share the
+    pipe, and print's separate writes of text and newline could interleave with another
+    worker's."""
+    sys.stderr.flush()
     data = line.encode("utf-8", "backslashreplace")
     try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # stdout replaced (a test's capture)
-        sys.stdout.write(line)
-        sys.stdout.flush()
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # stderr replaced (a test's capture)
+        sys.stderr.write(line)
+        sys.stderr.flush()
         return
     while data:
         data = data[os.write(fd, data):]
@@ -110,7 +111,7 @@ def sweep_job(cfg: DictConfig, hc: Any, launcher_pid: int | None) -> None:
 
     In the launching process (`launcher_pid`, with Hydra's basic launcher) the job prints
     as it runs, under its header. Elsewhere (joblib's workers, submitit, Ray) jobs run at
-    once and their output would interleave, so a job prints one line saying it started and
+    once and their output would interleave, so a job notes on stderr that it started and
     keeps the rest in status.json; the end of the sweep prints it under the job's header
     (vbw.cli.sweep_end)."""
     from vbw.cli.job import JobInputs

@@ -118,7 +118,7 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     from vbw.report.writers import OUTPUT_NAMES
     from vbw.modes.merge.write import MERGED_PREFIX
     from vbw.sweep.status import belongs, job_dirs, read_launch, read_status, sweep_exit
-    from vbw.sweep.summary import job_rows, write_summary
+    from vbw.sweep.summary import job_rows, summary_written, write_summary
 
     out, err = out or sys.stdout, err or sys.stderr
     launch = read_launch(sweep_dir)
@@ -141,6 +141,5 @@ def finish_sweep(sweep_dir: Path, out: TextIO | None = None, err: TextIO | None 
     chosen = None if outputs is None else [o for o in outputs if o in OUTPUT_NAMES]
     md = write_summary(sweep_dir, rows, code, chosen)
     print(md, file=out)
-    print(f"Sweep summary written to {sweep_dir / 'summary.md'} (and summary.json, "
-          "summary.html)", file=out, flush=True)
+    print(summary_written(sweep_dir, chosen), file=out, flush=True)
     return code

@@ -233,7 +233,10 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
           + (f"canary passed in {canary:.2f} s" if canary is not None else
              "no canary: the backend cannot constrain (no constrained arm)"), file=err)
     concurrency = cfg.backend.in_flight
-    bar = Progress(len(items), len(items) - len(todo), task.name, cfg.progress, err)
+    # the shard in every progress line: a sweep's shard jobs may share one stderr
+    label = f"{task.name} [shard {want.shard.index} of {want.shard.count}]" if want.shard \
+        else task.name
+    bar = Progress(len(items), len(items) - len(todo), label, cfg.progress, err)
     wall = time.perf_counter()
     try:
         for record in in_order(todo, lambda it: generate_item(task, it, arms, backend,

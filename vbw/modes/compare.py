@@ -20,7 +20,7 @@ from vbw.config import RunConfig
 from vbw.errors import ConfigError, ReplayError
 from vbw.modes import MODES, Job, Mode
 from vbw.replay.stream import ReplayStream, open_replay
-from vbw.report.compare import write_compare
+from vbw.report.compare import compare_written, write_compare
 from vbw.report.provenance import provenance
 from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.results import METRICS
@@ -228,7 +228,7 @@ def run_compare(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
     if tripped:
         print("vbw: gate tripped (compare.fail_if_worse, detectably worse): "
               + "; ".join(tripped), file=err)
-    print(f"Reports written to {out_dir}", file=out)
+    print(compare_written(out_dir, cfg.outputs), file=out)
     return 1 if tripped else 0
 
 

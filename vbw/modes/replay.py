@@ -66,7 +66,7 @@ class Replay(Mode):
     def run(job: Job) -> int:
         cfg, cwd = job.cfg, job.cwd
 
-        def obtain(task: Task, task_dir: Path, out: TextIO) -> tuple[Path, str]:
+        def obtain(task: Task, task_dir: Path, err: TextIO) -> tuple[Path, str]:
             found = _given(cfg, cwd) or _recorded(task, cfg, cwd)
             if found is None:
                 raise ReplayError(no_replay_message(_replay_roots(cfg, cwd), task.name,
@@ -86,16 +86,16 @@ class Auto(Mode):
     def run(job: Job) -> int:
         cfg, cwd = job.cfg, job.cwd
 
-        def obtain(task: Task, task_dir: Path, out: TextIO) -> tuple[Path, str]:
+        def obtain(task: Task, task_dir: Path, err: TextIO) -> tuple[Path, str]:
             given = _given(cfg, cwd)
             if given is not None:
                 return given, "replay"
             found = _recorded(task, cfg, cwd)
             if found is not None:
                 print(f"vbw: {task.name}: re-scoring the recorded replay {found} (mode=live "
-                      "generates anew)", file=out)
+                      "generates anew)", file=err)
                 return found, "replay"
-            return live_replay(task, job.arms_of(task), cfg, task_dir, job.err,
+            return live_replay(task, job.arms_of(task), cfg, task_dir, err,
                                recorded_key(cfg, task)), "live"
 
         return score_tasks(job, obtain, only_reads=Auto.only_reads(cfg, job.tasks, cwd))

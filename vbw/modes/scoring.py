@@ -23,7 +23,7 @@ from vbw.report.browser import SHOWING
 from vbw.report.numbers import pct
 from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
-from vbw.report.writers import HtmlOutput, chosen
+from vbw.report.writers import HtmlOutput, chosen, report_files, written_line
 from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.results import Report, TaskCheck
@@ -47,7 +47,7 @@ class Obtained(NamedTuple):
     written: Written | None = None
 
 
-# (task, its report folder, where a note goes) -> (replay path, mode[, written pass])
+# (task, its report folder, where a note goes: stderr) -> (replay path, mode[, written pass])
 Obtain = Callable[[Task, Path, TextIO], "tuple[Path, str] | Obtained"]
 
 
@@ -166,7 +166,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
     def one(task: Task, out: TextIO, err: TextIO) -> tuple[Path, list[str]]:
         """Score and write one task; its folder and its tripped arms."""
         task_dir = folder(task)
-        replay_path, mode, written = Obtained(*obtain(task, task_dir, out))
+        replay_path, mode, written = Obtained(*obtain(task, task_dir, err))
         replay = open_replay(replay_path)
         two = split.wanted(replay_path)  # a large replay, and a free core
         if two:
@@ -204,6 +204,14 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         in_job = f" in {job.name}" if job.name else ""
         print(f"vbw: gate tripped{in_job} (wrong-but-valid above {cfg.gate.wrong_valid_above}): "
               + "; ".join(tripped), file=err)
-    where = dirs[0] if len(dirs) == 1 else job.out_dir
-    print(f"Reports written to {where}", file=out)
+    print(_written(dirs, job.out_dir, cfg.outputs), file=out)
     return 1 if tripped else 0
+
+
+def _written(dirs: list[Path], out_dir: Path, outputs: list[str] | None) -> str:
+    """The run's closing line: its folder and the report files every task's folder holds
+    (only those written: `outputs=[json,md]` names no page)."""
+    files = [f for f in report_files(dirs[0], outputs) if all((d / f).is_file() for d in dirs)]
+    if len(dirs) == 1:
+        return written_line("Reports", dirs[0], files)
+    return written_line("Reports", out_dir, files) + " (in each task's folder)"

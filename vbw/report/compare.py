@@ -14,7 +14,7 @@ from vbw.report.interventions import side_by_side
 from vbw.report.markdown import metric_name
 from vbw.report.numbers import pct
 from vbw.report.verdict import mde_text, p_value, verdict
-from vbw.report.writers import Writer, write_outputs
+from vbw.report.writers import Writer, files_written, write_outputs, written_line
 from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
 from vbw.score.paired import ALPHA, POWER
 
@@ -106,3 +106,8 @@ def write_compare(r: CompareReport, out_dir: Path,
     atomically; returns the markdown."""
     written = write_outputs(out_dir, COMPARE_WRITERS, r, outputs)
     return written.get("report.md") or render_compare(r)
+
+
+def compare_written(out_dir: Path, outputs: Collection[str] | None = None) -> str:
+    """The comparison's closing line: the files write_compare wrote into `out_dir`."""
+    return written_line("Reports", out_dir, files_written(out_dir, COMPARE_WRITERS, outputs))

@@ -66,6 +66,21 @@ def write_outputs(out_dir: Path, writers: Mapping[str, Writer[S]], subject: S,
     return contents
 
 
+def files_written(out_dir: Path, writers: Mapping[str, Writer[S]],
+                  outputs: Collection[str] | None = None) -> list[str]:
+    """The chosen writers' files now in `out_dir`, in the writers' order: what a closing
+    line may say was written (a page that could not be built was left out)."""
+    run = chosen(outputs)
+    return [w.file for name, w in writers.items()
+            if name in run and (out_dir / w.file).is_file()]
+
+
+def written_line(what: str, where: Path, files: Iterable[str]) -> str:
+    """The closing line of a run, a comparison or a sweep: where, and the files written
+    there (only those: `outputs=[json,md]` writes no page)."""
+    return f"{what} written to {where}: {', '.join(files)}"
+
+
 @dataclass(frozen=True)
 class ReportSet:
     """What a report's writers render: the report (with its coverage sentence) and the
@@ -204,6 +219,11 @@ def _confined(name: str, w: Writer[S]) -> Writer[S]:
                           "in the run's folder (a plain name: no folder part, no leading "
                           "dot)")
     return w
+
+
+def report_files(out_dir: Path, outputs: Collection[str] | None = None) -> list[str]:
+    """The report files a run wrote into `out_dir` (see files_written)."""
+    return files_written(out_dir, report_writers(outputs), outputs)
 
 
 def write_reports(r: Report, out_dir: Path,

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from vbw.redact import redact_obj
 from vbw.report.escape import code, text
 from vbw.report.interventions import side_by_side
-from vbw.report.writers import Writer, write_outputs
+from vbw.report.writers import Writer, files_written, write_outputs, written_line
 from vbw.score.results import ArmInterventions, Report
 from vbw.sweep.cells import (arm_cell, headline_cell, headline_columns, headline_note,
                              status_cell)
@@ -61,6 +61,12 @@ def _load(path: Path) -> Report | None:
         return None
 
 
+def _if_written(folder: Path, where: Path, file: str) -> str | None:
+    """`where/file` if the job wrote `file` into `folder` (its `outputs` may leave it out),
+    else None: the summary links only files that are there."""
+    return str(where / file) if (folder / file).is_file() else None
+
+
 def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str, Any]]:
     """The rows of one job: one per report it wrote, or one saying why there is none."""
     rel = job_dir.relative_to(sweep_dir)
@@ -87,9 +93,9 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
                      "headlines": _headlines(r),
                      "interventions": {k: a.model_dump(mode="json", by_alias=True)
                                        for k, a in r.interventions.items()},
-                     "report": str(where / "report.md"),
+                     "report": _if_written(path.parent, where, "report.md"),
                      "report_json": str(where / name.split("/")[-1]),
-                     "report_html": str(where / "report.html")})
+                     "report_html": _if_written(path.parent, where, "report.html")})
     if not rows:
         task = status.inputs.get("task_choice") if status.inputs else None
         rows.append({**base, "task": task, "n": None, "n_task": None, "correctness_label": None,
@@ -164,3 +170,9 @@ def write_summary(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int,
     s = SummarySet(sweep_dir, redact_obj(rows), exit_code)  # no URL credentials (vbw.redact)
     written = write_outputs(sweep_dir, SUMMARY_WRITERS, s, outputs)
     return written.get("summary.md") or SUMMARY_WRITERS["md"].render(s)
+
+
+def summary_written(sweep_dir: Path, outputs: Collection[str] | None = None) -> str:
+    """The sweep's closing line: the summary files write_summary wrote (only those)."""
+    return written_line("Sweep summary", sweep_dir,
+                        files_written(sweep_dir, SUMMARY_WRITERS, outputs))

@@ -30,7 +30,7 @@ class Merge(Mode):
     def run(job: Job) -> int:
         cfg = job.cfg
 
-        def obtain(task: Task, task_dir: Path, out: TextIO) -> Obtained:
+        def obtain(task: Task, task_dir: Path, err: TextIO) -> Obtained:
             arms = job.arms_of(task)
             path = task_dir / "replay.jsonl"  # where merge_and_score writes it
 

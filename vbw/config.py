@@ -252,9 +252,13 @@ class RunConfig(StrictModel):
     model: ModelConfig
     backend: BackendConfig = LocalBackendConfig(name="local")
     engine: EngineConfig
-    arms: ArmsConfig
+    arms: ArmsConfig = Field(description=(
+        "A scored replay's own arms (its meta.arms) unless the command line selects arms "
+        "(vbw.modes.selection)."))
     mode: KindName = "auto"  # a mode of vbw.modes.MODES
-    n: int | None = Field(default=None, ge=1)
+    n: int | None = Field(default=None, ge=1, description=(
+        "The task's first N items (after the task's `first`); null: a scored replay's own "
+        "n (its meta.n), else all."))
     replay: str | None = None
     replays_dir: str | None = None
     resume: bool = False

@@ -182,7 +182,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
             html = HtmlOutput.name in chosen(cfg.outputs)
             beside = two and html  # vbw.report.pagedata
             report = score(task, replay, arms, mode, err,
-                           n=replay.header.n if whole_run else cfg.n, shard=cfg.shard,
+                           n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
                            bootstrap=cfg.bootstrap,
                            scored_hook=page.start if beside else page.keep,
                            showing=SHOWING if html else Showing(), written=written)

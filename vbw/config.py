@@ -262,7 +262,9 @@ class RunConfig(StrictModel):
     replay: str | None = None
     replays_dir: str | None = None
     resume: bool = False
-    allow_task_mismatch: bool = False
+    allow_task_mismatch: bool = Field(default=False, description=(
+        "Score or resume a replay whose task hash differs from the task's; a scored one is "
+        "said on stderr and in the reports (report.json `task_mismatch`)."))
     threads: int | None = Field(default=None, ge=1)
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()

@@ -37,7 +37,7 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before)
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before), and the merged report.json when issue 32 added its `task_mismatch` field (null there)
     "compare bfcl-4": {
         "report.json":
             "e94030c36bce7a353e6cfa276876b635f201088778697102d4807a3d535cd9cb",
@@ -72,7 +72,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "report.html":
             "9224ee18b31240fc326ebda68061fc56de781b1c9985b6087f9fb71ff93314e0",
         "report.json":
-            "8a4bc3d9cc7b32b82973b52fe1ed359320ff9c4b09e41a8bb9e38fba67d02e81",
+            "456c3cc9c632649da829c681834c520a86d4b24636cf5abad7773849003dfe5f",
         "report.md":
             "dcbd81707c4d8e49d6a9c70f1e33b6fdf1a42a494eba9587b7536d70ba6049e2",
         "stdout.txt":

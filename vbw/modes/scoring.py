@@ -26,7 +26,7 @@ from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen
 from vbw.score import split
 from vbw.score.metrics import build_report
-from vbw.score.results import Report, TaskCheck
+from vbw.score.results import Report, TaskCheck, TaskMismatch
 from vbw.score.shown import Showing
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.score.written import Written
@@ -92,6 +92,14 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
                           seed=bootstrap.seed, resamples=bootstrap.resamples,
                           n_task=scored.n_task, missing=scored.missing)
     return report.model_copy(update={"task_check": task_check(scored.audit)})
+
+
+def mismatch_line(path: Path, task: Task, m: TaskMismatch) -> str:
+    """The warning of a replay scored although its task hash differs (one line)."""
+    return (f"vbw: warning: {path}: meta.task_hash {m.replay_task_hash[:12]}... differs from "
+            f"task {task.name}'s {m.task_hash[:12]}... ({task.path}); scored anyway, as "
+            "allow_task_mismatch=true asks: its texts may come from other prompts, schemas "
+            "or data")
 
 
 def _read_ahead(task: Task, hashed: bool) -> None:
@@ -172,10 +180,12 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         if two:
             _read_ahead(task, replay.header.task_hash is not None)
         try:
-            check_replay_matches(replay, task, cfg.allow_task_mismatch)
+            mismatch = check_replay_matches(replay, task, cfg.allow_task_mismatch)
         except ReplayError:
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
+        if mismatch is not None:
+            print(mismatch_line(replay_path, task, mismatch), file=err)
         arms = job.arms_of(task)
         page = ItemData(task, replay.header, arms)
         try:
@@ -186,6 +196,7 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
                            bootstrap=cfg.bootstrap,
                            scored_hook=page.start if beside else page.keep,
                            showing=SHOWING if html else Showing(), written=written)
+            report = report.model_copy(update={"task_mismatch": mismatch})
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)
         finally:

@@ -24,6 +24,7 @@ from vbw.replay.record import ScoredRecord
 from vbw.replay.stream import ReplayStream
 from vbw.score import split
 from vbw.score.finish import codes as finish_codes
+from vbw.score.results import TaskMismatch
 from vbw.score.landing import answer_steps
 from vbw.score.shared import SharedAudit
 from vbw.score.shown import Showing, Shown, Unbuilt, shown
@@ -196,17 +197,21 @@ def _same_task(a: str | None, b: str) -> bool:
     return a is not None and a.replace("-", "_") == b.replace("-", "_")
 
 
-def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool) -> None:
+def check_replay_matches(replay: ReplayStream, task: Task,
+                         allow_mismatch: bool) -> TaskMismatch | None:
     """The replay is of this task; with a recorded task hash, of this version of it (a
-    replay without one is scored, and its report says the version was not verified)."""
+    replay without one is scored, and its report says the version was not verified).
+    Returns the mismatch `allow_mismatch` let through (None: none)."""
     header = replay.header
     if not _same_task(header.task, task.name):
         raise ReplayError(f"{replay.path}: meta.task is {header.task!r}, not {task.name!r}")
-    if header.task_hash is not None and header.task_hash != task.generation_hash() \
-            and not allow_mismatch:
+    if header.task_hash is None or header.task_hash == task.generation_hash():
+        return None
+    if not allow_mismatch:
         raise ReplayError(f"{replay.path}: meta.task_hash differs from task {task.path} (its "
                           "prompts, schemas or data changed since generation); pass "
                           "allow_task_mismatch=true to score it anyway")
+    return TaskMismatch(replay_task_hash=header.task_hash, task_hash=task.generation_hash())
 
 
 def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str],

@@ -257,8 +257,8 @@ class RunConfig(StrictModel):
         "(vbw.modes.selection)."))
     mode: KindName = "auto"  # a mode of vbw.modes.MODES
     n: int | None = Field(default=None, ge=1, description=(
-        "The task's first N items (after the task's `first`); null: a scored replay's own "
-        "n (its meta.n), else all."))
+        "The task's first N items (after the task's `first`); null: all, and the items a "
+        "scored replay lacks past its own n (meta.n) are not counted missing."))
     replay: str | None = None
     replays_dir: str | None = None
     resume: bool = False

@@ -55,10 +55,13 @@ def _cfg(n: int | None = None, kinds: list[str] = STANDARD, schemas: list[str] |
 TASK = load_task(TASK_CONF / "gsm8k.yaml")
 
 
-def _select(replay: Path | None, arms_given: bool, **cfg) -> tuple[list[str], int | None, str]:
+def _select(replay: Path | None, arms_given: bool, first_given: bool = False,
+            **cfg) -> tuple[list[str], int | None, str]:
+    """The selection's arm keys, n or (n null) the replay's own n it counts within, and
+    what it printed."""
     err = io.StringIO()
-    arms, n = select(_cfg(**cfg), TASK, replay, arms_given, err)
-    return [a.key for a in arms], n, err.getvalue()
+    arms, n, made_for = select(_cfg(**cfg), TASK, replay, arms_given, err, first_given)
+    return [a.key for a in arms], n if n is not None else made_for, err.getvalue()
 
 
 def test_the_header_decides_arms_and_n_when_the_command_line_does_not(tmp_path: Path) -> None:
@@ -113,6 +116,8 @@ def test_n_beyond_the_replay_is_scored_and_said_with_both_values(tmp_path: Path)
     assert said.splitlines() == [
         f"vbw: note: n=10, but {replay} was made for n=5 (meta.n): scoring the task's first "
         "10 items, those it lacks reported missing"]
+    # the task's `first` set on the command line selects the items, not the header's n
+    assert select(_cfg(), TASK, replay, False, io.StringIO(), True).made_for is None
     # a header without n leaves the config's n
     assert _select(_replay(tmp_path, HEADLINE, n=None), arms_given=False)[1] is None
 
@@ -138,3 +143,17 @@ def test_a_rescored_run_of_five_items_says_nothing_of_missing_items(tmp_path: Pa
     assert code == 0 and err.getvalue() == ""
     assert (rep["n"], rep["n_task"], rep["missing"]["n"]) == (5, 5, 0)
     assert list(rep["arms"]) == HEADLINE
+
+
+def test_items_held_past_the_replays_own_n_are_scored_not_dropped(tmp_path: Path) -> None:
+    """A header whose n is below the items it holds (a run resumed with a larger n): every
+    held item is scored, and only items within its n or before its last are missing."""
+    replay = _replay(tmp_path, HEADLINE, n=2, items=6)
+    lines = replay.read_text(encoding="utf-8").splitlines()
+    replay.write_text("\n".join(lines[:3] + lines[4:]) + "\n", encoding="utf-8")  # no item 2
+    err = io.StringIO()
+    assert run(_cfg(mode="replay", replay=str(replay)), [TASK], tmp_path / "o", tmp_path,
+               io.StringIO(), err, arms_given=False) == 0
+    rep = json.loads((tmp_path / "o/report.json").read_text(encoding="utf-8"))
+    assert (rep["n"], rep["n_task"], rep["missing"]["ids"]) == (5, 6, ["gsm8k_test_2"])
+    assert "1 of 6 task item(s) are not in" in err.getvalue()

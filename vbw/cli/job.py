@@ -41,6 +41,7 @@ class JobInputs(BaseModel):
     # the command line selects arms (arms=, arms.kinds=, arms.schemas=): a replay's header
     # then does not (vbw.modes.selection); True where no command line says (a record)
     arms_given: bool = True
+    first_given: bool = False  # the command line sets task.dataset.first: a header's n yields
 
     def resolve(self, **changes: Any) -> tuple[RunConfig, list[Task]]:
         """The validated run config (with `changes` applied) and the tasks."""
@@ -93,10 +94,11 @@ def _known_kinds(cfg: RunConfig) -> type[Mode]:
 
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr, job: str | None = None,
-        arms_given: bool = True) -> int:
+        arms_given: bool = True, first_given: bool = False) -> int:
     """Check, score (and first generate where needed) every task; return the exit code.
     `job` names the sweep job in the gate message; `arms_given`: the command line selects
-    arms, so a scored replay's header does not (vbw.modes.selection)."""
+    arms, so a scored replay's header does not; `first_given`: it sets the task's `first`,
+    so the header's n does not (vbw.modes.selection)."""
     mode = _known_kinds(cfg)
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
@@ -108,6 +110,6 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by {readers} only "
                           f"(mode={cfg.mode}); to score one file pass replay=PATH")
     # arms.schemas names schemas of every task: refused here, before any work
-    selected = [select(cfg, task, mode.replay_to_score(cfg, task, cwd), arms_given, err)
-                for task in tasks]
+    selected = [select(cfg, task, mode.replay_to_score(cfg, task, cwd), arms_given, err,
+                       first_given) for task in tasks]
     return mode.run(Job(cfg, tasks, selected, out_dir, cwd, out, err, job))

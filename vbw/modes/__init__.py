@@ -25,10 +25,12 @@ from vbw.task.runner import Task
 
 class Selection(NamedTuple):
     """What a job scores or generates of one task: its arms and its first `n` items
-    (None: all), decided once (vbw.modes.selection)."""
+    (None: all), decided once (vbw.modes.selection); `made_for`: with n None, the scored
+    replay's own n, beyond which an item it lacks is not counted missing."""
 
     arms: list[Arm]
     n: int | None
+    made_for: int | None = None
 
 
 @dataclass(frozen=True)
@@ -46,16 +48,17 @@ class Job:
     err: TextIO
     name: str | None = None
 
-    def _of(self, task: Task) -> Selection:
+    def selection_of(self, task: Task) -> Selection:
+        """The selection made for `task` (one of `tasks`)."""
         return self.selected[next(i for i, t in enumerate(self.tasks) if t is task)]
 
     def arms_of(self, task: Task) -> list[Arm]:
         """The arms selected for `task` (one of `tasks`)."""
-        return self._of(task).arms
+        return self.selection_of(task).arms
 
     def n_of(self, task: Task) -> int | None:
         """How many of `task`'s first items are selected (None: all)."""
-        return self._of(task).n
+        return self.selection_of(task).n
 
 
 class Mode(ABC):

@@ -60,7 +60,8 @@ def task_check(result: Audit) -> TaskCheck:
 def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: TextIO, *,
           n: int | None, shard: Shard, bootstrap: Bootstrap,
           scored_hook: Callable[[Scored], None] | None = None,
-          showing: Showing = Showing(), written: Written | None = None) -> Report:
+          showing: Showing = Showing(), written: Written | None = None,
+          made_for: int | None = None) -> Report:
     """Score a replay as it is read (vbw.score.stream) over the task's `arms` and its
     first `n` items (this `shard` of them): ids checked against the task, the task checked
     on the items it holds, states per item and arm, then the report (its CIs drawn as
@@ -68,12 +69,13 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
     is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
-    replay's records scored as they were written (Obtained.written), not read again."""
+    replay's records scored as they were written (Obtained.written), not read again;
+    `made_for`: the replay's own n, beyond which an item it lacks is not missing."""
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, n, err, shard.take,
                           showing=showing,
-                          given=None if written is None else written.p)
+                          given=None if written is None else written.p, made_for=made_for)
     states = scored.states
     if not states.ids:
         first = states.excluded[0] if states.excluded else ""
@@ -195,7 +197,8 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
                            n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
                            bootstrap=cfg.bootstrap,
                            scored_hook=page.start if beside else page.keep,
-                           showing=SHOWING if html else Showing(), written=written)
+                           showing=SHOWING if html else Showing(), written=written,
+                           made_for=None if whole_run else job.selection_of(task).made_for)
             report = report.model_copy(update={"task_mismatch": mismatch})
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)

@@ -3,11 +3,11 @@ before any mode runs.
 
 Where the mode scores a replay that exists before the run (`replay=PATH`, or the one
 recorded: Mode.replay_to_score), its header decides what the command line leaves open:
-its `arms` are scored unless the command line selects arms, its `n` unless `n` is given,
-so a replay re-scores with no setting repeated. What the command line selects and the
-replay cannot give is one line: arms it does not hold are refused (no item could be
-scored); an `n` beyond its `n` is scored, what it lacks reported missing. Arms it holds
-that are not scored are named in one warning.
+its `arms` are scored unless the command line selects arms, and with `n` null the items
+it lacks past its `n` are not missing: it re-scores with no setting repeated. What the
+command line selects and the replay cannot give is one line: arms it does not hold are
+refused; an `n` beyond its `n` is scored, what it lacks missing. Arms it holds that are
+not scored are named in one warning.
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ from vbw.task.runner import Task
 
 
 def select(cfg: RunConfig, task: Task, replay: Path | None, arms_given: bool,
-           err: TextIO) -> Selection:
+           err: TextIO, first_given: bool = False) -> Selection:
     """`task`'s selection: the config's, with what `replay`'s header records where the
-    command line leaves it open (`arms_given`: it selects arms).
+    command line leaves it open (`arms_given`: it selects arms): its arms, and its n as
+    `made_for` when n is null (every item held is scored; those it lacks past its n are
+    not missing).
 
     Args:
         cfg: the run's config.
@@ -35,8 +37,10 @@ def select(cfg: RunConfig, task: Task, replay: Path | None, arms_given: bool,
         replay: the existing replay the mode will score for it (None: none).
         arms_given: the command line selects arms (`arms=`, `arms.kinds=`, `arms.schemas=`).
         err: where the warning and the note go.
+        first_given: the command line sets the task's `first` (`task.dataset.first=`):
+            every item it selects counts, not only those within the header's n.
     Returns:
-        The task's arms and n.
+        The task's arms, n and made_for.
     """
     configured = cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
     header = _header(replay, task)
@@ -45,6 +49,8 @@ def select(cfg: RunConfig, task: Task, replay: Path | None, arms_given: bool,
     arms = configured if header.arms is None else \
         _arms(configured, header.arms, task, replay, arms_given, err)
     made_for = header.shard.of if header.shard is not None else header.n  # the run's
+    if cfg.n is None:  # every item it holds is scored; those it lacks past its n are not missing
+        return Selection(arms, None, None if first_given else made_for)
     return Selection(arms, _n(cfg.n, made_for, replay, err))
 
 
@@ -101,10 +107,8 @@ def _warn_unscored(arms: list[Arm], held: list[str], task: Task, path: Path,
               f"{'; '.join(why)}", file=err)
 
 
-def _n(n: int | None, made_for: int | None, path: Path, err: TextIO) -> int | None:
-    """`n` when given, else the replay's; an `n` beyond the replay's is said in one line."""
-    if n is None:
-        return made_for
+def _n(n: int, made_for: int | None, path: Path, err: TextIO) -> int:
+    """`n`, given; beyond the replay's own n, said in one line."""
     if made_for is not None and n > made_for:
         print(f"vbw: note: n={n}, but {path} was made for n={made_for} (meta.n): scoring "
               f"the task's first {n} items, those it lacks reported missing", file=err)

@@ -252,13 +252,19 @@ class RunConfig(StrictModel):
     model: ModelConfig
     backend: BackendConfig = LocalBackendConfig(name="local")
     engine: EngineConfig
-    arms: ArmsConfig
+    arms: ArmsConfig = Field(description=(
+        "A scored replay's own arms (its meta.arms) unless the command line selects arms "
+        "(vbw.modes.selection)."))
     mode: KindName = "auto"  # a mode of vbw.modes.MODES
-    n: int | None = Field(default=None, ge=1)
+    n: int | None = Field(default=None, ge=1, description=(
+        "The task's first N items (after the task's `first`); null: all, and the items a "
+        "scored replay lacks past its own n (meta.n) are not counted missing."))
     replay: str | None = None
     replays_dir: str | None = None
     resume: bool = False
-    allow_task_mismatch: bool = False
+    allow_task_mismatch: bool = Field(default=False, description=(
+        "Score or resume a replay whose task hash differs from the task's; a scored one is "
+        "said on stderr and in the reports (report.json `task_mismatch`)."))
     threads: int | None = Field(default=None, ge=1)
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()

@@ -104,8 +104,9 @@ class ToolServer(StandIn):
         return _tool_reply([_call(name, '{"answer": 7}')])
 
 
-def _run(srv: StandIn, tmp_path: Path, dialect: str = "llama_cpp_python", *extra: str):
-    return run_vbw("task=gsm8k", "mode=live", "n=1", "arms=tools", "backend=openai",
+def _run(srv: StandIn, tmp_path: Path, dialect: str = "llama_cpp_python", *extra: str,
+         n: int = 1):
+    return run_vbw("task=gsm8k", "mode=live", f"n={n}", "arms=tools", "backend=openai",
                    f"backend.base_url={srv.base_url}", "backend.model=m",
                    f"backend.dialect={dialect}", "backend.max_retries=0", *extra,
                    f"hydra.run.dir={tmp_path}/o", cwd=tmp_path, timeout=120)
@@ -157,6 +158,23 @@ def test_a_forced_call_is_the_arm_s_text_and_its_message_is_kept(tmp_path: Path)
     pairs = {(c["from"], c["to"]): c["kind"] for c in report["comparisons"]}
     assert pairs[("constrained[answer]", "tool_call[answer]")] == "headline"
     assert pairs[("prompt_json[answer]", "tool_call[answer]")] == "headline"
+
+
+def test_a_tools_run_of_five_items_rescores_from_its_header_alone(tmp_path: Path) -> None:
+    """Re-scoring needs neither arms=tools nor n=5 repeated (vbw.modes.selection): the
+    header's arms and n are scored, with no warning (none of 'items missing')."""
+    with ToolServer("call") as srv:
+        made = _run(srv, tmp_path, n=5)
+    assert made.returncode == 0, made.stderr
+    proc = run_vbw("task=gsm8k", f"replay={tmp_path}/o/replay.jsonl",
+                   f"hydra.run.dir={tmp_path}/r", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    report = load_json(tmp_path / "r/report.json")
+    assert (report["n"], report["n_task"], report["missing"]["n"]) == (5, 5, 0)
+    assert list(report["arms"]) == list(load_json(tmp_path / "o/report.json")["arms"]) == [
+        f"{kind}[{s}]" for s in ("answer", "reasoning")
+        for kind in ("prompt_json", "constrained", "tool_call")]
 
 
 @pytest.mark.parametrize("behaviour, called", [("none", []), ("other", ["something_else"])])

@@ -37,7 +37,7 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there)
     "compare bfcl-4": {
         "report.json":
             "4e55d49c3591cacfcdfe928e229d47c17d918b31aac9af498c825caf55700b20",
@@ -72,7 +72,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "report.html":
             "4a8d306303b5b06e4336b9dfedab20b4c286bc5912bde5fb1425b718ca3adcb8",
         "report.json":
-            "8a4bc3d9cc7b32b82973b52fe1ed359320ff9c4b09e41a8bb9e38fba67d02e81",
+            "456c3cc9c632649da829c681834c520a86d4b24636cf5abad7773849003dfe5f",
         "report.md":
             "65ec267772589be1676a1877d6d105a3ab9775a615b09d2631331cba82585821",
         "stdout.txt":

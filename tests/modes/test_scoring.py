@@ -1,6 +1,8 @@
 """The wrong-but-valid gate (vbw.modes.scoring): a constrained arm trips it when its rate
 EXCEEDS gate.wrong_valid_above; a rate exactly at the threshold, as a user types it, does
-not. On hand-made item states (the rate is k of n items) and on a committed replay."""
+not. On hand-made item states (the rate is k of n items) and on a committed replay. And a
+replay scored with allow_task_mismatch=true although its task hash differs: said on
+stderr, in report.md and in report.json's task_mismatch."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 from tests.conftest import ROOT, TASK_CONF
 from vbw.cli.job import run
 from vbw.config import RunConfig
+from vbw.errors import ReplayError
 from vbw.modes.scoring import tripped_arms
 from vbw.report.numbers import pct
 from vbw.score.metrics import build_report
@@ -113,3 +116,59 @@ def test_the_closing_line_lists_only_the_files_written(tmp_path: Path,
     last, _ = _closing(tmp_path / "all", ["json", "md", "html", "svg", "csv"], tasks[:1])
     assert last == (f"Reports written to {tmp_path / 'all'}: report.json, report.md, "
                     "report.html, quadrants.svg, ledger.csv")
+
+
+def _mismatched(tmp_path: Path) -> Path:
+    """The bundled SmolLM2 GSM8K replay's first three items, its task hash changed."""
+    lines = (ROOT / "replays/gsm8k/smollm2_135m/outlines.jsonl").read_text(
+        encoding="utf-8").splitlines()
+    head = json.loads(lines[0])
+    head["meta"]["task_hash"] = "0" * 64
+    head["meta"]["n"] = 3
+    path = tmp_path / "changed.jsonl"
+    path.write_text("\n".join([json.dumps(head), *lines[1:4]]) + "\n", encoding="utf-8")
+    return path
+
+
+def _score(tmp_path: Path, replay: Path, allow: bool) -> tuple[int, str, str]:
+    cfg = RunConfig.model_validate({
+        "model": {"name": "smollm2_135m"}, "engine": {"name": "outlines"},
+        "arms": {"name": "standard", "kinds": ["unconstrained", "prompt_json", "constrained",
+                                               "reason_then_constrain"],
+                 "max_tokens": {"free": 1, "json": 1, "package": 1}},
+        "mode": "replay", "outputs": ["json", "md"], "replay": str(replay),
+        "allow_task_mismatch": allow})
+    out, err = io.StringIO(), io.StringIO()
+    code = run(cfg, [load_task(TASK_CONF / "gsm8k.yaml")], tmp_path / "o", tmp_path, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_mismatch_scored_anyway_is_said_on_stderr_and_in_both_reports(tmp_path: Path) -> None:
+    replay = _mismatched(tmp_path)
+    task_hash = load_task(TASK_CONF / "gsm8k.yaml").generation_hash()
+    code, out, err = _score(tmp_path, replay, allow=True)
+    assert code == 0
+    assert err.splitlines() == [
+        f"vbw: warning: {replay}: meta.task_hash 000000000000... differs from task gsm8k's "
+        f"{task_hash[:12]}... ({TASK_CONF / 'gsm8k.yaml'}); scored anyway, as "
+        "allow_task_mismatch=true asks: its texts may come from other prompts, schemas or data"]
+    rep = json.loads((tmp_path / "o/report.json").read_text(encoding="utf-8"))
+    assert rep["task_mismatch"] == {"replay_task_hash": "0" * 64, "task_hash": task_hash}
+    sentence = (f"Task mismatch: the replay's task hash (`000000000000`...) differs from this "
+                f"task's (`{task_hash[:12]}`...)")
+    assert sentence in (tmp_path / "o/report.md").read_text(encoding="utf-8")
+    assert sentence in out
+
+
+def test_a_matching_replay_reports_no_mismatch_and_a_refused_one_writes_none(
+        tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match="pass allow_task_mismatch=true"):
+        _score(tmp_path, _mismatched(tmp_path), allow=False)
+    assert not (tmp_path / "o/report.json").exists()
+    lines = (ROOT / "replays/gsm8k/smollm2_135m/outlines.jsonl").read_text(
+        encoding="utf-8").splitlines()[:4]
+    same = tmp_path / "same.jsonl"
+    same.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, _ = _score(tmp_path, same, allow=True)
+    rep = json.loads((tmp_path / "o/report.json").read_text(encoding="utf-8"))
+    assert code == 0 and rep["task_mismatch"] is None and "Task mismatch" not in out

@@ -4,6 +4,7 @@ it through the real entry point."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -56,3 +57,23 @@ def test_report_names_what_was_not_recorded(scored: Path) -> None:
     assert "task hash not recorded" in rep["provenance"]
     prose = " ".join(PAGE.read_text(encoding="utf-8").split())
     assert f'"{rep["provenance"]}"' in prose, "the page quotes another source line"
+
+
+def test_check_prints_the_header_line_the_page_shows(tmp_path: Path) -> None:
+    """The page's mode=check command prints its header section as shown, and the line in
+    it is a header vbw reads: the example's arms, and the task's hash."""
+    argv = shlex.split(_block("elsewhere-check", "bash"))
+    assert argv[0] == "vbw"
+    proc = run_vbw(*argv[1:], f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    shown = _block("elsewhere-check-output", "").splitlines()
+    printed = proc.stdout.splitlines()
+    at = printed.index(shown[0])
+    assert printed[at:at + 3] == shown[:3]
+    line = next(x for x in printed[at:] if x.startswith('{"meta"'))
+    meta = json.loads(line)["meta"]
+    assert shown[-1].startswith(line[:line.index('"task_hash"')])
+    assert re.fullmatch(r"[0-9a-f]{64}", meta.pop("task_hash"))
+    example = _block("elsewhere-example", "python")
+    arms = re.search(r"ARMS = (\[.*?\])\n", example, re.DOTALL).group(1)
+    assert meta == {"format": "vbw-replay/1", "task": "gsm8k", "arms": json.loads(arms)}

@@ -37,6 +37,21 @@ def _task_overrides(overrides: Any) -> list[str]:
     return [o for o in overrides if o.lstrip("+~").startswith("task.")]
 
 
+_SELECTING_ARMS = ("arms", "arms.kinds", "arms.schemas")
+_SELECTING_ITEMS = ("task.dataset.first",)
+
+
+def arms_given(overrides: Any) -> bool:
+    """Whether the command line's overrides select arms (the `arms` group, or its kinds
+    or schemas); its token caps select none."""
+    return any(o.lstrip("+~").split("=", 1)[0] in _SELECTING_ARMS for o in overrides)
+
+
+def first_given(overrides: Any) -> bool:
+    """Whether the command line's overrides set the task's `first` (its item selection)."""
+    return any(o.lstrip("+~").split("=", 1)[0] in _SELECTING_ITEMS for o in overrides)
+
+
 def job_fields(cfg: DictConfig, hc: Any) -> dict[str, Any]:
     """What the job runs, as plain data (vbw.cli.job.JobInputs' fields): the composed
     config (the task apart: a task is pure YAML, read as written, never interpolated) and
@@ -46,7 +61,9 @@ def job_fields(cfg: DictConfig, hc: Any) -> dict[str, Any]:
     node = OmegaConf.to_container(cfg.task, resolve=False) if "task" in cfg else None
     return {"config": data, "task_node": node, "task_choice": hc.runtime.choices.get("task"),
             "roots": [str(r) for r in config_roots(hc.runtime.config_sources)],
-            "cwd": os.getcwd(), "task_overrides": _task_overrides(hc.overrides.task)}
+            "cwd": os.getcwd(), "task_overrides": _task_overrides(hc.overrides.task),
+            "arms_given": arms_given(hc.overrides.task),
+            "first_given": first_given(hc.overrides.task)}
 
 
 def run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
@@ -68,7 +85,8 @@ def run_job(inputs: JobInputs, out_dir: Path, status: JobStatus | None = None,
         named = f"{status.job} ({' '.join(status.overrides)})" if status.overrides \
             else status.job
     with claimed(out_dir):
-        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), out or sys.stdout, job=named)
+        return run(run_cfg, tasks, out_dir, Path(inputs.cwd), out or sys.stdout, job=named,
+                   arms_given=inputs.arms_given, first_given=inputs.first_given)
 
 
 def plain_job(fields: dict[str, Any], out_dir: Path) -> int:

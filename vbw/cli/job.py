@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from vbw.config import BackendSettings, RunConfig
 from vbw.errors import ConfigError
 from vbw.modes import MODES, Job, Mode
+from vbw.modes.selection import select
 from vbw.registry import Registry
 from vbw.task.locate import select_tasks
 from vbw.task.runner import Task
@@ -37,6 +38,10 @@ class JobInputs(BaseModel):
     roots: list[str]                # config roots, in Hydra's search order
     cwd: str
     task_overrides: list[str] = []
+    # the command line selects arms (arms=, arms.kinds=, arms.schemas=): a replay's header
+    # then does not (vbw.modes.selection); True where no command line says (a record)
+    arms_given: bool = True
+    first_given: bool = False  # the command line sets task.dataset.first: a header's n yields
 
     def resolve(self, **changes: Any) -> tuple[RunConfig, list[Task]]:
         """The validated run config (with `changes` applied) and the tasks."""
@@ -88,9 +93,12 @@ def _known_kinds(cfg: RunConfig) -> type[Mode]:
 
 
 def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
-        out: TextIO = sys.stdout, err: TextIO = sys.stderr, job: str | None = None) -> int:
+        out: TextIO = sys.stdout, err: TextIO = sys.stderr, job: str | None = None,
+        arms_given: bool = True, first_given: bool = False) -> int:
     """Check, score (and first generate where needed) every task; return the exit code.
-    `job` names the sweep job in the gate message."""
+    `job` names the sweep job in the gate message; `arms_given`: the command line selects
+    arms, so a scored replay's header does not; `first_given`: it sets the task's `first`,
+    so the header's n does not (vbw.modes.selection)."""
     mode = _known_kinds(cfg)
     if cfg.replay is not None and len(tasks) > 1:
         raise ConfigError(f"replay={cfg.replay} names one file but task selects "
@@ -102,6 +110,6 @@ def run(cfg: RunConfig, tasks: list[Task], out_dir: Path, cwd: Path,
         raise ConfigError(f"replays=[{','.join(cfg.replays)}] is read by {readers} only "
                           f"(mode={cfg.mode}); to score one file pass replay=PATH")
     # arms.schemas names schemas of every task: refused here, before any work
-    arms = [cfg.arms.select(task.name, task.schema_names, task.spec.answer_schema)
-            for task in tasks]
-    return mode.run(Job(cfg, tasks, arms, out_dir, cwd, out, err, job))
+    selected = [select(cfg, task, mode.replay_to_score(cfg, task, cwd), arms_given, err,
+                       first_given) for task in tasks]
+    return mode.run(Job(cfg, tasks, selected, out_dir, cwd, out, err, job))

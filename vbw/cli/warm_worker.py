@@ -104,6 +104,7 @@ def _run_job(fields: dict[str, Any], out_dir: Path, environ: dict[str, str]) -> 
         if not only_reads(cfg, tasks, Path(inputs.cwd)):
             return Outcome(events, resolved=(cfg, tasks))  # an unknown mode's error, too
         # the folder is the caller's claim (vbw.cli.run_folder), held while it waits
-        return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err))
+        return Outcome(events, run(cfg, tasks, out_dir, Path(inputs.cwd), out, err,
+                                   arms_given=inputs.arms_given, first_given=inputs.first_given))
     except VbwError as e:
         return Outcome(events, error=e)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, TextIO
+from typing import ClassVar, NamedTuple, TextIO
 
 from vbw.config import RunConfig
 from vbw.registry import Registry
@@ -23,24 +23,42 @@ from vbw.task.arms import Arm
 from vbw.task.runner import Task
 
 
+class Selection(NamedTuple):
+    """What a job scores or generates of one task: its arms and its first `n` items
+    (None: all), decided once (vbw.modes.selection); `made_for`: with n None, the scored
+    replay's own n, beyond which an item it lacks is not counted missing."""
+
+    arms: list[Arm]
+    n: int | None
+    made_for: int | None = None
+
+
 @dataclass(frozen=True)
 class Job:
-    """One run: its validated config, the selected tasks and each one's arms (selected
-    once, `arms[i]` for `tasks[i]`), where it writes and prints. `name` names the sweep
-    job in a gate message (None outside a sweep)."""
+    """One run: its validated config, the selected tasks and each one's selection (made
+    once, `selected[i]` for `tasks[i]`), where it writes and prints. `name` names the
+    sweep job in a gate message (None outside a sweep)."""
 
     cfg: RunConfig
     tasks: list[Task]
-    arms: list[list[Arm]]
+    selected: list[Selection]
     out_dir: Path
     cwd: Path
     out: TextIO
     err: TextIO
     name: str | None = None
 
+    def selection_of(self, task: Task) -> Selection:
+        """The selection made for `task` (one of `tasks`)."""
+        return self.selected[next(i for i, t in enumerate(self.tasks) if t is task)]
+
     def arms_of(self, task: Task) -> list[Arm]:
-        """The arms the config selects for `task` (one of `tasks`)."""
-        return self.arms[next(i for i, t in enumerate(self.tasks) if t is task)]
+        """The arms selected for `task` (one of `tasks`)."""
+        return self.selection_of(task).arms
+
+    def n_of(self, task: Task) -> int | None:
+        """How many of `task`'s first items are selected (None: all)."""
+        return self.selection_of(task).n
 
 
 class Mode(ABC):
@@ -77,6 +95,20 @@ class Mode(ABC):
             True when the run only reads; by default, when the mode does not generate.
         """
         return not cls.generates
+
+    @classmethod
+    def replay_to_score(cls, cfg: RunConfig, task: Task, cwd: Path) -> Path | None:
+        """The replay, existing before the run, this mode would score for `task`: its
+        header then decides the task's selection (vbw.modes.selection).
+
+        Args:
+            cfg: the run's config.
+            task: one of its loaded tasks.
+            cwd: the folder relative paths start from.
+        Returns:
+            The replay's path; by default None (the mode scores no existing replay).
+        """
+        return None
 
 
 MODES: Registry[Mode] = Registry("mode", tag="name", group="vbw.modes", package="vbw.modes")

@@ -12,14 +12,16 @@ from vbw.task.audit import Audit, audit, first_error
 from vbw.task.runner import Task
 
 
-def check_tasks(tasks: list[Task], n: int | None, out: TextIO) -> int:
-    """mode=check: every task's checks, the first item's prompts, schema and gold. It
-    fails (exit 2) on a problem and on a finding that holds on every item."""
+def check_tasks(job: Job) -> int:
+    """mode=check: every task's checks, the first item's prompts, schema and gold, and the
+    header line a replay of its selected arms made elsewhere carries (its task hash and
+    arm keys). It fails (exit 2) on a problem and on a finding that holds on every item."""
     failed: list[Audit] = []
-    for task in tasks:
-        items = task.items(n)
+    for task in job.tasks:
+        items = task.items(job.n_of(task))
         result = audit(task, items)
-        print(render_check(task, items[0] if items else None, result), file=out)
+        print(render_check(task, items[0] if items else None, result, job.arms_of(task)),
+              file=job.out)
         if result.check_problems:
             failed.append(result)
     if failed:
@@ -33,4 +35,4 @@ class Check(Mode):
 
     @staticmethod
     def run(job: Job) -> int:
-        return check_tasks(job.tasks, job.cfg.n, job.out)
+        return check_tasks(job)

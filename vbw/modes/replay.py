@@ -56,6 +56,11 @@ def _given(cfg: RunConfig, cwd: Path) -> Path | None:
     return p if p.is_absolute() else cwd / p
 
 
+def _existing(cfg: RunConfig, task: Task, cwd: Path) -> Path | None:
+    """`replay=PATH`, else the recorded replay (None: neither)."""
+    return _given(cfg, cwd) or _recorded(task, cfg, cwd)
+
+
 @MODES.register
 class Replay(Mode):
     """Re-score only: no recorded replay is an error."""
@@ -67,13 +72,18 @@ class Replay(Mode):
         cfg, cwd = job.cfg, job.cwd
 
         def obtain(task: Task, task_dir: Path, err: TextIO) -> tuple[Path, str]:
-            found = _given(cfg, cwd) or _recorded(task, cfg, cwd)
+            found = _existing(cfg, task, cwd)
             if found is None:
                 raise ReplayError(no_replay_message(_replay_roots(cfg, cwd), task.name,
                                                     *model_and_engine(cfg)))
             return found, "replay"
 
         return score_tasks(job, obtain, only_reads=True)
+
+    @classmethod
+    def replay_to_score(cls, cfg: RunConfig, task: Task, cwd: Path) -> Path | None:
+        """`replay=PATH`, else the recorded replay."""
+        return _existing(cfg, task, cwd)
 
 
 @MODES.register
@@ -105,3 +115,8 @@ class Auto(Mode):
         """Nothing to generate: a replay is given, or every task has a recorded one."""
         return _given(cfg, cwd) is not None or all(
             _recorded(task, cfg, cwd) is not None for task in tasks)
+
+    @classmethod
+    def replay_to_score(cls, cfg: RunConfig, task: Task, cwd: Path) -> Path | None:
+        """`replay=PATH`, else the recorded replay (None: the task is generated)."""
+        return _existing(cfg, task, cwd)

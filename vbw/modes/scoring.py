@@ -26,7 +26,7 @@ from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen, report_files, written_line
 from vbw.score import split
 from vbw.score.metrics import build_report
-from vbw.score.results import Report, TaskCheck
+from vbw.score.results import Report, TaskCheck, TaskMismatch
 from vbw.score.shown import Showing
 from vbw.score.stream import Scored, check_replay_matches, score_stream
 from vbw.score.written import Written
@@ -60,7 +60,8 @@ def task_check(result: Audit) -> TaskCheck:
 def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: TextIO, *,
           n: int | None, shard: Shard, bootstrap: Bootstrap,
           scored_hook: Callable[[Scored], None] | None = None,
-          showing: Showing = Showing(), written: Written | None = None) -> Report:
+          showing: Showing = Showing(), written: Written | None = None,
+          made_for: int | None = None) -> Report:
     """Score a replay as it is read (vbw.score.stream) over the task's `arms` and its
     first `n` items (this `shard` of them): ids checked against the task, the task checked
     on the items it holds, states per item and arm, then the report (its CIs drawn as
@@ -68,12 +69,13 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
     checks' warnings are printed here, once (a live run's checks, before generating,
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
     is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
-    replay's records scored as they were written (Obtained.written), not read again."""
+    replay's records scored as they were written (Obtained.written), not read again;
+    `made_for`: the replay's own n, beyond which an item it lacks is not missing."""
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, n, err, shard.take,
                           showing=showing,
-                          given=None if written is None else written.p)
+                          given=None if written is None else written.p, made_for=made_for)
     states = scored.states
     if not states.ids:
         first = states.excluded[0] if states.excluded else ""
@@ -92,6 +94,14 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
                           seed=bootstrap.seed, resamples=bootstrap.resamples,
                           n_task=scored.n_task, missing=scored.missing)
     return report.model_copy(update={"task_check": task_check(scored.audit)})
+
+
+def mismatch_line(path: Path, task: Task, m: TaskMismatch) -> str:
+    """The warning of a replay scored although its task hash differs (one line)."""
+    return (f"vbw: warning: {path}: meta.task_hash {m.replay_task_hash[:12]}... differs from "
+            f"task {task.name}'s {m.task_hash[:12]}... ({task.path}); scored anyway, as "
+            "allow_task_mismatch=true asks: its texts may come from other prompts, schemas "
+            "or data")
 
 
 def _read_ahead(task: Task, hashed: bool) -> None:
@@ -172,20 +182,24 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         if two:
             _read_ahead(task, replay.header.task_hash is not None)
         try:
-            check_replay_matches(replay, task, cfg.allow_task_mismatch)
+            mismatch = check_replay_matches(replay, task, cfg.allow_task_mismatch)
         except ReplayError:
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
+        if mismatch is not None:
+            print(mismatch_line(replay_path, task, mismatch), file=err)
         arms = job.arms_of(task)
         page = ItemData(task, replay.header, arms)
         try:
             html = HtmlOutput.name in chosen(cfg.outputs)
             beside = two and html  # vbw.report.pagedata
             report = score(task, replay, arms, mode, err,
-                           n=replay.header.n if whole_run else cfg.n, shard=cfg.shard,
+                           n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
                            bootstrap=cfg.bootstrap,
                            scored_hook=page.start if beside else page.keep,
-                           showing=SHOWING if html else Showing(), written=written)
+                           showing=SHOWING if html else Showing(), written=written,
+                           made_for=None if whole_run else job.selection_of(task).made_for)
+            report = report.model_copy(update={"task_mismatch": mismatch})
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
                                err=err)
         finally:

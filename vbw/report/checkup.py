@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import re
 
+from vbw.replay.header import FORMAT
 from vbw.report.escape import code, text
-from vbw.task.arms import ARM_KINDS, task_arms
+from vbw.task.arms import ARM_KINDS, Arm, task_arms
 from vbw.task.audit import SHOWN, Audit, summary_line
 from vbw.task.runner import Item, Task
 
@@ -43,11 +44,31 @@ def _first_item(task: Task, item: Item) -> list[str]:
     return out
 
 
-def render_check(task: Task, first: Item | None, audit: Audit) -> str:
+def header_line(task: Task, arms: list[Arm]) -> str:
+    """Line 1 of a replay of `task`'s `arms` made elsewhere: what it must carry for vbw to
+    check that its texts are of this version of the task (vbw.replay.header)."""
+    meta = {"format": FORMAT, "task": task.name, "task_hash": task.generation_hash(),
+            "arms": [a.key for a in arms]}
+    return json.dumps({"meta": meta}, ensure_ascii=False)
+
+
+def _replay_header(task: Task, arms: list[Arm]) -> list[str]:
+    return ["## Replay header", "",
+            "A replay of this task made elsewhere starts with this line: the task's "
+            "generation hash (it changes when the task's data, prompts or schemas do) and "
+            "the arm keys its item lines use, for the arms this run selects (`arms=` "
+            "selects others).", "", *_fence(header_line(task, arms)), ""]
+
+
+def render_check(task: Task, first: Item | None, audit: Audit, arms: list[Arm]) -> str:
+    """The check's page for `task`: its first item, the summary, the header a replay of
+    its `arms` carries, then the findings."""
     out = [f"# vbw check: {text(task.name)} ({code(str(task.path))})", ""]
     if first is not None and not audit.problems:
         out += _first_item(task, first)
     out += ["## Summary", "", text(summary_line(audit)), ""]
+    if not audit.problems and arms:
+        out += _replay_header(task, arms)
     for title, found in (("Problems", audit.check_problems), ("Warnings", audit.check_warnings),
                          ("Checks skipped", audit.not_checked)):
         if found:

@@ -7,7 +7,7 @@ from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
 from vbw.report.numbers import pct, size
 from vbw.report.verdict import interval, mde_text, p_value, verdict
-from vbw.score.results import Comparison, Rate, Report
+from vbw.score.results import Comparison, Rate, Report, TaskMismatch
 from vbw.score.paired import ALPHA, POWER
 
 __all__ = ["coverage", "mde_text", "metric_name", "p_value", "plain_metric_name", "pct",
@@ -60,6 +60,14 @@ def coverage(r: Report) -> str:
     return f"{r.n} scored of {r.n_task} in the task ({excluded}; {missing})."
 
 
+def mismatch_sentence(m: TaskMismatch) -> str:
+    """What report.md says of a replay scored with allow_task_mismatch=true."""
+    return (f"Task mismatch: the replay's task hash ({code(m.replay_task_hash[:12])}...) "
+            f"differs from this task's ({code(m.task_hash[:12])}...), so its texts may have "
+            "been generated from other prompts, schemas or data; scored anyway "
+            "(allow_task_mismatch=true).")
+
+
 def check_lines(r: Report) -> list[str]:
     """The task check's warnings, then the checks it skipped (plain text: each renderer
     escapes it); none when the checks found nothing, so such a report is unchanged."""
@@ -75,6 +83,8 @@ def render_markdown(r: Report) -> str:
            else "Generated in this run.")
     out.append(f"Scored from {code(r.source)}, {text(r.provenance)}. {how}")
     out.append(coverage(r))
+    if r.task_mismatch is not None:
+        out.append(mismatch_sentence(r.task_mismatch))
     if r.excluded.n:
         out.append(f"Excluded items are left out of every arm ({r.excluded.reason}).")
     out += ["", "## Metrics per arm (rate over all N items, 95% bootstrap CI)", "",

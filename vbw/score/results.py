@@ -149,6 +149,13 @@ class TaskCheck(_M):
     not_checked: list[str]
 
 
+class TaskMismatch(_M):
+    """A replay scored with allow_task_mismatch=true although its task hash differs from
+    the task's: its texts may have been generated from other prompts, schemas or data."""
+    replay_task_hash: str  # the replay header's meta.task_hash
+    task_hash: str  # the scored task's generation hash
+
+
 class Report(_M):
     task: str
     correctness_label: str
@@ -163,6 +170,7 @@ class Report(_M):
     provenance: str
     bootstrap: dict[str, Any]
     task_check: TaskCheck | None = None  # set by vbw.cli.job for a run
+    task_mismatch: TaskMismatch | None = None  # scored with allow_task_mismatch=true
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
     interventions: dict[str, ArmInterventions] = {}  # per enforced arm (issue 19)

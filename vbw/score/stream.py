@@ -24,6 +24,7 @@ from vbw.replay.record import ScoredRecord
 from vbw.replay.stream import ReplayStream
 from vbw.score import split
 from vbw.score.finish import codes as finish_codes
+from vbw.score.results import TaskMismatch
 from vbw.score.landing import answer_steps
 from vbw.score.shared import SharedAudit
 from vbw.score.shown import Showing, Shown, Unbuilt, shown
@@ -196,17 +197,21 @@ def _same_task(a: str | None, b: str) -> bool:
     return a is not None and a.replace("-", "_") == b.replace("-", "_")
 
 
-def check_replay_matches(replay: ReplayStream, task: Task, allow_mismatch: bool) -> None:
+def check_replay_matches(replay: ReplayStream, task: Task,
+                         allow_mismatch: bool) -> TaskMismatch | None:
     """The replay is of this task; with a recorded task hash, of this version of it (a
-    replay without one is scored, and its report says the version was not verified)."""
+    replay without one is scored, and its report says the version was not verified).
+    Returns the mismatch `allow_mismatch` let through (None: none)."""
     header = replay.header
     if not _same_task(header.task, task.name):
         raise ReplayError(f"{replay.path}: meta.task is {header.task!r}, not {task.name!r}")
-    if header.task_hash is not None and header.task_hash != task.generation_hash() \
-            and not allow_mismatch:
+    if header.task_hash is None or header.task_hash == task.generation_hash():
+        return None
+    if not allow_mismatch:
         raise ReplayError(f"{replay.path}: meta.task_hash differs from task {task.path} (its "
                           "prompts, schemas or data changed since generation); pass "
                           "allow_task_mismatch=true to score it anyway")
+    return TaskMismatch(replay_task_hash=header.task_hash, task_hash=task.generation_hash())
 
 
 def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str],
@@ -248,7 +253,8 @@ def _checked(p: Pass, task: Task, n: int | None, selected: list[str]) -> Audit:
 def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | None,
                  err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
                  shared: SharedAudit | None = None, digests: bool = False,
-                 showing: Showing = Showing(), given: Pass | None = None) -> Scored:
+                 showing: Showing = Showing(), given: Pass | None = None,
+                 made_for: int | None = None) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
     selection (a shard job's replay holds its shard of the items only). `shared` takes
     the task checks (mode=compare runs them once over every replay's items, then calls
@@ -257,7 +263,8 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     and `Scored.shown`, by item id). `given`: the pass over this replay's records,
     scored as they were written (vbw.score.written), made for this selection and these
     arms; the replay's item lines are then not read (its end line is the caller's to set
-    in `stream.end`)."""
+    in `stream.end`). `made_for`: the replay's own n (vbw.modes.selection): selected items
+    past it and past the last one held are not counted missing."""
     selected = task.ids(n) if take is None else take(task.ids(n))
     rows = None if take is None else take(list(range(len(task.ids(n)))))
     if given is not None and (len(given.t.held), given.keys) != (len(selected),
@@ -275,7 +282,9 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
         for rec in stream.records():
             p.add(rec, path)
     t = p.t
-    missing = check_ids(task, selected, t.held.tolist(), p.stray, path, len(p.timings), err)
+    within = _within(selected, t.held, made_for)
+    missing = check_ids(task, selected[:within], t.held[:within].tolist(), p.stray, path,
+                        len(p.timings), err)
     if t.bad_row is not None:
         raise t.bad_row[1]
     # shared: the own auditor saw no item, so its result is an empty Audit (items=0)
@@ -286,10 +295,18 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     if stream.header.version == 0 and end is None:
         end = legacy_end(stream.meta_as_written, len(p.timings))
     rows = np.flatnonzero(t.scored)
-    return Scored(result, _states(selected, arms, t, rows), missing, len(selected), p.timings,
+    return Scored(result, _states(selected, arms, t, rows), missing, within, p.timings,
                   end, None if t.digests is None else t.digests[rows],
                   {selected[pos]: t.finish.items[pos] for pos in sorted(t.finish.items)},
                   p.shown_items(selected))
+
+
+def _within(selected: list[str], held: np.ndarray, made_for: int | None) -> int:
+    """How many selected items count: all, or the replay's own n and any it holds after."""
+    if made_for is None:
+        return len(selected)
+    last = int(np.flatnonzero(held)[-1]) + 1 if held.any() else 0
+    return min(len(selected), max(made_for, last))
 
 
 def _states(selected: list[str], arms: list[Arm], t: Tally, rows: np.ndarray) -> ItemStates:

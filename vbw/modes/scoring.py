@@ -186,8 +186,6 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         except ReplayError:
             replay.drain()  # a bad line anywhere in the file is reported first
             raise
-        if mismatch is not None:
-            print(mismatch_line(replay_path, task, mismatch), file=err)
         arms = job.arms_of(task)
         page = ItemData(task, replay.header, arms)
         try:
@@ -204,6 +202,8 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
                                err=err)
         finally:
             page.cancel()
+        if mismatch is not None:  # once scored: a refusal on the way stays one line
+            print(mismatch_line(replay_path, task, mismatch), file=err)
         print(md, file=out)
         if cfg.gate.wrong_valid_above is None or cfg.shard.count != 1:
             return task_dir, []

@@ -89,6 +89,20 @@ def portable_task(name: str) -> dict:
     return data
 
 
+def yaml_error(tmp_path: Path, text: str) -> str:
+    """vbw.validation.load_yaml's refusal of `text` written as tmp_path/t.yaml: one line
+    (asserted), as raised."""
+    from vbw.errors import ConfigError
+    from vbw.validation import load_yaml
+
+    path = tmp_path / "t.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_yaml(path)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
 def one_line_error(proc: subprocess.CompletedProcess) -> str:
     """A usage error as the contract wants it: exit 2, one stderr line, no traceback."""
     assert proc.returncode == 2, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])

@@ -8,23 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE, ROOT
+from tests.conftest import EXAMPLE, ROOT, yaml_error
 from vbw.errors import ConfigError
 from vbw.validation import UniqueKeyLoader, check_duplicate_keys, load_yaml
 
 
-def _error(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "t.yaml"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(ConfigError) as e:
-        load_yaml(path)
-    assert "\n" not in str(e.value)
-    return str(e.value)
-
-
 def test_duplicate_top_level_key(tmp_path: Path) -> None:
     text = "name: t\ncheck: {kind: numeric}\nlabel: x\ncheck: {kind: string}\n"
-    assert _error(tmp_path, text) == \
+    assert yaml_error(tmp_path, text) == \
         f"{tmp_path / 't.yaml'}:4: duplicate key 'check' (first at line 2)"
 
 
@@ -36,12 +27,12 @@ def test_duplicate_nested_key_names_its_lines(tmp_path: Path) -> None:
             "    question: q\n"
             "    answer: a\n"
             "    question: other\n")
-    assert _error(tmp_path, text).endswith("t.yaml:7: duplicate key 'question' (first at line 5)")
+    assert yaml_error(tmp_path, text).endswith("t.yaml:7: duplicate key 'question' (first at line 5)")
 
 
 def test_duplicate_in_flow_mapping_and_equal_spellings(tmp_path: Path) -> None:
-    assert _error(tmp_path, "a: {k: 1, k: 2}\n").endswith(":1: duplicate key 'k' (first at line 1)")
-    assert _error(tmp_path, "1: a\n0x1: b\n").endswith(":2: duplicate key 1 (first at line 1)")
+    assert yaml_error(tmp_path, "a: {k: 1, k: 2}\n").endswith(":1: duplicate key 'k' (first at line 1)")
+    assert yaml_error(tmp_path, "1: a\n0x1: b\n").endswith(":2: duplicate key 1 (first at line 1)")
 
 
 def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
@@ -52,7 +43,7 @@ def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
 
 
 def test_other_yaml_errors_unchanged(tmp_path: Path) -> None:
-    assert _error(tmp_path, "a: [1\n").startswith(f"{tmp_path / 't.yaml'}:2: invalid YAML:")
+    assert yaml_error(tmp_path, "a: [1\n").startswith(f"{tmp_path / 't.yaml'}:2: invalid YAML:")
 
 
 BUNDLED = sorted((ROOT / "conf").rglob("*.yaml")) + sorted(EXAMPLE.rglob("*.yaml"))

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import one_line_error, run_vbw
-from vbw.errors import ConfigError
+from tests.conftest import one_line_error, run_vbw, yaml_error
 from vbw.validation import load_yaml
 
 TAB = "a tab character: YAML indents with spaces only; replace the tab with spaces"
@@ -23,12 +22,7 @@ ASTRAY = ("indentation: this line does not fit the block it is in (from line {n}
 
 
 def _error(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "t.yaml"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(ConfigError) as e:
-        load_yaml(path)
-    assert "\n" not in str(e.value)
-    return str(e.value).removeprefix(f"{path}")
+    return yaml_error(tmp_path, text).removeprefix(f"{tmp_path / 't.yaml'}")
 
 
 @pytest.mark.parametrize(("text", "line"), [

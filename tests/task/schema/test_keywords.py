@@ -3,6 +3,7 @@ did-you-mean, and only there (property names and data are not keywords)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,21 +114,24 @@ def test_location_quotes_what_is_not_a_plain_name() -> None:
     assert location(("properties", "a\nb")) == "properties['a\\nb']: "
 
 
-def test_a_typo_is_one_line_in_check_mode(tmp_path: Path) -> None:
+def _gsm8k_with(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """The gsm8k task, its answer schema changed by `edit`, written as t.yaml."""
     data = portable_task("gsm8k")
-    data["schemas"]["answer"]["schema"]["properties"]["answer"] = {"typ": "integer"}
+    edit(data["schemas"]["answer"]["schema"])
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_typo_is_one_line_in_check_mode(tmp_path: Path) -> None:
+    path = _gsm8k_with(tmp_path, lambda s: s["properties"].update(answer={"typ": "integer"}))
     line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert ("t.yaml: schemas.answer.static.schema: properties.answer: unknown keyword 'typ' "
             "(did you mean 'type'?)") in line
 
 
 def test_a_typo_refuses_a_replay_too(tmp_path: Path) -> None:
-    data = portable_task("gsm8k")
-    data["schemas"]["answer"]["schema"]["requird"] = ["answer"]
-    path = tmp_path / "t.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    path = _gsm8k_with(tmp_path, lambda s: s.update(requird=["answer"]))
     replay = REPLAYS / "gsm8k/qwen2_5_0_5b/outlines.jsonl"
     line = one_line_error(run_vbw(f"task.files=[{path}]", f"replay={replay}",
                                   f"hydra.run.dir={tmp_path}/o", cwd=tmp_path))
@@ -158,10 +162,7 @@ def test_type_names_and_draft_3_s_any_are_not_refused() -> None:
 
 
 def test_an_unknown_type_is_one_line_without_a_dump_of_the_schema(tmp_path: Path) -> None:
-    data = portable_task("gsm8k")
-    data["schemas"]["answer"]["schema"]["properties"]["answer"] = {"type": "nubmer"}
-    path = tmp_path / "t.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    path = _gsm8k_with(tmp_path, lambda s: s["properties"].update(answer={"type": "nubmer"}))
     line = one_line_error(run_vbw(f"task.files=[{path}]", "mode=check", cwd=tmp_path))
     assert line == (f"vbw: error: {path}: schemas.answer.static.schema: "
                     "properties.answer.type: unknown type 'nubmer' (did you mean 'number'? "

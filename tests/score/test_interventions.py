@@ -14,7 +14,8 @@ from tests.interventions_data import with_interventions
 from vbw.replay import read_replay
 from vbw.replay.stream import open_replay
 from vbw.score.interventions import summarise
-from vbw.score.metrics import build_report, compare, comparison_pairs
+from vbw.score.metrics import build_report, compare
+from vbw.score.pairs import comparison_pairs
 from vbw.score.states import ItemStates
 from vbw.score.stream import score_stream
 from vbw.task.arms import parse_arm, task_arms, ARM_KINDS

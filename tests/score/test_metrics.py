@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vbw.score.metrics import build_report, comparison_pairs
+from vbw.score.metrics import build_report
+from vbw.score.pairs import comparison_pairs
 from vbw.score.states import ItemStates
 from vbw.task.arms import Arm, parse_arm
 

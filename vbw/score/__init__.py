@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vbw.lazy import lazy_exports
 
-_WHERE = {"build_report": "vbw.score.metrics", "comparison_pairs": "vbw.score.metrics",
+_WHERE = {"build_report": "vbw.score.metrics", "comparison_pairs": "vbw.score.pairs",
           "Report": "vbw.score.results", "ItemStates": "vbw.score.states",
           "score_stream": "vbw.score.stream"}
 

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vbw.score.bootstrap import key_rng
 from vbw.score.interventions import summarise
-from vbw.score.metrics import metric_columns, paired_delta
+from vbw.score.metrics import metric_columns
+from vbw.score.pairs import paired_delta
 from vbw.score.results import METRICS, ArmInterventions, Delta
 from vbw.score.paired import ALPHA, POWER
 from vbw.score.digest import NO_TEXT

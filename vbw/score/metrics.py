@@ -7,18 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from vbw.score.bootstrap import delta_ci, key_rng, rate_ci
+from vbw.score.bootstrap import key_rng, rate_ci
 from vbw.score.interventions import summarise
-from vbw.score.results import (ArmMetrics, Comparison, Delta, Excluded, Flips, Missing, Quadrant,
+from vbw.score.results import (ArmMetrics, Comparison, Excluded, Flips, Missing, Quadrant,
                              Rate, Report)
-from vbw.score.paired import ALPHA, mcnemar_p, min_detectable_effect
+from vbw.score.fields import field_metrics
+from vbw.score.pairs import comparison_key, comparison_pairs, paired_delta, role_of
 from vbw.score.states import STATE_NAMES, ItemStates
 from vbw.task.arms import Arm
 
-HEADLINE_ROLE = "headline: grammar off -> on, same contract"
-TOOL_ROLES = {"constrained": "headline: response_format -> forced tool call, both grammar-bound",
-              "prompt_json": "headline: JSON asked in the prompt -> forced tool call"}
-SECONDARY_ROLE = "secondary: also changes whether the model reasons in text (confounded)"
 EXCLUDED_REASON = "the decoding backend could not compile the schema"
 
 
@@ -52,44 +49,6 @@ def arm_metrics(st: ItemStates, arm: Arm, rng: np.random.Generator,
                       wrong_but_valid=rates.get("wrong_but_valid"), quadrant=quadrant)
 
 
-def comparison_pairs(arms: list[Arm]) -> list[tuple[Arm, Arm, str]]:
-    """(from, to, kind): headline prompt_json[S] -> constrained[S] per constrained arm, then
-    constrained[S] -> tool_call[S] and prompt_json[S] -> tool_call[S] per tool_call arm, then
-    secondary unconstrained -> each constrained[S], tool_call[S] and reason_then_constrain arm."""
-    pairs = []
-    for a in arms:
-        twin = Arm("prompt_json", a.schema)
-        if a.kind == "constrained" and twin in arms:
-            pairs.append((twin, a, "headline"))
-    for a in arms:
-        for kind in ("constrained", "prompt_json"):
-            if a.tool and Arm(kind, a.schema) in arms:  # type: ignore[arg-type]
-                pairs.append((Arm(kind, a.schema), a, "headline"))  # type: ignore[arg-type]
-    free = Arm("unconstrained", None)
-    if free in arms:
-        pairs += [(free, a, "secondary") for a in arms if a.enforced]
-    return pairs
-
-
-def paired_delta(before: np.ndarray, after: np.ndarray, rng: np.random.Generator,
-                 resamples: int) -> Delta:
-    """mean(after) - mean(before) for paired 0/1 vectors: bootstrap CI (drawn from rng),
-    discordant counts, exact McNemar p-value, minimum detectable effect and the verdict
-    (an effect is McNemar p < ALPHA)."""
-    n = int(before.size)
-    lo, hi = delta_ci(before, after, rng, resamples)
-    n10, n01 = int((before & ~after).sum()), int((~before & after).sum())
-    p = mcnemar_p(n10, n01)
-    return Delta(delta=float(after.mean() - before.mean()) if n else 0.0, ci95=(lo, hi),
-                 excludes_0=bool(lo > 0 or hi < 0), n10=n10, n01=n01, mcnemar_p=p,
-                 mde=min_detectable_effect(n, n10 + n01), effect=p < ALPHA)
-
-
-def comparison_key(src: str, dst: str) -> str:
-    """The key a comparison's random stream is derived from."""
-    return f"{src} -> {dst}"
-
-
 def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Generator,
             resamples: int) -> Comparison:
     """One paired comparison; rng is its own stream (see key_rng)."""
@@ -100,9 +59,8 @@ def compare(st: ItemStates, src: Arm, dst: Arm, kind: str, rng: np.random.Genera
     transitions = _transitions(st.codes(), i, j)
     ra, rb = st.right[:, i], st.right[:, j]
     flips = Flips(right_to_wrong=int((ra & ~rb).sum()), wrong_to_right=int((~ra & rb).sum()))
-    role = (SECONDARY_ROLE if kind != "headline" else
-            TOOL_ROLES[src.kind] if dst.tool else HEADLINE_ROLE)
-    return Comparison(from_=src.key, to=dst.key, n=len(st.ids), role=role, kind=kind,
+    return Comparison(from_=src.key, to=dst.key, n=len(st.ids), role=role_of(src, dst, kind),
+                      kind=kind,
                       deltas=deltas,
                       transitions=transitions, flips=flips)
 
@@ -167,6 +125,7 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
                    for a, b, k in comparison_pairs(st.arms)]
     ledger = ledger_rows(st)
     excluded = excluded_of(st)
+    fields = field_metrics(st, seed, resamples)
     # Constructed, not validated: every part is built above from validated models, and
     # validating would copy the ledger (a dict per item) once more.
     return Report.model_construct(
@@ -176,4 +135,5 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
         bootstrap={"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile"},
         arms=arms, comparisons=comparisons,
         interventions=summarise(st.events, st.arms, st.valid, st.right, comparisons),
+        fields=fields, fields_from=st.field_label if fields else "",
         ledger=ledger)

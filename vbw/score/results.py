@@ -127,6 +127,36 @@ class ArmInterventions(_M):
     flips: list[FlipInterventions] = []
 
 
+class FieldArm(_M):
+    """One arm's figures on one field, over the field's items: how many it got right, its
+    accuracy and (for an arm with a contract) its wrong-but-valid rate: schema-valid with
+    this field wrong."""
+    right: int
+    accuracy: Rate
+    wrong_but_valid: Rate | None
+
+
+class FieldComparison(_M):
+    """A paired comparison of two arms on one field: `accuracy` and (both arms with a
+    contract) `wrong_but_valid` deltas, with the answer's verdict rule (Delta.effect)."""
+    from_: str = Field(alias="from")
+    to: str
+    kind: Literal["headline", "secondary"]
+    role: str
+    deltas: dict[str, Delta]
+    flips: Flips
+
+
+class FieldMetrics(_M):
+    """One field (vbw.score.fields): the items that have it (n), each arm that can state
+    it, the arms that cannot (`not_read`: a free-text arm, with no free-text steps for the
+    field), and the paired comparisons."""
+    n: int
+    arms: dict[str, FieldArm]
+    not_read: list[str]
+    comparisons: list[FieldComparison]
+
+
 class Excluded(_M):
     n: int
     ids: list[str]
@@ -174,4 +204,7 @@ class Report(_M):
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
     interventions: dict[str, ArmInterventions] = {}  # per enforced arm (issue 19)
+    # per field, then "all fields" (vbw.score.fields); {}: the task has no fields
+    fields: dict[str, FieldMetrics] = {}
+    fields_from: str = ""  # what the fields are: the task's own, or the checker's parts
     ledger: list[dict[str, str]]

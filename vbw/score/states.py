@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vbw.task.arms import Arm
 from vbw.task.extract import Extracted
+from vbw.task.fields import FieldRow
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
@@ -33,6 +34,11 @@ class ItemStates(BaseModel):
     # np.ndarray[int32] (n_items, n_arms, 4): interventions per item and arm
     # (vbw.score.interventions); None: no record had any
     events: Any = None
+    # np.ndarray[int8] (n_items, n_arms, n_fields): per field a code of
+    # vbw.task.fields.FIELD_CODES; None: the task has no fields
+    field_codes: Any = None
+    field_names: list[str] = []
+    field_label: str = ""  # what the fields are (vbw.task.fields.FieldReader.label)
 
     def state(self, i: int, j: int) -> str:
         return _STATES[int(self.valid[i, j]), bool(self.right[i, j])]
@@ -69,18 +75,20 @@ def _arm_plan(arms: list[Arm]) -> list[tuple[Arm, str, str | None]]:
 
 
 def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: list[Arm],
-               validators: Validators, kept: list[Extracted] | None = None
-               ) -> tuple[list[int], list[bool]]:
+               validators: Validators, kept: list[Extracted] | None = None,
+               fields: list[FieldRow] | None = None) -> tuple[list[int], list[bool]]:
     """(validity row, correctness row) of one item over `arms`, from each arm's text: per
     arm, Task.extract's object and answer (by Task.reader), the object's validity against the arm's
     schema, and Task.is_correct. `kept`: each arm's extraction is added to it, with its
-    span (for the reports: vbw.score.shown)."""
+    span (for the reports: vbw.score.shown). `fields`: each arm's FieldRow is added to it
+    (the task's fields, vbw.task.fields)."""
     vrow: list[int] = []
     rrow: list[bool] = []
     schemas, read, is_correct = item.schemas, task.reader, task.is_correct
     is_valid, spans = validators.is_valid, kept is not None
     for arm, key, schema in _arm_plan(arms):
-        got = read(texts[key], item, arm.kind == "unconstrained", spans)
+        text, free = texts[key], arm.kind == "unconstrained"
+        got = read(text, item, free, spans)
         obj, plain, answer, _ = got
         if spans:
             kept.append(Extracted(*got))  # type: ignore[union-attr]
@@ -89,4 +97,6 @@ def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: li
         else:
             vrow.append(-1)
         rrow.append(answer is not None and is_correct(answer, item))
+        if fields is not None:
+            fields.append(task.fields.row(obj, text, answer, item, free))
     return vrow, rrow

@@ -33,6 +33,7 @@ from vbw.score.tally import Size, Tally
 from vbw.task.arms import Arm
 from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
 from vbw.task.extract import Extracted
+from vbw.task.fields import FieldReader
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
 
@@ -75,7 +76,8 @@ class Pass:
             self.position = {}
             for i, item_id in enumerate(selected):
                 self.position.setdefault(item_id, []).append(i)
-        self.t = self.TALLY.new(Size(len(selected), len(arms), showing, digests),
+        self.t = self.TALLY.new(Size(len(selected), len(arms), showing, digests,
+                                     len(task.fields.names)),
                                 auditor=Auditor(task))
         self.steps = answer_steps(task.spec.extract.json_.path)
         self.stray: list[str] = []
@@ -295,7 +297,7 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     if stream.header.version == 0 and end is None:
         end = legacy_end(stream.meta_as_written, len(p.timings))
     rows = np.flatnonzero(t.scored)
-    return Scored(result, _states(selected, arms, t, rows), missing, within, p.timings,
+    return Scored(result, _states(selected, arms, t, rows, task.fields), missing, within, p.timings,
                   end, None if t.digests is None else t.digests[rows],
                   {selected[pos]: t.finish.items[pos] for pos in sorted(t.finish.items)},
                   p.shown_items(selected))
@@ -309,9 +311,13 @@ def _within(selected: list[str], held: np.ndarray, made_for: int | None) -> int:
     return min(len(selected), max(made_for, last))
 
 
-def _states(selected: list[str], arms: list[Arm], t: Tally, rows: np.ndarray) -> ItemStates:
+def _states(selected: list[str], arms: list[Arm], t: Tally, rows: np.ndarray,
+            fields: FieldReader) -> ItemStates:
     excluded = sorted(t.excluded)
+    named = t.field_codes is not None
     return ItemStates(ids=[selected[i] for i in rows], arms=list(arms),
+                      field_names=fields.names if named else [],
+                      field_label=fields.label if named else "",
                       excluded=[selected[i] for i in excluded],
                       excluded_reasons={selected[i]: t.excluded[i] for i in excluded},
                       **t.states(rows))

@@ -21,6 +21,7 @@ from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.shown import Lowest, Showing
 from vbw.score.states import arm_states
+from vbw.task.fields import ABSENT
 
 
 class Combine(Enum):
@@ -41,6 +42,7 @@ class Size(NamedTuple):
     arms: int
     showing: Showing = Showing()
     digests: bool = False
+    fields: int = 0  # the task's fields (vbw.task.fields)
 
 
 def _meta(combine: Combine, new: Callable[[Size], Any], mask: str = "scored",
@@ -79,6 +81,10 @@ class Tally:
     scored: np.ndarray = either(lambda s: np.zeros(s.n, dtype=bool))
     valid: np.ndarray = per_item(lambda s: np.zeros((s.n, s.arms), dtype=np.int8), states=True)
     right: np.ndarray = per_item(lambda s: np.zeros((s.n, s.arms), dtype=bool), states=True)
+    # per field, a code of vbw.task.fields.FIELD_CODES; None: the task has no fields
+    field_codes: np.ndarray | None = per_item(
+        lambda s: np.full((s.n, s.arms, s.fields), ABSENT, dtype=np.int8) if s.fields
+        else None, states=True)
     # interventions (vbw.score.interventions)
     events: np.ndarray = per_item(lambda s: empty_rows(s.n, s.arms), states=True)
     digests: np.ndarray | None = per_item(
@@ -100,8 +106,12 @@ class Tally:
     def add_scored(self, pos: int, p: Any, rec: Any, item: Any) -> None:
         """The figures of an item that has every arm (`p`: the pass, vbw.score.stream.Pass,
         for the task, arms and validators; `rec`: its ScoredRecord)."""
-        vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators, p.keep(pos))
+        frows = [] if self.field_codes is not None else None
+        vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators, p.keep(pos),
+                                frows)
         self.valid[pos], self.right[pos] = vrow, rrow
+        if frows is not None:
+            self.field_codes[pos] = [r.codes for r in frows]
         if self.digests is not None:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in p.arms]
         if rec.interventions:
@@ -139,5 +149,5 @@ class Tally:
 
     def states(self, rows: np.ndarray) -> dict[str, Any]:
         """The per-item arrays marked for ItemStates, at `rows` (positions scored)."""
-        return {f.name: getattr(self, f.name)[rows] for f in fields(self)
-                if f.metadata["states"]}
+        return {f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[rows]
+                for f in fields(self) if f.metadata["states"]}

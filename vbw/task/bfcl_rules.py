@@ -119,29 +119,45 @@ def official_reason(answer: Any, gold: Any, schema: Any) -> str | None:
     for param, value in answer.items():
         if param not in props or param not in gold:  # l. 376-380
             return "unexpected_param"
-        allowed = _as_list(gold[param])
-        want = _python_type(props[param])
-        inner = None
-        if want is list:
-            inner = _python_type(props[param].get("items"))
-            if inner is None:
-                return "unknown_type"
-        if want is None:
-            return "unknown_type"
-        if want is float and type(value) is int:  # l. 443-448
-            try:
-                value = float(value)
-            except OverflowError:  # BFCL raises; too large for a float is wrong here
-                return "type"
-        reason, variable = _type_check(value, allowed, want, inner)
-        if reason is None:
-            reason = (None if value in allowed else "other_value") if variable \
-                else _value_reason(value, allowed, want, inner)
+        reason = param_reason(value, _as_list(gold[param]), props[param])
         if reason is not None:
             return reason
     if any(p not in answer and "" not in _as_list(a) for p, a in gold.items()):  # l. 506
         return "missing_optional"
     return None
+
+
+PARAMETER_TYPES = ("string", "integer", "number", "boolean", "array", "object", "other")
+
+
+def param_group(prop: Any) -> str:
+    """A parameter's group for per-field scoring: its declared JSON type, `other` when it
+    declares none or several."""
+    t = prop.get("type") if isinstance(prop, dict) else None
+    return t if isinstance(t, str) and t in PARAMETER_TYPES else "other"
+
+
+def param_reason(value: Any, allowed: list[Any], prop: Any) -> str | None:
+    """None when BFCL's checker calls one given parameter's value right (its declaration
+    `prop`, its allowed values), else the reason (l. 382-500)."""
+    want = _python_type(prop)
+    inner = None
+    if want is list:
+        inner = _python_type(prop.get("items"))
+        if inner is None:
+            return "unknown_type"
+    if want is None:
+        return "unknown_type"
+    if want is float and type(value) is int:  # l. 443-448
+        try:
+            value = float(value)
+        except OverflowError:  # BFCL raises; too large for a float is wrong here
+            return "type"
+    reason, variable = _type_check(value, allowed, want, inner)
+    if reason is None:
+        reason = (None if value in allowed else "other_value") if variable \
+            else _value_reason(value, allowed, want, inner)
+    return reason
 
 
 def _function_schemas(schema: Any) -> dict[str, Any]:

@@ -13,11 +13,12 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from vbw.task.base import RegexPattern, StrictModel
-from vbw.task.bfcl_rules import calls_reason, official_reason
+from vbw.task.bfcl_rules import (PARAMETER_TYPES, calls_reason, official_reason,
+                                 param_group, param_reason)
 from vbw.task.jsontext.values import as_float, is_number
 from vbw.task.regex import Regex, compile_task_regex
 from vbw.task.regexample import examples
-from vbw.task.kinds import BaseChecker
+from vbw.task.kinds import BaseChecker, Part
 from vbw.task.registry import Registry
 
 CHECKERS: Registry[StrictModel] = Registry("checker", group="vbw.checkers")
@@ -187,6 +188,7 @@ class CallArgsChecker(BaseChecker):
 
     kind: Literal["call_args"]
     answers_complete: ClassVar[bool] = True
+    part_groups: ClassVar[tuple[str, ...]] = PARAMETER_TYPES
     rules: Literal["simplified", "bfcl_official"] = "simplified"
     delete_chars: str = " ,./-_*^"
 
@@ -222,6 +224,30 @@ class CallArgsChecker(BaseChecker):
             return official_reason(answer, gold, schema) is None
         properties = (schema or {}).get("properties", {})
         return self._match_object(answer, gold, properties)
+
+    def parts(self, answer: Any, gold: Any, schema: Any = None) -> list[Part] | None:
+        """Each gold parameter of one call, grouped by its declared JSON type (`other`:
+        none, or several): right when the answer's value matches as `check` matches it
+        (an optional one left out is right; a parameter the gold does not name makes the
+        answer wrong, no parameter). A list of calls is not split."""
+        if not isinstance(gold, dict):
+            return None
+        props = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
+        given = answer if isinstance(answer, dict) else None
+        return [Part(param, param_group(props.get(param)), self._param_right(
+            given, param, allowed, props)) for param, allowed in gold.items()]
+
+    def _param_right(self, answer: dict[str, Any] | None, param: str, allowed: Any,
+                     props: Any) -> bool:
+        allowed = allowed if isinstance(allowed, list) else [allowed]
+        if answer is None:
+            return False
+        if param not in answer:
+            return "" in allowed
+        if self.rules == "bfcl_official":
+            return param in props and param_reason(answer[param], allowed,
+                                                   props[param]) is None
+        return any(self._match(answer[param], a) for a in allowed if a != "")
 
     def _match_object(self, answer: Any, gold: Any, properties: Any) -> bool:
         if not isinstance(answer, dict) or not isinstance(gold, dict):

@@ -26,6 +26,7 @@ class Item(StrictModel):
     fields: dict[str, Any]
     gold: Any
     schemas: dict[str, dict[str, Any]]
+    field_gold: dict[str, Any] = {}  # each of the task's `fields`, its gold
 
 
 class ItemSet:
@@ -131,19 +132,9 @@ class ItemSet:
             if value is None:
                 raise self._nothing(f"dataset.fields.{name}", path, index, item_id, row)
             fields[name] = value
-        gold = search(d.gold.path, row)
-        if gold is None:
-            raise self._nothing("dataset.gold.path", d.gold.path, index, item_id, row)
-        raw = gold
-        if d.gold.extract:
-            gold = self._chain(d.gold.extract, str(gold), fields, d.gold.coerce)
-        else:
-            gold = d.gold.coerce.apply(gold)
-        if gold is None:
-            steps = "extract and coerce steps give" if d.gold.extract else "coerce step gives"
-            raise DataError(f"{self.path}: dataset.gold: its {steps} no gold from "
-                            f"{reprlib.repr(raw)} (at {d.gold.path!r}) in row {index} "
-                            f"({item_id}) of {self._data_label}")
+        gold = self._gold(d.gold, "dataset.gold", index, item_id, row, fields)
+        field_gold = {name: self._gold(f.gold, f"fields.{name}.gold", index, item_id, row,
+                                       fields) for name, f in self.spec.fields.items()}
         gold_problem = self._gold_problem
         problem = gold_problem(gold) if gold_problem is not None else None
         if problem is not None:
@@ -156,7 +147,26 @@ class ItemSet:
                 raise DataError(f"{self.path}: schemas.{name}: item {item_id}: {e}") from None
         # Built from values this method produced: validating would only copy every
         # schema, so each item would hold its own copy of a static schema.
-        return Item.model_construct(id=item_id, fields=fields, gold=gold, schemas=schemas)
+        return Item.model_construct(id=item_id, fields=fields, gold=gold, schemas=schemas,
+                                    field_gold=field_gold)
+
+    def _gold(self, spec: Any, where: str, index: int, item_id: str, row: dict[str, Any],
+              fields: dict[str, Any]) -> Any:
+        """A gold (GoldSpec `spec`, at task field `where`) read from the row."""
+        gold = search(spec.path, row)
+        if gold is None:
+            raise self._nothing(f"{where}.path", spec.path, index, item_id, row)
+        raw = gold
+        if spec.extract:
+            gold = self._chain(spec.extract, str(gold), fields, spec.coerce)
+        else:
+            gold = spec.coerce.apply(gold)
+        if gold is None:
+            steps = "extract and coerce steps give" if spec.extract else "coerce step gives"
+            raise DataError(f"{self.path}: {where}: its {steps} no gold from "
+                            f"{reprlib.repr(raw)} (at {spec.path!r}) in row {index} "
+                            f"({item_id}) of {self._data_label}")
+        return gold
 
     def _nothing(self, field: str, path: str, index: int, item_id: str | None,
                  row: dict[str, Any]) -> DataError:

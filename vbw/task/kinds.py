@@ -6,7 +6,7 @@ vbw.task.extract, vbw.task.coerce, vbw.task.schema.sources), and so may a plugin
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from vbw.task.base import StrictModel
 
@@ -17,6 +17,8 @@ class BaseChecker(StrictModel):
     schema-valid, no right answer is (mode=check says so)."""
 
     answers_complete: ClassVar[bool] = False
+    # the groups `parts` puts an answer's parts in (none: the checker does not split it)
+    part_groups: ClassVar[tuple[str, ...]] = ()
 
     def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
         """Whether `answer` is right.
@@ -41,6 +43,29 @@ class BaseChecker(StrictModel):
             none can be built.
         """
         return []
+
+    def parts(self, answer: Any, gold: Any, schema: Any = None) -> list[Part] | None:
+        """The answer's verdict part by part of the gold, for per-field scoring of a task
+        that names no fields (vbw.task.fields); None by default: not split.
+
+        Args:
+            answer: the coerced answer read from the arm's text, or None when it has none.
+            gold: the item's gold.
+            schema: the JSON Schema the arm ran under, or None.
+        Returns:
+            One Part per part of the gold, its group one of `part_groups`; or None when
+            this gold is not split (every field of the item is then absent).
+        """
+        return None
+
+
+class Part(NamedTuple):
+    """One part of a gold (a call's parameter), the group it is counted in, and whether the
+    answer got it right."""
+
+    name: str
+    group: str
+    right: bool
 
 
 class BaseStep(StrictModel):

@@ -18,6 +18,7 @@ from jinja2 import TemplateError, UndefinedError
 from vbw.errors import ConfigError, DataError, one_line
 from vbw.task.arms import Arm
 from vbw.task.extract import NOTHING, Extracted
+from vbw.task.fields import FieldReader
 from vbw.task.dataset import read_data_bytes
 from vbw.task.itemset import Item, ItemSet
 from vbw.task.jsontext.scan import first_json_object_plain, first_json_span
@@ -160,6 +161,11 @@ class Task(ItemSet):
                         return None, None, value, None if span is None else span(text)
             return NOTHING
         return read
+
+    @cached_property
+    def fields(self) -> FieldReader:
+        """The task's per-field scoring (vbw.task.fields): false when it has no fields."""
+        return FieldReader(self.spec)
 
     # -- identity --------------------------------------------------------------------
     def generation_hash(self) -> str:

@@ -8,9 +8,9 @@ vbw.formats).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from vbw.task.base import JinjaTemplate, JMESPathExpr, StrictModel
 from vbw.task.check import Checker
@@ -21,6 +21,8 @@ from vbw.task.schema.sources import SchemaSource
 from vbw.task.tools import ToolSpec
 
 ID_SOURCES: Registry[StrictModel] = Registry("item id")
+FIELD_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
+MAX_FIELDS = 32  # fields a task may name (each is a column of every report table)
 
 
 class JoinSpec(StrictModel):
@@ -57,6 +59,19 @@ class GoldSpec(StrictModel):
     path: JMESPathExpr
     extract: list[FreeStep] = []
     coerce: Coercion = IdentityCoercion(kind="identity")
+
+
+class FieldSpec(StrictModel):
+    """One named field of the answer, scored on its own (docs/reference/task-format.md,
+    "Fields"): its value in the JSON answer at `path`, coerced, checked against its gold by
+    `check`. `free`: how a free-text arm states it (ordered steps, the first that yields a
+    value wins); without it the field is n/a for free-text arms."""
+
+    path: JMESPathExpr
+    gold: GoldSpec
+    coerce: Coercion = IdentityCoercion(kind="identity")
+    check: Checker
+    free: list[FreeStep] = []
 
 
 class DatasetSpec(StrictModel):
@@ -108,6 +123,10 @@ class TaskSpec(StrictModel):
     extract: ExtractSpec
     coerce: Coercion = IdentityCoercion(kind="identity")
     check: Checker
+    fields: dict[Annotated[str, StringConstraints(pattern=FIELD_NAME)], FieldSpec] = Field(
+        default={}, max_length=MAX_FIELDS, description=(
+            "Named fields of the JSON answer, each scored on its own beside the answer "
+            "(per-field accuracy, wrong-but-valid and paired comparisons)."))
     tool: ToolSpec = ToolSpec()
 
     @model_validator(mode="after")
@@ -118,5 +137,7 @@ class TaskSpec(StrictModel):
         return self
 
     def canonical(self) -> dict[str, Any]:
-        """The definition as plain data (aliases, defaults filled) for hashing."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The definition as plain data (aliases, defaults filled) for hashing; `fields`
+        only when it names some (a task without them hashes as before)."""
+        return self.model_dump(mode="json", by_alias=True,
+                               exclude=None if self.fields else {"fields"})

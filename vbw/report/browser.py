@@ -21,6 +21,7 @@ from vbw.replay import ReplayHeader
 from vbw.report.marks import MAX_MARKS, ArmMarks, arm_marks
 from vbw.score.shown import Showing, Shown, ShownArm, clip
 from vbw.task.arms import Arm
+from vbw.task.fields import NOT_READ, RIGHT, WRONG
 from vbw.task.runner import Task
 
 MAX_TEXT_CHARS = 20_000   # embedded characters per text: the head and tail halves
@@ -64,6 +65,8 @@ class ArmView(_M):
     turns: list[Turn] = []
     unsupported: str | None = None
     interventions: ArmMarks | None = None  # None: not an enforced arm, or not recorded
+    # the task's fields: [name, "right"/"wrong"/"n/a", value read as JSON or None]
+    fields: list[tuple[str, str, str | None]] | None = None
 
 
 class ItemView(_M):
@@ -73,6 +76,7 @@ class ItemView(_M):
     gold: str | None = None
     prompts: list[Cut] = []
     arms: dict[str, ArmView]
+    fields_changed: list[str] = []   # fields read differently by two arms that state them
 
 
 class Browser(_M):
@@ -144,7 +148,23 @@ def _arm(arm: Arm, rec: ShownArm | None, state: str, turns: list[Turn]) -> ArmVi
                    finish_reason=rec.finish_reason,
                    answer=None if rec.answer is None else spell(rec.answer), span=span,
                    span_kind=("json" if arm.has_contract else "answer") if span else None,
-                   unsupported=rec.unsupported, turns=turns, interventions=marks)
+                   unsupported=rec.unsupported, turns=turns, interventions=marks,
+                   fields=None if rec.fields is None else [
+                       (name, _FIELD_STATE[code], None if value is None else spell(value))
+                       for name, code, value in rec.fields])
+
+
+_FIELD_STATE = {RIGHT: "right", WRONG: "wrong", NOT_READ: "n/a"}
+
+
+def changed_fields(views: dict[str, ArmView]) -> list[str]:
+    """The fields two arms that state them read differently (state or value), in order."""
+    seen: dict[str, set[tuple[str, str | None]]] = {}
+    for v in views.values():
+        for name, state, value in v.fields or ():
+            if state != "n/a":
+                seen.setdefault(name, set()).add((state, value))
+    return [name for name, got in seen.items() if len(got) > 1]
 
 
 def item_view(item_id: str, arms: list[Arm], shown: Shown, states: dict[str, str] | None,
@@ -159,7 +179,8 @@ def item_view(item_id: str, arms: list[Arm], shown: Shown, states: dict[str, str
         state = "excluded" if states is None else states[arm.key]
         views[arm.key] = _arm(arm, rec, state, _turns(arm, arms, chat, prompts))
     return ItemView(id=item_id, excluded=excluded, gold=spell(shown.gold),
-                    prompts=[cut(p) for p in prompts], arms=views)
+                    prompts=[cut(p) for p in prompts], arms=views,
+                    fields_changed=changed_fields(views))
 
 
 def prompts_note(header: ReplayHeader, task: Task) -> str:

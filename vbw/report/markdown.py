@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
-from vbw.report.numbers import pct, size
+from vbw.report.fields import markdown_lines as field_lines
+from vbw.report.numbers import pct, rate_cell, size
 from vbw.report.verdict import interval, mde_text, p_value, verdict
-from vbw.score.results import Comparison, Rate, Report, TaskMismatch
+from vbw.score.results import Comparison, Report, TaskMismatch
 from vbw.score.paired import ALPHA, POWER
 
 __all__ = ["coverage", "mde_text", "metric_name", "p_value", "plain_metric_name", "pct",
@@ -25,12 +26,6 @@ def metric_name(metric: str, label: str) -> str:
 def plain_metric_name(metric: str, label: str) -> str:
     """metric_name's wording as plain text, for HTML and SVG (escaped there, not here)."""
     return label if metric == "answer_accuracy" else _NAMES[metric]
-
-
-def rate_cell(r: Rate | None) -> str:
-    if r is None:
-        return "n/a"
-    return f"{pct(r.rate)} [{pct(r.ci95[0])}, {pct(r.ci95[1])}]"
 
 
 def _comparison(c: Comparison, n: int, label: str) -> list[str]:
@@ -107,6 +102,7 @@ def render_markdown(r: Report) -> str:
     widths = ", ".join(f"{code(k)} ±{size((m.answer_accuracy.ci95[1] - m.answer_accuracy.ci95[0]) / 2)} pts"
                        for k, m in r.arms.items())
     out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
+    out += field_lines(r)
     out += markdown_lines(r)
     checks = check_lines(r)
     if checks:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+from vbw.score.results import Rate
+
 
 def pts(x: float) -> str:
     """A difference of rates in points with its sign: `+5.5`, `-0.5`; whatever rounds to
@@ -44,3 +46,10 @@ def share(x: float | None) -> str:
 def prob(logprob: float) -> str:
     """A log-probability as a probability, three significant digits: `0.779`, `1.2e-05`."""
     return f"{math.exp(logprob):.3g}" if logprob == logprob else "nan"
+
+
+def rate_cell(r: Rate | None) -> str:
+    """A rate and its CI, `41.0% [34.5%, 47.5%]`; `n/a` for none."""
+    if r is None:
+        return "n/a"
+    return f"{pct(r.rate)} [{pct(r.ci95[0])}, {pct(r.ci95[1])}]"

@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 from vbw.score.landing import Landing, Step, classify
 from vbw.task.arms import Arm
 from vbw.task.extract import Extracted
+from vbw.task.fields import RIGHT, WRONG
+from vbw.task.kinds import Part
 from vbw.task.runner import Item, Task
 
 
@@ -102,6 +104,9 @@ class ShownArm(NamedTuple):
     answer: Any                      # the extracted answer; None: none
     span: tuple[int, int] | None     # where it was read, in `text`; None: not known or cut out
     marks: Marked | None = None      # recorded interventions (enforced arms)
+    # the task's fields (vbw.task.fields): (name, code, value read); a checker's parts
+    # are one per gold parameter, "name (type)", with no value; None: the task has none
+    fields: list[tuple[str, int, Any]] | None = None
 
 
 class Shown(NamedTuple):
@@ -158,13 +163,28 @@ def _arm(task: Task, item: Item, arm: Arm, raw: dict[str, Any], steps: tuple[Ste
     finish, unsupported = raw.get("finish_reason"), raw.get("unsupported_schema")
     if text is None:
         return ShownArm(None, 0, finish, unsupported, None, None)
-    _, _, answer, span = done if done is not None else \
-        task.extract(text, item, arm.kind == "unconstrained", spans=True)
+    free = arm.kind == "unconstrained"
+    obj, _, answer, span = done if done is not None else \
+        task.extract(text, item, free, spans=True)
     events = _events(raw.get("interventions")) if arm.enforced else None
     limit = showing.limit
     return ShownArm(clip(text, limit), len(text), finish, unsupported, answer,
                     clip_span(span, len(text), limit),
-                    None if events is None else marked(text, events, steps, showing.marks))
+                    None if events is None else marked(text, events, steps, showing.marks),
+                    _fields(task, item, obj, text, answer, free))
+
+
+def _fields(task: Task, item: Item, obj: Any, text: str, answer: Any,
+            free: bool) -> list[tuple[str, int, Any]] | None:
+    """An arm's fields as shown (ShownArm.fields)."""
+    if not task.fields:
+        return None
+    row = task.fields.row(obj, text, answer, item, free)
+    if row.values and isinstance(row.values[0], Part):
+        return [(f"{p.name} ({p.group})", RIGHT if p.right else WRONG, None)
+                for p in row.values]
+    return [(name, code, value) for name, code, value in
+            zip(task.fields.names, row.codes, row.values)]
 
 
 def shown(task: Task, item: Item, arms: list[Arm], records: dict[str, Any],

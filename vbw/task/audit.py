@@ -18,7 +18,7 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict
 
 from vbw.errors import ConfigError, VbwError
-from vbw.task.goldshape import Example, Judged, json_path, judge
+from vbw.task.goldshape import Example, Judged, Target, judge, targets
 from vbw.task.instance import unsatisfiable
 from vbw.task.prompts import plain_fits
 from vbw.task.runner import Item, OverBudget, Task
@@ -40,6 +40,7 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     schema_name: str
+    field: str | None = None  # one of the task's fields; None: its answer
     what: Literal["wrong", "invalid"]
     failed: int
     checked: int
@@ -133,8 +134,10 @@ class Auditor:
         self.problems: list[str] = []
         self.seen: dict[bytes, str | None] = {}  # schema digest -> its problem, if any
         self._last: list[tuple[Any, bytes]] = []
-        self.tallies = {name: _Tally() for name in task.schema_names}
-        self.parts = json_path(task.spec.extract.json_.path)
+        self.targets = [t for t in targets(task) if t.parts is not None]
+        self.unplain = [t for t in targets(task) if t.parts is None]
+        self.tallies = {(name, t.field): _Tally() for name in task.schema_names
+                        for t in self.targets}
         self.validators = Validators()  # validity as scoring decides it
         self.items = 0
         self.checked: set[int] = set()
@@ -163,29 +166,31 @@ class Auditor:
                 if seen[key]:
                     self.problems.append(f"{task.path}: schemas.{name}: item {item.id}: "
                                          f"{seen[key]}")
-            if seen[key] is None and self.parts is not None:
-                judged = self._judge(item, name, schema, key)
-                self.tallies[name].add(position, item.id, judged)
-                if judged.outcome != "unbuilt":
-                    self.checked.add(position)
+            if seen[key] is None:
+                for target in self.targets:
+                    judged = self._judge(item, target, schema, key)
+                    self.tallies[name, target.field].add(position, item.id, judged)
+                    if judged.outcome != "unbuilt":
+                        self.checked.add(position)
 
-    def _judge(self, item: Item, name: str, schema: dict[str, Any], key: bytes) -> Judged:
+    def _judge(self, item: Item, target: Target, schema: dict[str, Any], key: bytes) -> Judged:
         """`judge`, remembering an "ok" by what decides it: the gold-shaped answer is
         built from the schema and the gold alone, and scored against the gold and the
         answer schema (Task.is_correct), so items with an equal scalar gold (GSM8K's
         numbers, a classification's labels) under equal schemas share the verdict.
         Only "ok" is kept (a finding's evidence names its own item), and at most
         OK_KEPT of them."""
-        gold = item.gold
+        gold = target.gold(item)
         memo = None
         if type(gold) in _SCALARS and (type(gold) is not str or len(gold) <= SHORT_GOLD):
             answer = self._digest(item.schemas[self.task.spec.answer_schema])
             # a float by its repr (-0.0 is not 0.0 here); an int as itself (its repr
             # may be refused beyond 4,300 digits); a str only if short (memory)
-            memo = (key, answer, type(gold), repr(gold) if type(gold) is float else gold)
+            memo = (key, answer, target.field, type(gold),
+                    repr(gold) if type(gold) is float else gold)
             if memo in self._ok:
                 return _OK
-        judged = judge(self.task, item, schema, self.parts or [], self.validators)
+        judged = judge(self.task, item, schema, target, self.validators)
         if memo is not None and judged.outcome == "ok":
             if len(self._ok) >= OK_KEPT:
                 self._ok.clear()
@@ -221,17 +226,16 @@ class Auditor:
     def result(self) -> Audit:
         findings: list[Finding] = []
         not_checked: list[str] = []
-        if self.parts is None:
-            not_checked.append(f"{self.task.path}: extract.json.path "
-                               f"{self.task.spec.extract.json_.path!r} is not a plain dotted "
-                               "path: no gold-shaped answer is built")
-        for name, tally in self.tallies.items():
-            findings += _findings(self.task, name, tally)
+        for t in self.unplain:
+            not_checked.append(f"{self.task.path}: {t.where} {t.path!r} is not a plain "
+                               f"dotted path: no gold-shaped {_what(t.field)} is built")
+        for (name, field), tally in self.tallies.items():
+            findings += _findings(self.task, name, field, tally)
             if tally.unbuilt:
                 pos, item_id, why = min(tally.unbuilt)
-                not_checked.append(f"{self.task.path}: schemas.{name}: no gold-shaped answer "
-                                   f"built on {len(tally.unbuilt)} item(s), e.g. item "
-                                   f"{item_id}: {why}")
+                not_checked.append(f"{self.task.path}: schemas.{name}: no gold-shaped "
+                                   f"{_what(field)} built on {len(tally.unbuilt)} item(s), "
+                                   f"e.g. item {item_id}: {why}")
         return Audit(task=self.task.name, items=self.items, schemas=len(self.seen),
                      gold_checked=len(self.checked), problems=list(self.problems),
                      findings=findings, not_checked=not_checked)
@@ -261,11 +265,16 @@ def first_ids(ids: list[str], quote: bool = False, shown: int = 5) -> str:
     return ", ".join(repr(i) if quote else i for i in ids[:shown]) + more
 
 
-def _findings(task: Task, name: str, tally: _Tally) -> list[Finding]:
+def _what(field: str | None) -> str:
+    return "answer" if field is None else f"value of field {field}"
+
+
+def _findings(task: Task, name: str, field: str | None, tally: _Tally) -> list[Finding]:
     """A Finding per failing question (right? valid?), its message carrying the evidence."""
-    path = task.spec.extract.json_.path
-    where = (f"{task.path}: schemas.{name}: the gold-shaped answer (the gold at "
-             f"extract.json.path {path!r}, other required properties filled)")
+    t = next(t for t in targets(task) if t.field == field)
+    gold = "the gold" if field is None else f"fields.{field}.gold"
+    where = (f"{task.path}: schemas.{name}: the gold-shaped {_what(field)} ({gold} at "
+             f"{t.where} {t.path!r}, other required properties filled)")
     out = []
     for what, failed in tally.failed.items():
         if not failed:
@@ -282,7 +291,8 @@ def _findings(task: Task, name: str, tally: _Tally) -> list[Finding]:
                     if k == n else f"{where} does not validate on {k} of {n} items (a "
                     f"constrained arm cannot be right there): {first_ids(ids)}")
         example = tally.first[what][1]
-        out.append(Finding(schema_name=name, what=what, failed=k, checked=n, ids=ids[:SHOWN],
+        out.append(Finding(schema_name=name, field=field, what=what, failed=k, checked=n,
+                           ids=ids[:SHOWN],
                            example=example, message=f"{head}; e.g. {example.line()}"))
     return out
 

@@ -13,12 +13,14 @@ How it works and why: docs/design.md, section vbw.task.goldshape.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict
 
+from vbw.task.base import search
 from vbw.task.instance import Unbuildable, Unsatisfiable, at_path, minimal, with_value
 from vbw.task.runner import Item, Task
 from vbw.task.validity import Validators
@@ -79,33 +81,63 @@ def _why_invalid(schema: dict[str, Any], obj: Any) -> str:
     return f"{'at ' + where + ': ' if where else ''}{message}"
 
 
-def judge(task: Task, item: Item, schema: dict[str, Any], parts: list[str],
+class Target(NamedTuple):
+    """What a gold-shaped answer is built for: the task's answer, or one of its fields
+    (vbw.task.spec.FieldSpec): where it sits, its checker, its gold and how it is read."""
+
+    field: str | None  # None: the answer
+    where: str  # the task field of its path, e.g. "extract.json.path", "fields.amount.path"
+    path: str
+    parts: list[str] | None  # the path as property names; None: not a plain dotted path
+    checker: Any
+    gold: Callable[[Item], Any]
+    read: Callable[[Any], Any]  # the JSON object -> the coerced value scoring reads
+    is_right: Callable[[Any, Item], bool]
+
+
+def targets(task: Task) -> list[Target]:
+    """The answer, then each of the task's fields."""
+    path = task.spec.extract.json_.path
+    out = [Target(None, "extract.json.path", path, json_path(path), task.spec.check,
+                  lambda item: item.gold, task.json_answer,
+                  lambda value, item: task.is_correct(value, item))]
+    for name, f in task.spec.fields.items():
+        out.append(Target(name, f"fields.{name}.path", f.path, json_path(f.path), f.check,
+                          lambda item, name=name: item.field_gold[name],
+                          lambda obj, f=f: None if obj is None else f.coerce.apply(
+                              search(f.path, obj)),
+                          lambda value, item, f=f, name=name: value is not None and
+                          f.check.check(value, item.field_gold[name], None)))
+    return out
+
+
+def judge(task: Task, item: Item, schema: dict[str, Any], target: Target,
           validators: Validators) -> Judged:
     """The first candidate that is right and valid ("ok"), else the first one built that
     is right (else the first one built), with what is wrong with it (module docstring)."""
-    checker, kind = task.spec.check, task.spec.check.kind
-    where = task.spec.extract.json_.path
+    checker, kind, parts = target.checker, target.checker.kind, target.parts or []
+    where, gold = target.path, target.gold(item)
     try:
         leaf = at_path(schema, parts)
     except Unbuildable as e:
         return Judged("unbuilt", reason=f"the schema at {where!r} is not followed: {e}")
-    candidates = checker.gold_answers(item.gold, leaf)
+    candidates = checker.gold_answers(gold, leaf)
     if not candidates:
         return Judged("unbuilt", reason=f"check {kind} builds no answer for gold "
-                                        f"{shown(item.gold)}")
+                                        f"{shown(gold)}")
     built, reason = [], ""
     for answer in candidates:
         try:
             obj = with_value(schema, parts, answer)
         except Unsatisfiable as e:
             return Judged("invalid", Example(
-                item=item.id, gold=item.gold, answer=None, extracted=None,
-                verdict=f"no value is valid at extract.json.path {where!r}: {e}"))
+                item=item.id, gold=gold, answer=None, extracted=None,
+                verdict=f"no value is valid at {target.where} {where!r}: {e}"))
         except Unbuildable as e:
             reason = str(e)
             continue
-        extracted = task.json_answer(obj)
-        right, valid = task.is_correct(extracted, item), validators.is_valid(schema, obj)
+        extracted = target.read(obj)
+        right, valid = target.is_right(extracted, item), validators.is_valid(schema, obj)
         if right and valid:
             return Judged("ok")
         built.append((obj, extracted, right, valid))
@@ -114,21 +146,21 @@ def judge(task: Task, item: Item, schema: dict[str, Any], parts: list[str],
     obj, extracted, right, valid = next((b for b in built if b[2]), built[0])  # right first
     if not right:
         said = "valid under the schema" if valid else f"also invalid: {_why_invalid(schema, obj)}"
-        return Judged("wrong", Example(item=item.id, gold=item.gold, answer=obj,
+        return Judged("wrong", Example(item=item.id, gold=gold, answer=obj,
                                        extracted=extracted,
                                        verdict=f"checker {kind} said wrong ({said})"))
-    return _invalid(task, item, schema, parts, leaf, obj, extracted, validators)
+    return _invalid(target, item, schema, parts, leaf, obj, extracted, validators)
 
 
-def _invalid(task: Task, item: Item, schema: dict[str, Any], parts: list[str], leaf: Any,
+def _invalid(target: Target, item: Item, schema: dict[str, Any], parts: list[str], leaf: Any,
              obj: Any, extracted: Any, validators: Validators) -> Judged:
     """Right but invalid: claimed only when the control validates (module docstring)."""
-    kind = task.spec.check.kind
+    kind = target.checker.kind
     verdict = (f"checker {kind} said right, the schema rejects it: "
                f"{_why_invalid(schema, obj)}")
-    example = Example(item=item.id, gold=item.gold, answer=obj, extracted=extracted,
+    example = Example(item=item.id, gold=target.gold(item), answer=obj, extracted=extracted,
                       verdict=verdict)
-    if not task.spec.check.answers_complete:
+    if not target.checker.answers_complete:
         return Judged("unbuilt", reason=f"no answer built is both right by check {kind} and "
                                         f"valid, e.g. {example.line()}")
     try:

@@ -46,6 +46,10 @@
     filters.push({ label: "intervention in the answer value: " + arm,
       test: (it) => !!it.arms[arm].interventions && it.arms[arm].interventions.iv_answer > 0 });
   }
+  if (items.some((it) => it.fields_changed)) {  // issue 32: which field the arms read apart
+    filters.push({ label: "a field changed between arms",
+      test: (it) => !!it.fields_changed && it.fields_changed.length > 0 });
+  }
   filters.push({ label: "excluded", test: (it) => !!it.excluded });
   filters.push({ label: "finish_reason=length (any arm)",
     test: (it) => data.arms.some((a) => it.arms[a].finish_reason === "length") });
@@ -269,12 +273,29 @@
     if (v.text && !v.span) ans.push(["marked", "no span: the step that read the answer does not record one"]);
     if (v.span_kind === "json") ans.push(["marked", "the first JSON object (validity and the answer are read from it)"]);
     sec.appendChild(kv(ans));
+    if (v.fields) sec.appendChild(fieldList(v.fields, it.fields_changed || []));
     return sec;
+  }
+  /* the arm's fields: each "name: state (value)", a field two arms read differently
+     marked "changed" (class and word, so it reads without colour) */
+  function fieldList(fields, changed) {
+    const ul = el("ul", "fields");
+    for (const [name, state, value] of fields) {
+      const moved = changed.includes(name);
+      ul.appendChild(el("li", "field " + (state === "n/a" ? "na" : state) +
+        (moved ? " changed" : ""), name + ": " + state +
+        (value === null || value === undefined ? "" : " (" + value + ")") +
+        (moved ? " [changed between arms]" : "")));
+    }
+    return ul;
   }
   function summary(it) {
     const t = el("table", "summary");
     const hr = el("tr");
-    for (const h of ["arm", "state", "extracted answer", "finish"]) hr.appendChild(el("th", null, h));
+    const changed = it.fields_changed || [];
+    const heads = ["arm", "state", "extracted answer", "finish"];
+    if (changed.length) heads.push("fields changed between arms");
+    for (const h of heads) hr.appendChild(el("th", null, h));
     t.appendChild(el("thead")).appendChild(hr);
     const body = t.appendChild(el("tbody"));
     for (const a of data.arms) {
@@ -288,6 +309,8 @@
       tr.appendChild(el("td", "mono answer", it.detailed === false ? "not embedded" :
         v.answer === null || v.answer === undefined ? "none" : v.answer));
       tr.appendChild(el("td", null, v.finish_reason || ""));
+      if (changed.length) tr.appendChild(el("td", "mono", (v.fields || []).filter(
+        (f) => changed.includes(f[0])).map((f) => f[0] + ": " + f[1]).join(", ")));
     }
     return t;
   }

@@ -1,0 +1,110 @@
+"""vbw.score.fields, end to end: a hand-written replay of a task with two fields, scored by
+`vbw`, and every per-field figure of report.json re-derived here by an independent tally
+(json.loads, ==, abs(): none of vbw's extraction or checking code)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from tests.conftest import run_vbw
+from tests.task.test_fields import fields_task
+from tests.task.usertasks import TICKETS, write_replay
+
+ARMS = ["unconstrained", "prompt_json[ticket]", "constrained[ticket]",
+        "reason_then_constrain[ticket]"]
+OTHER = {"billing": "account", "technical": "billing", "account": "technical"}
+
+
+def _texts(i: int, category: str, amount: float) -> dict[str, str]:
+    """Item i's texts: each arm right or wrong on each field by a rule of i."""
+    def obj(cat_right: bool, amount_right: bool) -> str:
+        return json.dumps({"category": category if cat_right else OTHER[category],
+                           "amount": amount if amount_right else amount + 1})
+    return {
+        "unconstrained": f"Thinking.\nCategory: {category if i % 3 else OTHER[category]}",
+        # prompt_json: invalid (no JSON) on every fourth item
+        "prompt_json[ticket]": "sorry" if i % 4 == 3 else obj(i % 2 == 0, True),
+        "constrained[ticket]": obj(i % 3 != 0, i % 2 == 0),
+        "reason_then_constrain[ticket]": obj(True, i % 5 != 0),
+    }
+
+
+def _tally(texts: dict[str, dict[str, str]]) -> dict[str, dict[str, list[bool]]]:
+    """Per field and arm, right per item, worked out from the texts alone."""
+    out: dict[str, dict[str, list[bool]]] = {"category": {}, "amount": {}}
+    for i, (category, amount, _) in enumerate(TICKETS):
+        t = texts[f"t{i}"]
+        m = re.findall(r"Category:[ \t]*(\w+)", t["unconstrained"])
+        out["category"].setdefault("unconstrained", []).append(bool(m) and m[-1] == category)
+        for arm in ARMS[1:]:
+            try:
+                o = json.loads(t[arm])
+            except ValueError:
+                o = {}
+            out["category"].setdefault(arm, []).append(o.get("category") == category)
+            out["amount"].setdefault(arm, []).append(
+                "amount" in o and abs(o["amount"] - amount) < 0.01)
+    return out
+
+
+def _mcnemar(n10: int, n01: int) -> float:
+    d = n10 + n01
+    if d == 0:
+        return 1.0
+    k = min(n10, n01)
+    return min(1.0, 2 * sum(math.comb(d, j) for j in range(k + 1)) / 2 ** d)
+
+
+def test_per_field_figures_match_an_independent_tally(tmp_path: Path) -> None:
+    task = fields_task(tmp_path / "task")
+    texts = {f"t{i}": _texts(i, c, a) for i, (c, a, _) in enumerate(TICKETS)}
+    replay = write_replay(tmp_path / "r.jsonl", "tickets", ARMS, texts)
+    proc = run_vbw(f"task={task}", "mode=replay", f"replay={replay}", "outputs=[json,md]",
+                   f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    fields = report["fields"]
+    assert list(fields) == ["category", "amount", "all fields"]
+    assert report["fields_from"] == "the task's fields"
+    want = _tally(texts)
+    n = len(TICKETS)
+    for name in ("category", "amount"):
+        f = fields[name]
+        assert f["n"] == n
+        assert set(f["arms"]) == set(want[name])
+        for arm, right in want[name].items():
+            assert f["arms"][arm]["right"] == sum(right), (name, arm)
+            assert f["arms"][arm]["accuracy"]["rate"] == sum(right) / n
+    # amount has no free-text steps: n/a for the free-text arm, never counted wrong
+    assert fields["amount"]["not_read"] == ["unconstrained"]
+    assert "unconstrained" not in fields["all fields"]["arms"]
+    both = {arm: [a and b for a, b in zip(want["category"][arm], want["amount"][arm])]
+            for arm in ARMS[1:]}
+    for arm, right in both.items():
+        assert fields["all fields"]["arms"][arm]["right"] == sum(right)
+    # wrong-but-valid by field: the object is schema-valid (here: it parses) and the field
+    # is wrong
+    valid = [t["prompt_json[ticket]"] != "sorry" for t in texts.values()]
+    wbv = sum(v and not r for v, r in zip(valid, want["category"]["prompt_json[ticket]"]))
+    assert fields["category"]["arms"]["prompt_json[ticket]"]["wrong_but_valid"]["rate"] \
+        == wbv / n
+    # the headline comparison per field: flips and the exact McNemar p
+    for name in ("category", "amount", "all fields"):
+        src = (want.get(name) or both)["prompt_json[ticket]"]
+        dst = (want.get(name) or both)["constrained[ticket]"]
+        head = next(c for c in fields[name]["comparisons"] if c["kind"] == "headline")
+        assert (head["from"], head["to"]) == ("prompt_json[ticket]", "constrained[ticket]")
+        n10 = sum(a and not b for a, b in zip(src, dst))
+        n01 = sum(b and not a for a, b in zip(src, dst))
+        assert head["flips"] == {"right_to_wrong": n10, "wrong_to_right": n01}
+        d = head["deltas"]["accuracy"]
+        assert (d["n10"], d["n01"]) == (n10, n01)
+        assert math.isclose(d["mcnemar_p"], _mcnemar(n10, n01), rel_tol=1e-12)
+        assert d["effect"] == (d["mcnemar_p"] < 0.05)
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "## Fields (" in md
+    line = next(x for x in md.splitlines() if x.startswith("| amount |"))
+    assert line.split(" | ")[2] == "n/a"  # the unconstrained column

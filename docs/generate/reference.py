@@ -115,8 +115,8 @@ def task_reference() -> str:
     from vbw.task.coerce import COERCIONS
     from vbw.task.extract import STEPS, JsonExtract
     from vbw.task.schema.sources import SCHEMA_SOURCES
-    from vbw.task.spec import (ID_SOURCES, DatasetSpec, ExtractSpec, GoldSpec, JoinSpec,
-                               PromptsSpec, TaskSpec)
+    from vbw.task.spec import (ID_SOURCES, DatasetSpec, ExtractSpec, FieldSpec, GoldSpec,
+                               JoinSpec, PromptsSpec, TaskSpec)
     from vbw.task.tools import ToolSpec
 
     registries = (("`dataset.id`", ID_SOURCES),
@@ -129,7 +129,8 @@ def task_reference() -> str:
     for title, model in (("The task (top level)", TaskSpec), ("`dataset`", DatasetSpec),
                          ("`dataset.join`", JoinSpec), ("`dataset.gold`", GoldSpec),
                          ("`prompts`", PromptsSpec), ("`extract`", ExtractSpec),
-                         ("`extract.json`", JsonExtract), ("`tool`", ToolSpec)):
+                         ("`extract.json`", JsonExtract), ("`fields.<F>`", FieldSpec),
+                         ("`tool`", ToolSpec)):
         out += _section(title, model, kinds)
     out += ["## Vocabularies", "",
             "Each is chosen by `kind`; installed packages may add kinds through the entry "

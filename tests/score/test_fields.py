@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import math
 import re
+
+import numpy as np
 from pathlib import Path
 
 from tests.conftest import run_vbw
@@ -108,3 +110,78 @@ def test_per_field_figures_match_an_independent_tally(tmp_path: Path) -> None:
     assert "## Fields (" in md
     line = next(x for x in md.splitlines() if x.startswith("| amount |"))
     assert line.split(" | ")[2] == "n/a"  # the unconstrained column
+
+
+def test_every_field_ci_follows_from_the_documented_recipe(tmp_path: Path) -> None:
+    """docs/reference/scoring.md's streams for fields, reimplemented there
+    (tests.score.test_bootstrap), on the independent tally above."""
+    from tests.score.test_bootstrap import _doc_delta, _doc_rate, _doc_stream
+
+    task = fields_task(tmp_path / "task")
+    texts = {f"t{i}": _texts(i, c, a) for i, (c, a, _) in enumerate(TICKETS)}
+    replay = write_replay(tmp_path / "r.jsonl", "tickets", ARMS, texts)
+    proc = run_vbw(f"task={task}", "mode=replay", f"replay={replay}", "outputs=[json]",
+                   f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    seed, r = report["bootstrap"]["seed"], report["bootstrap"]["resamples"]
+    want = _tally(texts)
+    valid = np.array([t["prompt_json[ticket]"] != "sorry" for t in texts.values()])
+    right = {a: np.array(v) for a, v in want["category"].items()}
+    rng = _doc_stream(seed, "category: prompt_json[ticket]")
+    got = report["fields"]["category"]["arms"]["prompt_json[ticket]"]
+    assert got["accuracy"]["ci95"] == _doc_rate(right["prompt_json[ticket]"], rng, r)
+    assert got["wrong_but_valid"]["ci95"] == _doc_rate(
+        valid & ~right["prompt_json[ticket]"], rng, r)
+    rng = _doc_stream(seed, "category: prompt_json[ticket] -> constrained[ticket]")
+    head = report["fields"]["category"]["comparisons"][0]
+    assert head["deltas"]["accuracy"]["ci95"] == _doc_delta(
+        right["prompt_json[ticket]"], right["constrained[ticket]"], rng, r)
+
+
+# BFCL simple, SmolLM2's constrained[arguments] outputs of the committed outlines replay,
+# judged by hand from the gold and the declared types (simplified rules):
+BY_HAND = {
+    # {"a": 3, "b": -11, "c": -4}: root_type (string, gold ['all'], not optional) left out
+    "simple_5": {"integer": True, "string": False},
+    # {"radius": 4, "unit": "cm"}: unit allows 'inches' or 'in' only
+    "simple_7": {"integer": True, "string": False},
+    # function "calculate_area_under_curve" (gold 'x**2', ...) wrong; interval [1, 3]
+    # matches [1.0, 3.0] as numbers; method 'trapezoidal' allowed
+    "simple_13": {"string": False, "array": True},
+    # start_x 0 (gold -2) wrong, end_x 3 right; function and method wrong
+    "simple_15": {"integer": False, "string": False},
+}
+
+
+def test_bfcl_simple_reports_parameter_accuracy_by_type_checked_by_hand(
+        tmp_path: Path) -> None:
+    from tests.conftest import ROOT
+    from vbw.task.fields import ABSENT, RIGHT
+    from vbw.task.runner import load_task
+
+    replay = ROOT / "replays" / "bfcl_simple" / "smollm2_135m" / "outlines.jsonl"
+    proc = run_vbw("task=bfcl_simple", "mode=replay", f"replay={replay}", "outputs=[json]",
+                   f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["fields_from"].startswith("the answer's parameters by declared type")
+    fields = report["fields"]
+    assert {"string", "integer", "all fields"} <= set(fields)
+    for f in fields.values():
+        assert set(f["arms"]) == set(report["arms"]) and f["not_read"] == []
+    # all parameters right, in every arm, is the answer right but for unexpected ones
+    for arm, m in report["arms"].items():
+        assert fields["all fields"]["arms"][arm]["accuracy"]["rate"] >= \
+            m["answer_accuracy"]["rate"]
+    task = load_task(ROOT / "conf" / "task" / "bfcl_simple.yaml")
+    items = {it.id: it for it in task.items(None)}
+    records = [json.loads(x) for x in replay.read_text(encoding="utf-8").splitlines()[1:]]
+    texts = {r["id"]: r["arms"]["constrained[arguments]"]["text"] for r in records
+             if "id" in r}
+    for item_id, want in BY_HAND.items():
+        text, item = texts[item_id], items[item_id]
+        got = task.extract(text, item, False)
+        row = task.fields.row(got.obj, text, got.answer, item, False)
+        codes = dict(zip(task.fields.names, row.codes))
+        assert {g: c == RIGHT for g, c in codes.items() if c != ABSENT} == want, item_id

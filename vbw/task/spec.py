@@ -138,6 +138,6 @@ class TaskSpec(StrictModel):
 
     def canonical(self) -> dict[str, Any]:
         """The definition as plain data (aliases, defaults filled) for hashing; `fields`
-        only when it names some (a task without them hashes as before)."""
+        only when it names some."""
         return self.model_dump(mode="json", by_alias=True,
                                exclude=None if self.fields else {"fields"})

@@ -238,3 +238,29 @@ def test_the_forest_plot_draws_every_comparison_under_the_csp(page: Any,
     assert not [m for m in console if "Content Security Policy" in m], console
     assert all(u.startswith("file://") for u in page.requests), page.requests
     assert not page.problems, page.problems
+
+
+def test_the_item_view_marks_the_fields_two_arms_read_apart(page: Any,
+                                                            tmp_path: Path) -> None:
+    """BFCL simple: its fields are the call's parameters; simple_7's constrained output
+    gets `unit` wrong where another arm differs, and the page says which."""
+    out = tmp_path / "out"
+    replay = REPLAYS / "bfcl_simple/smollm2_135m/outlines.jsonl"
+    proc = run_vbw("task=bfcl_simple", "mode=replay", f"replay={replay}",
+                   f"hydra.run.dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page.goto((out / "report.html").as_uri())
+    assert page.locator("#fields table.fields:not(.wrong-valid) tbody tr").count() == len(
+        load_json(out / "report.json")["fields"])
+    changed = _filter(page, "a field changed between arms")
+    assert 0 < changed <= 200
+    page.fill("#search", "simple_7")
+    page.locator("#rows tr:not([hidden])").first.click()
+    section = page.locator('#detail section[data-arm="constrained[arguments]"]')
+    fields = section.locator("ul.fields li")
+    texts = [fields.nth(i).text_content() for i in range(fields.count())]
+    assert "radius (integer): right" in texts[0]
+    assert texts[1].startswith("unit (string): wrong")
+    assert page.locator("#detail table.summary th").last.text_content() == \
+        "fields changed between arms"
+    assert not page.problems, page.problems

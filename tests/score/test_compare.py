@@ -10,7 +10,7 @@ from vbw.score.digest import text_digest
 from vbw.score.paired import mcnemar_p
 from vbw.score.states import ItemStates
 from vbw.score.stream import Scored
-from vbw.task.audit import Audit
+from vbw.task.findings import Audit
 from vbw.task.arms import parse_arm
 
 ARMS = [parse_arm("unconstrained"), parse_arm("constrained[s]")]

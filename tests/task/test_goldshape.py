@@ -14,7 +14,7 @@ import yaml
 
 from tests.conftest import REPLAYS, load_json, one_line_error, portable_task, run_vbw
 from tests.task.usertasks import TICKET_SCHEMA, regex_task, ticket_task, write_replay
-from vbw.task.goldshape import judge
+from vbw.task.goldshape import judge, targets
 from vbw.task.runner import load_task
 from vbw.task.validity import Validators
 
@@ -34,10 +34,10 @@ def test_built_answer_fills_the_other_required_fields(tmp_path: Path) -> None:
     task = load_task(ticket_task(tmp_path))
     item = task.items(1)[0]
     schema = item.schemas["ticket"]
-    assert judge(task, item, schema, ["category"], Validators()).outcome == "ok"
+    assert judge(task, item, schema, targets(task)[0], Validators()).outcome == "ok"
     # a gold outside the enum: right by the checker, and the schema rejects it, shown
     odd = item.model_copy(update={"gold": "refund"})
-    judged = judge(task, odd, schema, ["category"], Validators())
+    judged = judge(task, odd, schema, targets(task)[0], Validators())
     assert judged.outcome == "invalid" and judged.example is not None
     assert judged.example.answer == {"category": "refund", "amount": 0}
     assert judged.example.extracted == "refund"
@@ -217,5 +217,5 @@ def test_membership_tries_each_member(tmp_path: Path) -> None:
     task = load_task(path)
     item = task.items(1)[0]
     assert item.gold == ["refund", "billing"]
-    judged = judge(task, item, item.schemas["ticket"], ["category"], Validators())
+    judged = judge(task, item, item.schemas["ticket"], targets(task)[0], Validators())
     assert judged.outcome == "ok"

@@ -26,7 +26,8 @@ from vbw.score.compare import CompareReport, ReplaySide, build_comparison, worse
 from vbw.score.results import METRICS
 from vbw.score.shared import SharedAudit
 from vbw.score.split import arm_keys
-from vbw.score.stream import Scored, check_replay_matches, score_stream
+from vbw.score.replaycheck import check_replay_matches
+from vbw.score.stream import Scored, score_stream
 from vbw.task.arms import Arm, parse_arm, select_arms
 from vbw.task.audit import warn_findings
 from vbw.task.runner import Task

@@ -28,10 +28,12 @@ from vbw.score import split
 from vbw.score.metrics import build_report
 from vbw.score.results import Report, TaskCheck, TaskMismatch
 from vbw.score.shown import Showing
-from vbw.score.stream import Scored, check_replay_matches, score_stream
+from vbw.score.replaycheck import check_replay_matches
+from vbw.score.stream import Scored, score_stream
 from vbw.score.written import Written
 from vbw.task.arms import Arm
-from vbw.task.audit import Audit, warn_findings
+from vbw.task.audit import warn_findings
+from vbw.task.findings import Audit
 from vbw.task.runner import Task
 
 T = TypeVar("T")

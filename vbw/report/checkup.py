@@ -13,7 +13,7 @@ import re
 from vbw.replay.header import FORMAT
 from vbw.report.escape import code, text
 from vbw.task.arms import ARM_KINDS, Arm, task_arms
-from vbw.task.audit import SHOWN, Audit, summary_line
+from vbw.task.findings import SHOWN, Audit, summary_line
 from vbw.task.runner import Item, Task
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vbw.score.paired import ALPHA
 
-from vbw.task.audit import Finding
+from vbw.task.findings import Finding
 
 METRICS = ("schema_validity", "answer_accuracy", "wrong_but_valid")
 

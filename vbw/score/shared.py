@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from vbw.errors import ConfigError
-from vbw.task.audit import Audit, Auditor, audit, first_error
+from vbw.task.audit import Auditor, audit
+from vbw.task.findings import Audit, first_error
 from vbw.task.runner import Item, Task
 
 

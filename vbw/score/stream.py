@@ -24,14 +24,15 @@ from vbw.replay.record import ScoredRecord
 from vbw.replay.stream import ReplayStream
 from vbw.score import split
 from vbw.score.finish import codes as finish_codes
-from vbw.score.results import TaskMismatch
 from vbw.score.landing import answer_steps
+from vbw.score.replaycheck import check_ids
 from vbw.score.shared import SharedAudit
 from vbw.score.shown import Showing, Shown, Unbuilt, shown
 from vbw.score.states import ItemStates, no_arm_message
 from vbw.score.tally import Size, Tally
 from vbw.task.arms import Arm
-from vbw.task.audit import Audit, Auditor, audit, first_error, first_ids
+from vbw.task.audit import Auditor, audit
+from vbw.task.findings import Audit, first_error
 from vbw.task.extract import Extracted
 from vbw.task.fields import FieldReader
 from vbw.task.runner import Item, Task
@@ -193,51 +194,6 @@ class Pass:
         kept = self.t.shown.items
         return {selected[pos]: self._built(pos, kept[pos]) if type(kept[pos]) is Unbuilt
                 else kept[pos] for pos in sorted(kept)}
-
-
-def _same_task(a: str | None, b: str) -> bool:
-    return a is not None and a.replace("-", "_") == b.replace("-", "_")
-
-
-def check_replay_matches(replay: ReplayStream, task: Task,
-                         allow_mismatch: bool) -> TaskMismatch | None:
-    """The replay is of this task; with a recorded task hash, of this version of it (a
-    replay without one is scored, and its report says the version was not verified).
-    Returns the mismatch `allow_mismatch` let through (None: none)."""
-    header = replay.header
-    if not _same_task(header.task, task.name):
-        raise ReplayError(f"{replay.path}: meta.task is {header.task!r}, not {task.name!r}")
-    if header.task_hash is None or header.task_hash == task.generation_hash():
-        return None
-    if not allow_mismatch:
-        raise ReplayError(f"{replay.path}: meta.task_hash differs from task {task.path} (its "
-                          "prompts, schemas or data changed since generation); pass "
-                          "allow_task_mismatch=true to score it anyway")
-    return TaskMismatch(replay_task_hash=header.task_hash, task_hash=task.generation_hash())
-
-
-def check_ids(task: Task, selected: list[str], held: list[bool], stray: list[str],
-              path: str, records: int, err: TextIO) -> list[str]:
-    """Replay ids the task does not have (`stray`, beyond the selection) are an error
-    unless `n`/`first` explains them; selected items not `held` are a warning. Returns the
-    missing ids."""
-    if stray:
-        everywhere = set(task.ids(None, all_rows=True))
-        unknown = [i for i in stray if i not in everywhere]
-        if unknown:
-            raise ReplayError(f"{path}: {len(unknown)} item id(s) are not in task "
-                              f"{task.name} ({task.path}): {first_ids(unknown, quote=True)}; "
-                              "the replay belongs to other data, or its ids were changed")
-    missing = [i for i, h in zip(selected, held) if not h]
-    if len(missing) == len(selected):
-        raise ReplayError(f"{path}: no item of task {task.name} can be scored (the "
-                          f"replay holds {records} item(s), none of the {len(selected)} "
-                          "selected)")
-    if missing:
-        print(f"vbw: warning: {len(missing)} of {len(selected)} task item(s) are not in "
-              f"{path}: {first_ids(missing, quote=True)}; scoring the "
-              f"{len(selected) - len(missing)} it holds", file=err)
-    return missing
 
 
 def _checked(p: Pass, task: Task, n: int | None, selected: list[str]) -> Audit:

@@ -13,94 +13,21 @@ How it works and why: docs/design.md, section vbw.task.audit.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal, TextIO
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, TextIO
 
 from vbw.errors import ConfigError, VbwError
-from vbw.task.goldshape import Example, Judged, Target, judge, targets
+from vbw.task.findings import Audit, Finding, Tally, findings, first_error, what_of
+from vbw.task.goldshape import Judged, Target, judge, targets
 from vbw.task.instance import unsatisfiable
 from vbw.task.prompts import plain_fits
 from vbw.task.runner import Item, OverBudget, Task
 from vbw.task.schema.sources import check_schema, schema_key
 from vbw.task.validity import Validators
 
-SHOWN = 10  # problems listed in full; the rest are counted
 OK_KEPT = 1 << 16  # "ok" verdicts remembered (Auditor._judge)
 SHORT_GOLD = 256  # characters of a str gold that is remembered
 _SCALARS = (str, int, float, bool, type(None))
 _OK = Judged("ok")
-
-
-class Finding(BaseModel):
-    """A heuristic finding on one schema: the gold-shaped answer is scored wrong, or is
-    invalid, on `failed` of the `checked` items (`ids`: the first of them), with the
-    evidence of the first. Fatal in mode=check when it holds on every item; a warning in
-    a run (scoring stays possible: vbw.cli.job)."""
-
-    model_config = ConfigDict(extra="forbid")
-    schema_name: str
-    field: str | None = None  # one of the task's fields; None: its answer
-    what: Literal["wrong", "invalid"]
-    failed: int
-    checked: int
-    ids: list[str]
-    example: Example
-    message: str
-
-    @property
-    def everywhere(self) -> bool:
-        return self.failed == self.checked
-
-
-class Audit(BaseModel):
-    """What the checks found: counts; `problems` make scoring impossible (fatal in every
-    mode); `findings` are heuristic (see Finding); `not_checked` says which gold-shaped
-    checks were skipped and why."""
-
-    model_config = ConfigDict(extra="forbid")
-    task: str
-    items: int
-    schemas: int
-    gold_checked: int
-    problems: list[str] = []
-    findings: list[Finding] = []
-    not_checked: list[str] = []
-
-    @property
-    def check_problems(self) -> list[str]:
-        """What fails mode=check: the problems, then findings that hold on every item."""
-        return self.problems + [f.message for f in self.findings if f.everywhere]
-
-    @property
-    def check_warnings(self) -> list[str]:
-        return [f.message for f in self.findings if not f.everywhere]
-
-    @property
-    def warnings(self) -> list[str]:
-        """What a run warns of (printed once, and in report.json's task_check)."""
-        return [f.message for f in self.findings]
-
-
-class _Tally:
-    """One schema's gold-shaped checks: counts, failing (position, id), first evidence."""
-
-    def __init__(self) -> None:
-        self.checked = 0
-        self.failed: dict[str, list[tuple[int, str]]] = {"wrong": [], "invalid": []}
-        self.first: dict[str, tuple[int, Example]] = {}
-        self.unbuilt: list[tuple[int, str, str]] = []
-
-    def add(self, position: int, item_id: str, judged: Judged) -> None:
-        if judged.outcome == "unbuilt":
-            self.unbuilt.append((position, item_id, judged.reason))
-            return
-        self.checked += 1
-        if judged.outcome == "ok" or judged.example is None:
-            return
-        self.failed[judged.outcome].append((position, item_id))
-        if judged.outcome not in self.first or position < self.first[judged.outcome][0]:
-            self.first[judged.outcome] = (position, judged.example)
 
 
 def _render_all(task: Task, item: Item, problems: list[str]) -> None:
@@ -136,7 +63,7 @@ class Auditor:
         self._last: list[tuple[Any, bytes]] = []
         self.targets = [t for t in targets(task) if t.parts is not None]
         self.unplain = [t for t in targets(task) if t.parts is None]
-        self.tallies = {(name, t.field): _Tally() for name in task.schema_names
+        self.tallies = {(name, t.field): Tally() for name in task.schema_names
                         for t in self.targets}
         self.validators = Validators()  # validity as scoring decides it
         self.items = 0
@@ -224,21 +151,21 @@ class Auditor:
         self.checked |= state["checked"]
 
     def result(self) -> Audit:
-        findings: list[Finding] = []
+        found: list[Finding] = []
         not_checked: list[str] = []
         for t in self.unplain:
             not_checked.append(f"{self.task.path}: {t.where} {t.path!r} is not a plain "
-                               f"dotted path: no gold-shaped {_what(t.field)} is built")
+                               f"dotted path: no gold-shaped {what_of(t.field)} is built")
         for (name, field), tally in self.tallies.items():
-            findings += _findings(self.task, name, field, tally)
+            found += findings(self.task, name, field, tally)
             if tally.unbuilt:
                 pos, item_id, why = min(tally.unbuilt)
                 not_checked.append(f"{self.task.path}: schemas.{name}: no gold-shaped "
-                                   f"{_what(field)} built on {len(tally.unbuilt)} item(s), "
+                                   f"{what_of(field)} built on {len(tally.unbuilt)} item(s), "
                                    f"e.g. item {item_id}: {why}")
         return Audit(task=self.task.name, items=self.items, schemas=len(self.seen),
                      gold_checked=len(self.checked), problems=list(self.problems),
-                     findings=findings, not_checked=not_checked)
+                     findings=found, not_checked=not_checked)
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:
@@ -257,59 +184,6 @@ def audit(task: Task, items: list[Item]) -> Audit:
     for position, item in enumerate(items):
         auditor.add(item, position)
     return auditor.result()
-
-
-def first_ids(ids: list[str], quote: bool = False, shown: int = 5) -> str:
-    """The first `shown` ids (repr'd with `quote`) and how many more, for one-line messages."""
-    more = f" (+{len(ids) - shown} more)" if len(ids) > shown else ""
-    return ", ".join(repr(i) if quote else i for i in ids[:shown]) + more
-
-
-def _what(field: str | None) -> str:
-    return "answer" if field is None else f"value of field {field}"
-
-
-def _findings(task: Task, name: str, field: str | None, tally: _Tally) -> list[Finding]:
-    """A Finding per failing question (right? valid?), its message carrying the evidence."""
-    t = next(t for t in targets(task) if t.field == field)
-    gold = "the gold" if field is None else f"fields.{field}.gold"
-    where = (f"{task.path}: schemas.{name}: the gold-shaped {_what(field)} ({gold} at "
-             f"{t.where} {t.path!r}, other required properties filled)")
-    out = []
-    for what, failed in tally.failed.items():
-        if not failed:
-            continue
-        ids = [i for _, i in sorted(failed)]
-        n, k = tally.checked, len(ids)
-        if what == "wrong":
-            head = (f"{where} is never scored right ({n} items): the checker, coercion or "
-                    "json path cannot match the gold" if k == n else
-                    f"{where} is scored wrong on {k} of {n} items: {first_ids(ids)}")
-        else:
-            head = (f"{where} does not validate on {k} of {n} items: the schema cannot hold "
-                    "the gold there, so no schema-valid answer can be scored right"
-                    if k == n else f"{where} does not validate on {k} of {n} items (a "
-                    f"constrained arm cannot be right there): {first_ids(ids)}")
-        example = tally.first[what][1]
-        out.append(Finding(schema_name=name, field=field, what=what, failed=k, checked=n,
-                           ids=ids[:SHOWN],
-                           example=example, message=f"{head}; e.g. {example.line()}"))
-    return out
-
-
-def summary_line(a: Audit) -> str:
-    return (f"{a.task}: {a.items} items, {a.schemas} distinct schema(s), gold-shaped answer "
-            f"checked on {a.gold_checked}, {len(a.check_problems)} problem(s), "
-            f"{len(a.check_warnings)} warning(s), {len(a.not_checked)} check(s) skipped")
-
-
-def first_error(a: Audit, check_mode: bool = False) -> str:
-    """The one line a failed check exits with (mode=check: its problems and the findings
-    that hold on every item; a run: the problems only)."""
-    problems = a.check_problems if check_mode else a.problems
-    more = f" (+{len(problems) - 1} more; mode=check lists them)" if len(problems) > 1 \
-        else ""
-    return f"{problems[0]}{more}"
 
 
 def audit_or_fail(task: Task, items: list[Item], err: TextIO | None) -> Audit:

@@ -71,6 +71,11 @@ def _capped(task_name: str, model: str, engine: str) -> str:
     return f" Generations cut off by the token cap (finish_reason=length): {listed}."
 
 
+# the blocks that show the fields section too (every report.md has it; results.md keeps
+# one BFCL engine's and the ticket example's)
+FIELD_BLOCKS = {("bfcl_simple", "outlines"), ("ticket", "outlines"), ("ticket", "llamacpp")}
+
+
 def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None = None) -> str:
     from vbw.report.markdown import rate_cell
     from vbw.report.verdict import verdict
@@ -89,8 +94,11 @@ def demo_table(task_name: str, model: str, engine: str, kinds: list[str] | None 
                      f"{verdict(d, r.n, ci=True)}; "
                      f"{c.flips.wrong_to_right} wrong→right, {c.flips.right_to_wrong} right→wrong")
     from docs.generate.interventions import results_lines
+    from vbw.report.fields import markdown_lines as field_lines
 
     lines += results_lines(r)
+    if (task_name, engine) in FIELD_BLOCKS and model == "smollm2_135m":
+        lines += demote("\n".join(field_lines(r)), 3).splitlines()
     excl = f" Excluded (schema the engine could not compile): {r.excluded.n}." if r.excluded.n else ""
     lines.append("")
     lines.append(f"N={r.n}. Source: `replays/{task_name}/{model}/{engine}.jsonl`, "
@@ -143,7 +151,8 @@ def blocks() -> dict[str, Callable[[], str]]:
         "compare-smollm2-bfcl": compare_block,
     }
     engines = {"bfcl_simple": ("outlines", "llamacpp", "llguidance", "outlines-compact"),
-               "gsm8k": ("outlines", "llamacpp"), "bfcl_multiple": ("llguidance",),
+               "gsm8k": ("outlines", "llamacpp"), "ticket": ("outlines", "llamacpp"),
+               "bfcl_multiple": ("llguidance",),
                "bfcl_parallel": ("llguidance",), "bfcl_parallel_multiple": ("llguidance",)}
     for task in engines:
         for engine in engines[task]:

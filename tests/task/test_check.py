@@ -102,3 +102,15 @@ def test_regex_answers_meet_the_schema_pattern_where_they_can() -> None:
     fixed = RegexChecker(kind="regex", pattern=r"\d\d")
     assert fixed.gold_answers("ignored", {}) == ["00"]
     assert not rx.answers_complete
+
+
+def test_exact_compares_as_json_values_do_with_booleans_apart() -> None:
+    from vbw.task.check import ExactChecker
+
+    exact = ExactChecker(kind="exact")
+    assert exact.check(True, True) and not exact.check(True, 1) and not exact.check(0, False)
+    assert exact.check(2, 2.0) and not exact.check(2, 3)
+    assert exact.check(["a", [True]], ["a", [True]]) and not exact.check(["a", [1]], ["a", [True]])
+    assert exact.check({"x": False}, {"x": False}) and not exact.check({"x": 0}, {"x": False})
+    assert not exact.check({"x": 1}, {"x": 1, "y": 2}) and not exact.check("a", "a ")
+    assert exact.gold_answers(False) == [False]

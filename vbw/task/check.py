@@ -59,6 +59,18 @@ class NumericChecker(_GoldIsTheAnswer, BaseChecker):
         return abs(as_float(answer) - as_float(gold)) < self.tolerance
 
 
+@CHECKERS.register
+class ExactChecker(_GoldIsTheAnswer, BaseChecker):
+    """The answer equals the gold as JSON values do: a boolean is only equal to a boolean
+    (true is not 1), numbers by value, strings, lists and objects exactly."""
+
+    kind: Literal["exact"]
+
+    def check(self, answer: Any, gold: Any, schema: dict[str, Any] | None = None) -> bool:
+        """Whether `answer` equals `gold` (booleans apart from numbers, at any depth)."""
+        return _same(answer, gold)
+
+
 class StringNormaliser(_GoldIsTheAnswer, BaseChecker):
     """How strings are compared: the listed normalisations in order, then `delete_chars`
     deleted, on both sides. Inside another checker its `kind` may be left out."""
@@ -308,4 +320,8 @@ def _example_value(allowed: Any) -> Any:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return a == b

@@ -75,7 +75,7 @@ def test_call_args_plain_equality_fallback() -> None:
     assert call.check({"base": None}, {"base": [None]}, SCHEMA)
 
 
-GOLDS = {"numeric": 18.0, "string": "Paris", "regex": r"[A-Z]{2}\d+",
+GOLDS = {"numeric": 18.0, "exact": {"urgent": True}, "string": "Paris", "regex": r"[A-Z]{2}\d+",
          "membership": ["b", "c"], "call_args": {"base": [10], "unit": ["cm", ""],
                                                  "opts": [{"k": ["v"]}]}}
 

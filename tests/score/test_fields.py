@@ -185,3 +185,34 @@ def test_bfcl_simple_reports_parameter_accuracy_by_type_checked_by_hand(
         row = task.fields.row(got.obj, text, got.answer, item, False)
         codes = dict(zip(task.fields.names, row.codes))
         assert {g: c == RIGHT for g, c in codes.items() if c != ABSENT} == want, item_id
+
+
+def test_mode_compare_pairs_each_field_across_replays(tmp_path: Path) -> None:
+    """Two replays of the fields task; B gets every third item's constrained category
+    wrong: the category's A-only/B-only counts are those items, by the tally."""
+    task = fields_task(tmp_path / "task")
+    a = {f"t{i}": _texts(i, c, amt) for i, (c, amt, _) in enumerate(TICKETS)}
+    b = {k: dict(v) for k, v in a.items()}
+    for i, (c, amt, _) in enumerate(TICKETS):
+        if i % 3 == 1:
+            b[f"t{i}"]["constrained[ticket]"] = json.dumps({"category": OTHER[c], "amount": amt})
+    ra = write_replay(tmp_path / "a.jsonl", "tickets", ARMS, a)
+    rb = write_replay(tmp_path / "b.jsonl", "tickets", ARMS, b)
+    proc = run_vbw(f"task={task}", "mode=compare", f"replays=[{ra},{rb}]",
+                   f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    pair = report["comparisons"][0]["arms"]["constrained[ticket]"]["fields"]
+    ta, tb = _tally(a), _tally(b)
+    for name in ("category", "amount"):
+        x, y = ta[name]["constrained[ticket]"], tb[name]["constrained[ticket]"]
+        d = pair[name]["delta"]
+        assert (d["n10"], d["n01"]) == (sum(p and not q for p, q in zip(x, y)),
+                                        sum(q and not p for p, q in zip(x, y))), name
+        assert pair[name]["rate_from"] == sum(x) / len(x)
+    assert pair["category"]["delta"]["n10"] > 0 and pair["amount"]["delta"]["n10"] == 0
+    # amount has no free-text steps: not compared for the free-text arm
+    free = report["comparisons"][0]["arms"]["unconstrained"]["fields"]
+    assert "amount" not in free and "category" in free
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| `constrained[ticket]` | category | " in md

@@ -43,6 +43,29 @@ def _table(c: ReplayComparison, label: str) -> list[str]:
     return out
 
 
+def _field_table(c: ReplayComparison) -> list[str]:
+    """Per arm and field, A against B (none when the task has no fields)."""
+    rows = [(arm, name, m) for arm, pair in c.arms.items() for name, m in pair.fields.items()]
+    if not rows:
+        return []
+    same = len(rows)
+    rows = [r for r in rows if r[2].delta.n10 + r[2].delta.n01]
+    same -= len(rows)
+    note = f" {same} arm-field pairs with no item read differently are left out here" \
+        " (report.json has every one)." if same else ""
+    if not rows:
+        return ["", f"Per field: every field of every arm is right on the same items in both "
+                f"replays (report.json has each figure)."]
+    out = ["", "Per field (accuracy over the paired items that have the field):" + note, "",
+           "| arm | field | A | B | Δ B − A [95% CI] | A only / B only | McNemar | MDE |",
+           "|---|---|---|---|---|---|---|---|"]
+    for arm, name, m in rows:
+        out.append(f"| {code(arm, in_table=True)} | {text(name)} | {pct(m.rate_from)} | "
+                   f"{pct(m.rate_to)} | {_delta_cell(m)} | {m.delta.n10} / {m.delta.n01} | "
+                   f"{p_value(m.delta.mcnemar_p)} | {_mde_cell(m)} |")
+    return out
+
+
 def _identical(arms: dict[str, ArmPair], n: int) -> str:
     shares = ", ".join(f"{code(k)} {a.identical} of {n} ({pct(a.identical_share)})"
                        for k, a in arms.items())
@@ -81,6 +104,7 @@ def render_compare(r: CompareReport) -> str:
     for c in r.comparisons:
         out += ["", f"## A = {code(c.from_)}, B = {code(c.to)}", ""]
         out += _table(c, r.correctness_label)
+        out += _field_table(c)
         out += ["", _identical(c.arms, r.n)]
     out += side_by_side(r.interventions, "compared replay", "replay")
     out += ["", f"Rates over the N paired items. Δ is B − A with its paired 95% bootstrap "

@@ -23,9 +23,11 @@ from vbw.score.pairs import paired_delta
 from vbw.score.results import METRICS, ArmInterventions, Delta
 from vbw.score.paired import ALPHA, POWER
 from vbw.score.digest import NO_TEXT
+from vbw.score.fields import field_key, named_codes
 from vbw.score.states import ItemStates
 from vbw.score.stream import Scored
 from vbw.task.arms import Arm
+from vbw.task.fields import ABSENT, NOT_READ, RIGHT
 
 # which way is worse, per metric: a drop in validity or accuracy, a rise in wrong-but-valid
 HIGHER_IS_BETTER = {"schema_validity": True, "answer_accuracy": True, "wrong_but_valid": False}
@@ -60,6 +62,9 @@ class ArmPair(_M):
     identical: int  # paired items whose texts are byte-identical in both replays
     identical_share: float
     metrics: dict[str, MetricPair]
+    # per field of the task (vbw.score.fields), its accuracy over the paired items that
+    # have it; a field the arm cannot state is left out; {}: the task has no fields
+    fields: dict[str, MetricPair] = {}
 
 
 class ReplayComparison(_M):
@@ -139,7 +144,27 @@ def _arm_pair(a: Scored, b: Scored, shas: tuple[str, str], arm: Arm, ids: list[s
     db = _digests(b)[rows_b, b.states.arms.index(arm)]
     same = int(np.count_nonzero((da != NO_TEXT) & (da == db)))
     return ArmPair(identical=same, identical_share=same / len(ids) if ids else 0.0,
-                   metrics=metrics)
+                   metrics=metrics,
+                   fields=_field_pairs(a.states, b.states, (rows_a, rows_b), arm, shas, seed,
+                                       resamples))
+
+
+def _field_pairs(a: ItemStates, b: ItemStates, rows: tuple[np.ndarray, np.ndarray], arm: Arm,
+                 shas: tuple[str, str], seed: int, resamples: int) -> dict[str, MetricPair]:
+    """Each field's accuracy, A against B, over the paired items that have it; its stream
+    is keyed pair_key("{field}: {arm}", ...)."""
+    out = {}
+    ja, jb = a.arms.index(arm), b.arms.index(arm)
+    for (name, ca), (_, cb) in zip(named_codes(a), named_codes(b)):
+        x, y = ca[rows[0], ja], cb[rows[1], jb]
+        keep = (x != ABSENT) & (y != ABSENT)
+        if not keep.any() or (x[keep] == NOT_READ).any() or (y[keep] == NOT_READ).any():
+            continue
+        xr, yr = x[keep] == RIGHT, y[keep] == RIGHT
+        rng = key_rng(seed, pair_key(field_key(name, arm.key), *shas))
+        out[name] = MetricPair(rate_from=float(xr.mean()), rate_to=float(yr.mean()),
+                               delta=paired_delta(xr, yr, rng, resamples))
+    return out
 
 
 def build_comparison(sides: list[ReplaySide], scored: list[Scored], arms: list[Arm], *,

@@ -49,7 +49,7 @@ def test_nested_misspelled_key(tmp_path: Path) -> None:
 def test_unknown_kind_lists_valid_ones(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda d: d.__setitem__("check", {"kind": "fuzzy"}))
     assert "check" in msg and "'fuzzy'" in msg
-    assert "valid: numeric, string, regex, membership, call_args" in msg  # plugins' too
+    assert "valid: numeric, exact, string, regex, membership, call_args" in msg  # plugins' too
 
 
 def test_bad_regex_names_value(tmp_path: Path) -> None:

@@ -144,7 +144,8 @@ def blocks() -> dict[str, Callable[[], str]]:
     }
     engines = {"bfcl_simple": ("outlines", "llamacpp", "llguidance", "outlines-compact"),
                "gsm8k": ("outlines", "llamacpp"), "bfcl_multiple": ("llguidance",),
-               "bfcl_parallel": ("llguidance",), "bfcl_parallel_multiple": ("llguidance",)}
+               "bfcl_parallel": ("llguidance",), "bfcl_parallel_multiple": ("llguidance",),
+               "ticket": ("outlines", "llamacpp")}
     for task in engines:
         for engine in engines[task]:
             out[f"smollm2-{task}-{engine}"] = (

@@ -24,7 +24,7 @@ def _task(tmp_path: Path, mutate, name: str = "gsm8k") -> Path:
 
 @pytest.mark.parametrize(("name", "n"), [("gsm8k", 200), ("bfcl_simple", 200),
                                          ("bfcl_multiple", 200), ("bfcl_parallel", 200),
-                                         ("bfcl_parallel_multiple", 198)])
+                                         ("bfcl_parallel_multiple", 198), ("ticket", 60)])
 def test_bundled_tasks_pass(name: str, n: int) -> None:
     """No problem, no finding, nothing skipped: on every item a gold-shaped answer (for
     the BFCL v4 tasks a list of calls) is scored right and is valid under the schema."""

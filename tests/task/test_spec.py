@@ -31,7 +31,7 @@ def _error(tmp_path: Path, mutate, task: str = "gsm8k") -> str:
 
 def test_bundled_tasks_load() -> None:
     for name in ("gsm8k", "bfcl_simple", "bfcl_multiple", "bfcl_parallel",
-                 "bfcl_parallel_multiple"):
+                 "bfcl_parallel_multiple", "ticket"):
         task = load_task(TASK_CONF / f"{name}.yaml")
         assert task.name == name and len(task.items(3)) == 3
 

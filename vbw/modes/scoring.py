@@ -25,6 +25,7 @@ from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen, report_files, written_line
 from vbw.score import split
+from vbw.score.answers import AnswerParts
 from vbw.score.metrics import build_report
 from vbw.score.results import Report, TaskCheck, TaskMismatch
 from vbw.score.shown import Showing
@@ -61,7 +62,7 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
           n: int | None, shard: Shard, bootstrap: Bootstrap,
           scored_hook: Callable[[Scored], None] | None = None,
           showing: Showing = Showing(), written: Written | None = None,
-          made_for: int | None = None) -> Report:
+          made_for: int | None = None) -> tuple[Report, AnswerParts | None]:
     """Score a replay as it is read (vbw.score.stream) over the task's `arms` and its
     first `n` items (this `shard` of them): ids checked against the task, the task checked
     on the items it holds, states per item and arm, then the report (its CIs drawn as
@@ -70,12 +71,25 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
     is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again;
-    `made_for`: the replay's own n, beyond which an item it lacks is not missing."""
+    `made_for`: the replay's own n, beyond which an item it lacks is not missing.
+    Returns the report and answers.csv's rows (the caller's to write and `close`)."""
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, n, err, shard.take,
                           showing=showing,
-                          given=None if written is None else written.p, made_for=made_for)
+                          given=None if written is None else written.p, made_for=made_for,
+                          answers=True)
+    try:
+        return (_report(task, replay, mode, err, scored, bootstrap, scored_hook),
+                scored.answers)
+    except BaseException:
+        if scored.answers is not None:
+            scored.answers.close()
+        raise
+
+
+def _report(task: Task, replay: ReplayStream, mode: str, err: TextIO, scored: Scored,
+            bootstrap: Bootstrap, scored_hook: Callable[[Scored], None] | None) -> Report:
     states = scored.states
     if not states.ids:
         first = states.excluded[0] if states.excluded else ""
@@ -191,15 +205,19 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         try:
             html = HtmlOutput.name in chosen(cfg.outputs)
             beside = two and html  # vbw.report.pagedata
-            report = score(task, replay, arms, mode, err,
-                           n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
-                           bootstrap=cfg.bootstrap,
-                           scored_hook=page.start if beside else page.keep,
-                           showing=SHOWING if html else Showing(), written=written,
-                           made_for=None if whole_run else job.selection_of(task).made_for)
+            report, answers = score(
+                task, replay, arms, mode, err,
+                n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
+                bootstrap=cfg.bootstrap, scored_hook=page.start if beside else page.keep,
+                showing=SHOWING if html else Showing(), written=written,
+                made_for=None if whole_run else job.selection_of(task).made_for)
             report = report.model_copy(update={"task_mismatch": mismatch})
-            md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
-                               err=err)
+            try:
+                md = write_reports(report, task_dir, lambda: page.browser(report),
+                                   cfg.outputs, err=err, answers=answers)
+            finally:
+                if answers is not None:
+                    answers.close()
         finally:
             page.cancel()
         if mismatch is not None:  # once scored: a refusal on the way stays one line

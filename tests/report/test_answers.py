@@ -200,3 +200,39 @@ def test_parts_merge_in_position_order_whatever_order_they_came_in() -> None:
     folders = [a.folder, b.folder]
     a.close()
     assert not any(os.path.exists(f) for f in folders)
+
+
+def test_named_field_rows_follow_their_answer_row() -> None:
+    """A task's own fields: one row per field after the arm's row, its value and gold, right
+    1/0, empty when n/a (NOT_READ) or absent; valid repeated, the record's columns empty."""
+    from types import SimpleNamespace
+
+    from vbw.task.arms import parse_arm
+    from vbw.task.fields import ABSENT, NOT_READ, RIGHT, WRONG, FieldRow
+    from vbw.score.answers import item_rows
+
+    arms = [parse_arm("unconstrained"), parse_arm("constrained[answer]")]
+    item = SimpleNamespace(id="=t1", gold={"category": "billing", "amount": -12.5},
+                           field_gold={"category": "billing", "amount": -12.5, "note": None})
+    rec = SimpleNamespace(arms={"constrained[answer]": {"finish_reason": "length",
+                                                        "n_tokens": 7, "seconds": 0.25}},
+                          interventions={"constrained[answer]": [(0, 1), (3, 2)]})
+    rows = [FieldRow([NOT_READ, NOT_READ, ABSENT], [None, None, None]),
+            FieldRow([RIGHT, WRONG, ABSENT], ["billing", 12.5, None])]
+    text_ = item_rows(arms, rec, item, [-1, 1], [False, False], [None, {"x": 1}], rows,
+                      ["category", "amount", "note"])
+    got = list(csv.reader(io.StringIO(text_)))
+    assert all(len(r) == len(COLUMNS) for r in got)
+    gold = '{"category": "billing", "amount": -12.5}'
+    assert got == [
+        ["'=t1", "unconstrained", "", "", "", gold, "", "0", "", "", "", ""],
+        ["'=t1", "unconstrained", "category", "", "", '"billing"', "", "", "", "", "", ""],
+        ["'=t1", "unconstrained", "amount", "", "", "'-12.5", "", "", "", "", "", ""],
+        ["'=t1", "unconstrained", "note", "", "", "", "", "", "", "", "", ""],
+        ["'=t1", "constrained[answer]", "", "", '{"x": 1}', gold, "1", "0", "length", "7",
+         "0.25", "2"],
+        ["'=t1", "constrained[answer]", "category", "", '"billing"', '"billing"', "1", "1",
+         "", "", "", ""],
+        ["'=t1", "constrained[answer]", "amount", "", "12.5", "'-12.5", "1", "0", "", "", "",
+         ""],
+        ["'=t1", "constrained[answer]", "note", "", "", "", "1", "", "", "", "", ""]]

@@ -40,21 +40,48 @@ def text(value: str) -> str:
     return quoted(cell(value))
 
 
+_spelt: dict[Any, str] = {}  # the cells of strings and numbers seen lately (answers repeat)
+
+
 def json_cell(value: Any) -> str:
-    """A value's cell: its JSON text, bounded as report.html bounds it; empty for None."""
-    return "" if value is None else quoted(cell(spell(value)))
+    """A value's cell: its JSON text, bounded as report.html bounds it (`spell`); empty for
+    None. A string's or number's cell is remembered (by type and value; `_SPELT` of them)."""
+    if value is None:
+        return ""
+    kind = type(value)
+    if kind is not str and kind is not int and (kind is not float or not value):
+        return quoted(cell(spell(value)))  # (0.0 and -0.0 are one key: not remembered)
+    done = _spelt.get((kind, value))
+    if done is None:
+        if len(_spelt) >= _SPELT:
+            _spelt.clear()
+        done = _spelt[kind, value] = quoted(cell(spell(value)))
+    return done
+
+
+_SPELT = 4096
+_DIGITS = frozenset("0123456789")
 
 
 def _number(value: Any) -> str:
-    return "" if value is None else text(str(value))
+    """A number from the record: its text, through `text` unless it starts with a digit."""
+    if value is None:
+        return ""
+    s = str(value)
+    return s if s[:1] in _DIGITS else text(s)
 
 
-_heads: list[Any] = [None, []]  # the last arms seen, and their key cells
+_FINISH = {None: "", "stop": "stop", "length": "length"}
 
 
-def _arm_cells(arms: list[Arm]) -> list[str]:
+_heads: list[Any] = [None, []]  # the last arms seen, and their (key, its cell + ",")
+
+
+def _arm_cells(arms: list[Arm]) -> list[tuple[str, str]]:
+    """Each arm's key and its cell, worked out once per list of arms (Arm.key builds the
+    key anew on each look-up)."""
     if _heads[0] is not arms:
-        _heads[:] = [arms, [text(a.key) for a in arms]]
+        _heads[:] = [arms, [(a.key, text(a.key)) for a in arms]]
     return _heads[1]
 
 
@@ -68,14 +95,16 @@ def item_rows(arms: list[Arm], rec: Any, item: Any, vrow: Sequence[int],
     item_id, gold = text(item.id), json_cell(item.gold)
     raws, spans = rec.arms or {}, rec.interventions or {}
     out = []
-    for j, (arm, key) in enumerate(zip(arms, _arm_cells(arms))):
-        raw = raws.get(arm.key) or {}
+    number, finishes = _number, _FINISH
+    for j, (arm, key) in enumerate(_arm_cells(arms)):
+        raw = raws.get(arm) or {}
         finish = raw.get("finish_reason")
-        events = spans.get(arm.key)
+        events = spans.get(arm)
         valid = _FLAG[vrow[j]]
         out.append(f"{item_id},{key},,,{json_cell(answers[j])},{gold},{valid},"
-                   f"{'1' if rrow[j] else '0'},{'' if finish is None else text(finish)},"
-                   f"{_number(raw.get('n_tokens'))},{_number(raw.get('seconds'))},"
+                   f"{'1' if rrow[j] else '0'},"
+                   f"{finishes[finish] if finish in finishes else text(finish)},"
+                   f"{number(raw.get('n_tokens'))},{number(raw.get('seconds'))},"
                    f"{'' if events is None else len(events)}\n")
         if fields is not None:
             out.extend(_field_rows(f"{item_id},{key},", f",{valid},", fields[j], names,

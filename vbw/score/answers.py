@@ -45,12 +45,14 @@ _spelt: dict[Any, str] = {}  # the cells of strings and numbers seen lately (ans
 
 def json_cell(value: Any) -> str:
     """A value's cell: its JSON text, bounded as report.html bounds it (`spell`); empty for
-    None. A string's or number's cell is remembered (by type and value; `_SPELT` of them)."""
+    None. A short string's or a number's cell is remembered (by type and value; at most
+    `_SPELT` of them, each string at most `_SHORT` characters: a long one is not kept)."""
     if value is None:
         return ""
     kind = type(value)
-    if kind is not str and kind is not int and (kind is not float or not value):
-        return quoted(cell(spell(value)))  # (0.0 and -0.0 are one key: not remembered)
+    if not (kind is int or (kind is str and len(value) <= _SHORT)
+            or (kind is float and value)):  # (0.0 and -0.0 are one key: not remembered)
+        return quoted(cell(spell(value)))
     done = _spelt.get((kind, value))
     if done is None:
         if len(_spelt) >= _SPELT:
@@ -59,7 +61,7 @@ def json_cell(value: Any) -> str:
     return done
 
 
-_SPELT = 4096
+_SPELT, _SHORT = 4096, 100
 _DIGITS = frozenset("0123456789")
 
 

@@ -19,6 +19,7 @@ from tests.conftest import ROOT, TASK_CONF
 from vbw import parallel
 from vbw.cli.job import run
 from vbw.config import RunConfig
+from vbw.errors import VbwError
 from vbw.score.answers import COLUMNS, AnswerParts, json_cell, text
 from vbw.score.cells import cell, quoted
 from vbw.task.runner import load_task
@@ -236,3 +237,19 @@ def test_named_field_rows_follow_their_answer_row() -> None:
         ["'=t1", "constrained[answer]", "amount", "", "12.5", "'-12.5", "1", "0", "", "", "",
          ""],
         ["'=t1", "constrained[answer]", "note", "", "", "", "1", "", "", "", "", ""]]
+
+
+def test_no_part_file_is_left_when_the_run_fails_after_scoring(tmp_path: Path) -> None:
+    """An item lacking an arm is refused once the pass is done (its rows of the other items
+    kept by then): the refusal, and no part folder left behind."""
+    lines = GSM8K.read_text(encoding="utf-8").splitlines(keepends=True)
+    rec = json.loads(lines[150])
+    del rec["arms"]["constrained[answer]"]
+    lines[150] = json.dumps(rec) + "\n"
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("".join(lines), encoding="utf-8")
+    before = _parts_left()
+    with pytest.raises(VbwError, match="has no arm 'constrained\\[answer\\]'"):
+        _run(tmp_path / "out", broken, "gsm8k")
+    assert _parts_left() == before
+    assert not (tmp_path / "out" / "answers.csv").exists()

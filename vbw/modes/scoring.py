@@ -25,7 +25,7 @@ from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen, report_files, written_line
 from vbw.score import split
-from vbw.score.answers import AnswerParts
+from vbw.score.answers import AnswerParts, closed_after
 from vbw.score.metrics import build_report
 from vbw.score.results import Report, TaskCheck, TaskMismatch
 from vbw.score.shown import Showing
@@ -72,20 +72,15 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
     is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again;
     `made_for`: the replay's own n, beyond which an item it lacks is not missing.
-    Returns the report and answers.csv's rows (the caller's to write and `close`)."""
+    Returns the report and answers.csv's rows (the caller's to write, within a
+    vbw.score.answers.closed_after block, which removes them)."""
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, n, err, shard.take,
                           showing=showing,
                           given=None if written is None else written.p, made_for=made_for,
                           answers=True)
-    try:
-        return (_report(task, replay, mode, err, scored, bootstrap, scored_hook),
-                scored.answers)
-    except BaseException:
-        if scored.answers is not None:
-            scored.answers.close()
-        raise
+    return _report(task, replay, mode, err, scored, bootstrap, scored_hook), scored.answers
 
 
 def _report(task: Task, replay: ReplayStream, mode: str, err: TextIO, scored: Scored,
@@ -212,12 +207,8 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
                 showing=SHOWING if html else Showing(), written=written,
                 made_for=None if whole_run else job.selection_of(task).made_for)
             report = report.model_copy(update={"task_mismatch": mismatch})
-            try:
-                md = write_reports(report, task_dir, lambda: page.browser(report),
-                                   cfg.outputs, err=err, answers=answers)
-            finally:
-                if answers is not None:
-                    answers.close()
+            md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
+                               err=err, answers=answers)
         finally:
             page.cancel()
         if mismatch is not None:  # once scored: a refusal on the way stays one line
@@ -228,7 +219,11 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         return task_dir, [f"{task.name}: {a}" for a in
                           tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
 
-    done = _run_tasks(job.tasks, one, folder, job.out, job.err, only_reads)
+    def one_closed(task: Task, out: TextIO, err: TextIO) -> tuple[Path, list[str]]:
+        with closed_after():  # answers.csv's part files, made by this task's passes
+            return one(task, out, err)
+
+    done = _run_tasks(job.tasks, one_closed, folder, job.out, job.err, only_reads)
     dirs = [task_dir for task_dir, _ in done]
     tripped = [line for _, lines in done for line in lines]
     out, err = job.out, job.err

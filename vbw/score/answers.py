@@ -6,7 +6,8 @@ The columns and what an empty cell means: docs/reference/report.md, section answ
 Each process that scores writes its own part file into the folder of the pass that made
 the parts (one per scoring pass, in the system's temporary folder), with each item's
 position, offset and length kept in memory (24 bytes an item); `rows` reads them back by
-position. The folders are removed by `close`, or when the parts are dropped (an error).
+position. The folders are removed by `close` (at the latest when a `closed_after` block
+ends: a task's run, vbw.modes.scoring), or when the parts are dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import tempfile
 import weakref
 from array import array
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -135,11 +137,30 @@ def _remove(folder: str, owner: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+_blocks: list[list[AnswerParts]] = []  # per `closed_after` block open: the parts made in it
+
+
+@contextmanager
+def closed_after() -> Iterator[None]:
+    """Every AnswerParts this process makes within the block is closed (its part files
+    removed) when the block ends, whether it ends in an error or not."""
+    made: list[AnswerParts] = []
+    _blocks.append(made)
+    try:
+        yield
+    finally:
+        _blocks.remove(made)
+        for parts in made:
+            parts.close()
+
+
 class AnswerParts:
     """answers.csv's rows, item by item (see the module docstring): a Tally member
     (vbw.score.tally, Combine.NESTED) whose `state()` names its part files."""
 
     def __init__(self) -> None:
+        if _blocks:
+            _blocks[-1].append(self)
         self.folder = tempfile.mkdtemp(prefix="vbw-answers-")
         self._gone = weakref.finalize(self, _remove, self.folder, os.getpid())
         self._adopted: list[weakref.finalize] = []

@@ -251,7 +251,7 @@ def test_the_demo_with_a_tripped_gate(tmp_path: Path) -> None:
     one = _vbw(tmp_path, "1", "gate.wrong_valid_above=0.5")
     assert _vbw(tmp_path, "2", "gate.wrong_valid_above=0.5") == one
     code, out, err, files = one
-    assert code == 1 and "vbw: gate tripped" in err and len(files) == 10
+    assert code == 1 and "vbw: gate tripped" in err and len(files) == 12
     assert out.index("# vbw report: bfcl_simple") < out.index("# vbw report: gsm8k") \
         < out.index("Reports written to RUN")
 
@@ -271,7 +271,8 @@ def test_an_error_in_the_second_task(tmp_path: Path) -> None:
     code, _, err, files = one
     assert code == 2 and len(err.splitlines()) == 1 and "outlines.jsonl" in err, err
     assert sorted(files) == sorted(f"bfcl_simple/{n}" for n in (
-        "ledger.csv", "quadrants.svg", "report.html", "report.json", "report.md"))
+        "answers.csv", "ledger.csv", "quadrants.svg", "report.html", "report.json",
+        "report.md"))
 
 
 @pytest.mark.parametrize(("other", "first"), [((6,), 6), ((1, 6), 1)])

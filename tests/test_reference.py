@@ -68,7 +68,8 @@ def test_demo_prints_both_tables_in_order(demo_run: tuple[Path, str]) -> None:
     assert "answer accuracy: +5.5 pts observed; not distinguishable from zero at N=200 " \
         "(p=0.071, MDE ±" in stdout
     assert stdout.strip().splitlines()[-1] == (f"Reports written to {out}: report.json, "
-        "report.md, report.html, quadrants.svg, ledger.csv (in each task's folder)")
+        "report.md, report.html, quadrants.svg, ledger.csv, answers.csv (in each task's folder)")
     for task in ("bfcl_simple", "gsm8k"):
-        for name in ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv"):
+        for name in ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv",
+                     "answers.csv"):
             assert (out / task / name).stat().st_size > 0, (task, name)

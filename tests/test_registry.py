@@ -361,8 +361,8 @@ def test_a_mode_and_a_report_writer_from_an_installed_package(site: Path,
     try:
         out = io.StringIO()
         assert run(cfg, [task], tmp_path / "r", tmp_path, out, io.StringIO()) == 0
-        assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["report.json",
-                                                                     "verdicts.txt"]
+        assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+            "answers.csv", "report.json", "verdicts.txt"]
         lines = (tmp_path / "r" / "verdicts.txt").read_text().splitlines()
         assert [x.split()[0] for x in lines] == ["prompt_json[answer]", "constrained[answer]",
                                                  "prompt_json[reasoning]",

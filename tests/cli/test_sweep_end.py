@@ -54,7 +54,8 @@ def test_2x2_sweep_under_joblib_exits_1_when_one_task_trips(tmp_path: Path) -> N
         block = proc.stdout[a:b]
         assert block.count("# vbw report: ") == 1 and f"# vbw report: {r['task']} " in block
         assert block.rstrip().endswith(f"Reports written to {sweep / str(i)}: report.json, "
-                                       "report.md, report.html, quadrants.svg, ledger.csv")
+                                       "report.md, report.html, quadrants.svg, ledger.csv, "
+                                       "answers.csv")
         assert (sweep / str(i) / "report.md").read_text() in block  # the whole report
     for job in tripped:
         assert re.search(rf"gate tripped in {job} \(task=gsm8k ", proc.stderr)
@@ -221,5 +222,6 @@ def test_a_sweep_s_closing_lines_list_only_the_files_written(tmp_path: Path) -> 
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == f"Sweep summary written to {sweep}: summary.json, summary.md"
     for i in range(2):
-        assert f"Reports written to {sweep / str(i)}: report.json, report.md" in lines
+        assert f"Reports written to {sweep / str(i)}: report.json, report.md, answers.csv" \
+            in lines
     assert not list(sweep.rglob("*.html")) and ".html" not in proc.stdout

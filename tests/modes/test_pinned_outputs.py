@@ -37,7 +37,7 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there)
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it
     "compare bfcl-4": {
         "report.json":
             "4e55d49c3591cacfcdfe928e229d47c17d918b31aac9af498c825caf55700b20",
@@ -63,6 +63,8 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
     "merge gsm8k-4": {
+        "answers.csv":
+            "9ccdbc0b3a41b37c170cb67418bce7eeb303ed65662ddb296763966bac09323e",
         "ledger.csv":
             "546fedfcae3be31783502aaf451d541c80bb171b8dc5a5c10cd3f6ab19a9c5b6",
         "quadrants.svg":
@@ -76,7 +78,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "report.md":
             "65ec267772589be1676a1877d6d105a3ab9775a615b09d2631331cba82585821",
         "stdout.txt":
-            "f01b82af6ec6faa382422e406e921f319c1e6ff741fb4a01b954aa90371efba6",
+            "57fc0975ae413cfa0fac6558777cd95300046f002fcb8a0b56fb6cbabe9db059",
     },
 }
 

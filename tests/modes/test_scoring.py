@@ -105,17 +105,20 @@ def _closing(out_dir: Path, outputs: list[str], tasks: list[str]) -> tuple[str, 
 @pytest.mark.parametrize("tasks", [["gsm8k"], ["gsm8k", "bfcl_simple"]])
 def test_the_closing_line_lists_only_the_files_written(tmp_path: Path,
                                                       tasks: list[str]) -> None:
-    """outputs=[json,md] writes no page, and the last line does not say it does."""
+    """outputs=[json,md] writes no page, and the last line does not say it does (answers.csv
+    is written whatever outputs says)."""
     last, notes = _closing(tmp_path / "o", ["json", "md"], tasks)
     folders = [tmp_path / "o"] if len(tasks) == 1 else [tmp_path / "o" / t for t in tasks]
     for folder in folders:
-        assert sorted(p.name for p in folder.iterdir()) == ["report.json", "report.md"]
+        assert sorted(p.name for p in folder.iterdir()) == ["answers.csv", "report.json",
+                                                            "report.md"]
     after = "" if len(tasks) == 1 else " (in each task's folder)"
-    assert last == f"Reports written to {tmp_path / 'o'}: report.json, report.md{after}"
+    assert last == (f"Reports written to {tmp_path / 'o'}: report.json, report.md, "
+                    f"answers.csv{after}")
     assert notes.count("re-scoring the recorded replay") == len(tasks)  # on stderr
     last, _ = _closing(tmp_path / "all", ["json", "md", "html", "svg", "csv"], tasks[:1])
     assert last == (f"Reports written to {tmp_path / 'all'}: report.json, report.md, "
-                    "report.html, quadrants.svg, ledger.csv")
+                    "report.html, quadrants.svg, ledger.csv, answers.csv")
 
 
 def _mismatched(tmp_path: Path) -> Path:

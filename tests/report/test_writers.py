@@ -11,18 +11,18 @@ import pytest
 from tests.report.test_atomic import big_report
 from vbw.report import files
 from vbw.report.compare import COMPARE_WRITERS
-from vbw.report.writers import (MANIFEST_WRITER, OUTPUT_NAMES, OUTPUTS, REPORT_WRITERS, chosen,
-                                write_reports)
+from vbw.report.writers import (ANSWERS_WRITER, MANIFEST_WRITER, OUTPUT_NAMES, OUTPUTS,
+                                REPORT_WRITERS, chosen, write_reports)
 from vbw.sweep.outcome import read_exit_code
 from vbw.sweep.summary import SUMMARY_WRITERS, write_summary
 
 
 def test_every_table_uses_the_registered_names_and_has_the_manifest() -> None:
     assert OUTPUT_NAMES == tuple(OUTPUTS.classes) == ("json", "md", "html", "svg", "csv")
-    assert list(REPORT_WRITERS) == list(OUTPUT_NAMES)
+    assert list(REPORT_WRITERS) == [*OUTPUT_NAMES, ANSWERS_WRITER]  # answers: no choice
     assert OUTPUTS.group == "vbw.outputs"  # an installed package adds one (test_registry)
     for table in (REPORT_WRITERS, COMPARE_WRITERS, SUMMARY_WRITERS):
-        assert set(table) <= set(OUTPUT_NAMES) and MANIFEST_WRITER in table
+        assert set(table) <= {*OUTPUT_NAMES, ANSWERS_WRITER} and MANIFEST_WRITER in table
 
 
 def test_a_plugged_writer_is_chosen_by_name_and_cannot_take_another_file() -> None:
@@ -49,8 +49,8 @@ def test_a_plugged_writer_is_chosen_by_name_and_cannot_take_another_file() -> No
 
 
 def test_the_manifest_writer_cannot_be_dropped() -> None:
-    assert chosen(["md"]) == {"md", "json"}
-    assert chosen(None) == set(OUTPUT_NAMES)
+    assert chosen(["md"]) == {"md", "json", "answers"}  # a report's answers.csv too
+    assert chosen(None) == {*OUTPUT_NAMES, "answers"}
 
 
 @pytest.fixture
@@ -71,8 +71,11 @@ def order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_outputs_choose_the_files_and_report_json_goes_last(tmp_path: Path,
                                                             order: list[str]) -> None:
     r = big_report(3)
-    md = write_reports(r, tmp_path)
-    assert sorted(order) == sorted(w.file for w in REPORT_WRITERS.values())
+    (tmp_path / "answers.csv").write_text("an older run's")
+    md = write_reports(r, tmp_path)  # no answers kept (vbw.score.answers): none written
+    assert sorted(order) == sorted(w.file for w in REPORT_WRITERS.values()
+                                   if w.file != "answers.csv")
+    assert not (tmp_path / "answers.csv").exists()
     assert order[-1] == "report.json"
     order.clear()
     assert write_reports(r, tmp_path, outputs=["md"]) == md  # markdown returned either way
@@ -122,7 +125,8 @@ def test_a_run_with_outputs_json_md_writes_no_page(tmp_path: Path) -> None:
     out = io.StringIO()
     assert run(cfg, [load_task(TASK_CONF / "gsm8k.yaml")], tmp_path, tmp_path, out,
                io.StringIO()) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv", "report.json",
+                                                           "report.md"]
     assert (tmp_path / "report.md").read_text(encoding="utf-8") in out.getvalue()
 
 

@@ -25,6 +25,7 @@ from vbw.report.pagedata import ItemData
 from vbw.report.provenance import provenance
 from vbw.report.writers import HtmlOutput, chosen, report_files, written_line
 from vbw.score import split
+from vbw.score.answers import AnswerParts, closed_after
 from vbw.score.metrics import build_report
 from vbw.score.results import Report, TaskCheck, TaskMismatch
 from vbw.score.shown import Showing
@@ -63,7 +64,7 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
           n: int | None, shard: Shard, bootstrap: Bootstrap,
           scored_hook: Callable[[Scored], None] | None = None,
           showing: Showing = Showing(), written: Written | None = None,
-          made_for: int | None = None) -> Report:
+          made_for: int | None = None) -> tuple[Report, AnswerParts | None]:
     """Score a replay as it is read (vbw.score.stream) over the task's `arms` and its
     first `n` items (this `shard` of them): ids checked against the task, the task checked
     on the items it holds, states per item and arm, then the report (its CIs drawn as
@@ -72,12 +73,20 @@ def score(task: Task, replay: ReplayStream, arms: list[Arm], mode: str, err: Tex
     print nothing but a problem). `scored_hook` gets the pass's outcome before the report
     is built from it; `showing`: see vbw.score.stream.score_stream; `written`: the
     replay's records scored as they were written (Obtained.written), not read again;
-    `made_for`: the replay's own n, beyond which an item it lacks is not missing."""
+    `made_for`: the replay's own n, beyond which an item it lacks is not missing.
+    Returns the report and answers.csv's rows (the caller's to write, within a
+    vbw.score.answers.closed_after block, which removes them)."""
     if written is not None:
         replay.end = written.end
     scored = score_stream(task, replay, arms, n, err, shard.take,
                           showing=showing,
-                          given=None if written is None else written.p, made_for=made_for)
+                          given=None if written is None else written.p, made_for=made_for,
+                          answers=True)
+    return _report(task, replay, mode, err, scored, bootstrap, scored_hook), scored.answers
+
+
+def _report(task: Task, replay: ReplayStream, mode: str, err: TextIO, scored: Scored,
+            bootstrap: Bootstrap, scored_hook: Callable[[Scored], None] | None) -> Report:
     states = scored.states
     if not states.ids:
         first = states.excluded[0] if states.excluded else ""
@@ -193,15 +202,15 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         try:
             html = HtmlOutput.name in chosen(cfg.outputs)
             beside = two and html  # vbw.report.pagedata
-            report = score(task, replay, arms, mode, err,
-                           n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
-                           bootstrap=cfg.bootstrap,
-                           scored_hook=page.start if beside else page.keep,
-                           showing=SHOWING if html else Showing(), written=written,
-                           made_for=None if whole_run else job.selection_of(task).made_for)
+            report, answers = score(
+                task, replay, arms, mode, err,
+                n=replay.header.n if whole_run else job.n_of(task), shard=cfg.shard,
+                bootstrap=cfg.bootstrap, scored_hook=page.start if beside else page.keep,
+                showing=SHOWING if html else Showing(), written=written,
+                made_for=None if whole_run else job.selection_of(task).made_for)
             report = report.model_copy(update={"task_mismatch": mismatch})
             md = write_reports(report, task_dir, lambda: page.browser(report), cfg.outputs,
-                               err=err)
+                               err=err, answers=answers)
         finally:
             page.cancel()
         if mismatch is not None:  # once scored: a refusal on the way stays one line
@@ -212,7 +221,11 @@ def score_tasks(job: Job, obtain: Obtain, whole_run: bool = False,
         return task_dir, [f"{task.name}: {a}" for a in
                           tripped_arms(report, arms, cfg.gate.wrong_valid_above)]
 
-    done = _run_tasks(job.tasks, one, folder, job.out, job.err, only_reads)
+    def one_closed(task: Task, out: TextIO, err: TextIO) -> tuple[Path, list[str]]:
+        with closed_after():  # answers.csv's part files, made by this task's passes
+            return one(task, out, err)
+
+    done = _run_tasks(job.tasks, one_closed, folder, job.out, job.err, only_reads)
     dirs = [task_dir for task_dir, _ in done]
     tripped = [line for _, lines in done for line in lines]
     out, err = job.out, job.err

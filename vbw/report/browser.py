@@ -12,20 +12,19 @@ How it works and why: docs/design.md, section vbw.report.browser.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from vbw.replay import ReplayHeader
 from vbw.report.marks import MAX_MARKS, ArmMarks, arm_marks
+from vbw.score.cells import spell
 from vbw.score.shown import Showing, Shown, ShownArm, clip
 from vbw.task.arms import Arm
 from vbw.task.fields import NOT_READ, RIGHT, WRONG
 from vbw.task.runner import Task
 
 MAX_TEXT_CHARS = 20_000   # embedded characters per text: the head and tail halves
-MAX_VALUE_CHARS = 2_000   # a gold or extracted answer's JSON spelling, cut beyond this
 MAX_DETAILED_ITEMS = 2_000  # items whose texts and prompts are embedded (the first, in task order)
 MAX_LISTED_ITEMS = 20_000  # items listed at all; the tables and ledger.csv count every item
 # what the scoring pass keeps for the page (vbw.score.shown)
@@ -112,17 +111,6 @@ def clipped(kept: str, length: int, limit: int = MAX_TEXT_CHARS) -> Cut:
     if length <= limit:
         return Cut(s=kept)
     return Cut(s=kept, at=utf16(kept, limit // 2), omitted=length - limit)
-
-
-def spell(value: Any) -> str:
-    """A gold or answer as JSON (non-JSON values as their str), cut to MAX_VALUE_CHARS."""
-    try:
-        s = json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, TypeError):
-        s = str(value)
-    if len(s) > MAX_VALUE_CHARS:
-        s = s[:MAX_VALUE_CHARS] + f"… [{len(s) - MAX_VALUE_CHARS:,} more characters]"
-    return s
 
 
 def _turns(arm: Arm, arms: list[Arm], chat: list[tuple[str, str]],

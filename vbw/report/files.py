@@ -12,46 +12,18 @@ manifest's presence means the whole set belongs to one finished run.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
-import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TextIO
 
 from vbw.redact import escape_surrogates
+from vbw.score.cells import cell, quoted as _field
 from vbw.score.results import Report
 
 MANIFEST = "report.json"  # written last: its presence means the set is complete
 PARTIAL = ".partial-"     # the infix of temporary names, e.g. .ledger.csv.partial-1234
-
-
-_FORMULA_START = frozenset("=+-@\t\r")
-
-
-def cell(value: str) -> str:
-    """A CSV cell a spreadsheet reads as text: one starting with = + - @ or a tab or CR
-    (ids and arm keys come from task files and replays) would run as a formula (OWASP's
-    CSV injection), so it gets a leading single quote, as spreadsheets expect. So does
-    one whose first character after leading whitespace (Unicode's, the ideographic space
-    included) is one of those, or their fullwidth or small forms (＝＋－＠, which some
-    spreadsheets read as ASCII: NFKC folds them) or the minus sign U+2212."""
-    head = value[:1] if value[:1] in _FORMULA_START else value.lstrip()[:1]
-    if head and (unicodedata.normalize("NFKC", head) in _FORMULA_START or head == "\u2212"):
-        return "'" + value
-    return value
-
-
-_QUOTED = re.compile('[,"\r\n]')
-
-
-def _field(value: str) -> str:
-    """RFC 4180 quoting; unlike csv.writer with a "\n" line end, a CR inside a field is
-    quoted too (an unquoted CR ends the row in spreadsheets and most readers)."""
-    if not value or _QUOTED.search(value):
-        return '"' + value.replace('"', '""') + '"'
-    return value
 
 
 def ledger_csv(r: Report) -> str:

@@ -24,9 +24,11 @@ from vbw.report.files import ledger_csv, write_set
 from vbw.report.html import html_chunks
 from vbw.report.markdown import coverage, render_markdown
 from vbw.report.svg import render_svg
+from vbw.score.answers import AnswerParts
 from vbw.score.results import Report
 
 MANIFEST_WRITER = "json"  # always written, and last
+ANSWERS_WRITER = "answers"  # answers.csv: always written where scoring kept its rows
 
 S = TypeVar("S")
 
@@ -44,8 +46,10 @@ class Writer(Generic[S]):
 
 
 def chosen(outputs: Collection[str] | None) -> set[str]:
-    """The writers that run: vbw's own by default; the manifest writer always."""
-    return set(OUTPUT_NAMES if outputs is None else outputs) | {MANIFEST_WRITER}
+    """The writers that run: vbw's own by default; the manifest writer and a report's
+    answers.csv always."""
+    return set(OUTPUT_NAMES if outputs is None else outputs) | {MANIFEST_WRITER,
+                                                                ANSWERS_WRITER}
 
 
 def write_outputs(out_dir: Path, writers: Mapping[str, Writer[S]], subject: S,
@@ -85,10 +89,11 @@ def written_line(what: str, where: Path, files: Iterable[str]) -> str:
 class ReportSet:
     """What a report's writers render: the report (with its coverage sentence) and the
     item browser's data, or what builds it when the page is written (None: report.html
-    holds the tables and panels only)."""
+    holds the tables and panels only); answers.csv's rows, as scoring kept them."""
 
     report: Report
     browser: Browser | Callable[[], Browser] | None
+    answers: AnswerParts | None = None
 
     def browser_data(self) -> Browser | None:
         return self.browser() if callable(self.browser) else self.browser
@@ -186,6 +191,8 @@ class LedgerOutput(Output):
 
 OUTPUT_NAMES = tuple(OUTPUTS.classes)  # vbw's own; the default of RunConfig.outputs
 REPORT_WRITERS: dict[str, Writer[ReportSet]] = {k: c.writer() for k, c in OUTPUTS.classes.items()}
+# not an `outputs` choice: written whatever `outputs` says, as report.json is
+REPORT_WRITERS[ANSWERS_WRITER] = Writer("answers.csv", lambda s: s.answers.rows(), True)
 
 
 def report_writers(outputs: Collection[str] | None) -> dict[str, Writer[ReportSet]]:
@@ -228,12 +235,18 @@ def report_files(out_dir: Path, outputs: Collection[str] | None = None) -> list[
 
 def write_reports(r: Report, out_dir: Path,
                   browser: Browser | Callable[[], Browser] | None = None,
-                  outputs: Collection[str] | None = None, err: TextIO | None = None) -> str:
+                  outputs: Collection[str] | None = None, err: TextIO | None = None,
+                  answers: AnswerParts | None = None) -> str:
     """Write a report's files into out_dir (`outputs`: which; None: all); return the
     markdown, which the CLI prints whether or not report.md is written. `browser` is
     report.html's item data (vbw.report.browser), or what builds it; the page is streamed
     to its file, and if it cannot be built the others are still written and one line on
-    `err` says why."""
-    s = ReportSet(r.model_copy(update={"coverage": coverage(r)}), browser)  # as report.md says
-    write_outputs(out_dir, report_writers(outputs), s, outputs, err)
+    `err` says why. `answers`: answers.csv's rows (vbw.score.answers), streamed to it
+    like the page; None: no answers.csv (an older run's is removed)."""
+    s = ReportSet(r.model_copy(update={"coverage": coverage(r)}), browser,  # as report.md says
+                  answers)
+    writers = report_writers(outputs)
+    if answers is None:
+        (out_dir / writers.pop(ANSWERS_WRITER).file).unlink(missing_ok=True)
+    write_outputs(out_dir, writers, s, outputs, err)
     return s.markdown

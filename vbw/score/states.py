@@ -76,12 +76,14 @@ def _arm_plan(arms: list[Arm]) -> list[tuple[Arm, str, str | None]]:
 
 def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: list[Arm],
                validators: Validators, kept: list[Extracted] | None = None,
-               fields: list[FieldRow] | None = None) -> tuple[list[int], list[bool]]:
+               fields: list[FieldRow] | None = None,
+               answers: list[Any] | None = None) -> tuple[list[int], list[bool]]:
     """(validity row, correctness row) of one item over `arms`, from each arm's text: per
     arm, Task.extract's object and answer (by Task.reader), the object's validity against the arm's
     schema, and Task.is_correct. `kept`: each arm's extraction is added to it, with its
     span (for the reports: vbw.score.shown). `fields`: each arm's FieldRow is added to it
-    (the task's fields, vbw.task.fields)."""
+    (the task's fields, vbw.task.fields). `answers`: each arm's extracted answer is added
+    to it (None: none; answers.csv, vbw.score.answers)."""
     vrow: list[int] = []
     rrow: list[bool] = []
     schemas, read, is_correct = item.schemas, task.reader, task.is_correct
@@ -97,6 +99,8 @@ def arm_states(task: Task, item: Item, texts: Mapping[str, str | None], arms: li
         else:
             vrow.append(-1)
         rrow.append(answer is not None and is_correct(answer, item))
+        if answers is not None:
+            answers.append(answer)
         if fields is not None:
             fields.append(task.fields.row(obj, text, answer, item, free))
     return vrow, rrow

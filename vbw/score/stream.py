@@ -23,6 +23,7 @@ from vbw.replay.io import legacy_end
 from vbw.replay.record import ScoredRecord
 from vbw.replay.stream import ReplayStream
 from vbw.score import split
+from vbw.score.answers import AnswerParts
 from vbw.score.finish import codes as finish_codes
 from vbw.score.landing import answer_steps
 from vbw.score.replaycheck import check_ids
@@ -55,6 +56,8 @@ class Scored(NamedTuple):
     # (vbw.score.finish codes) and what they show of the first ones, by item id
     finishes: dict[str, bytes] = {}
     shown: dict[str, Shown] = {}
+    # with `answers=True`: answers.csv's rows (vbw.score.answers), theirs to `close`
+    answers: AnswerParts | None = None
 
 
 class Pass:
@@ -65,9 +68,10 @@ class Pass:
 
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
                  shared: SharedAudit | None = None, digests: bool = False,
-                 showing: Showing = Showing(), rows: list[int] | None = None) -> None:
+                 showing: Showing = Showing(), rows: list[int] | None = None,
+                 answers: bool = False) -> None:
         """`rows`: each selected item's task row, where the selection is not the task's
-        first items (a shard's)."""
+        first items (a shard's); `answers`: keep answers.csv's rows."""
         self.task, self.arms, self.shared, self.showing = task, arms, shared, showing
         self.rows = rows
         self.keys = [a.key for a in arms]
@@ -78,7 +82,7 @@ class Pass:
             for i, item_id in enumerate(selected):
                 self.position.setdefault(item_id, []).append(i)
         self.t = self.TALLY.new(Size(len(selected), len(arms), showing, digests,
-                                     len(task.fields.names)),
+                                     len(task.fields.names), answers),
                                 auditor=Auditor(task))
         self.steps = answer_steps(task.spec.extract.json_.path)
         self.stray: list[str] = []
@@ -212,7 +216,7 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
                  err: TextIO, take: Callable[[list[str]], list[str]] | None = None, *,
                  shared: SharedAudit | None = None, digests: bool = False,
                  showing: Showing = Showing(), given: Pass | None = None,
-                 made_for: int | None = None) -> Scored:
+                 made_for: int | None = None, answers: bool = False) -> Scored:
     """Score every record of `stream` (see the module docstring). `take` narrows the
     selection (a shard job's replay holds its shard of the items only). `shared` takes
     the task checks (mode=compare runs them once over every replay's items, then calls
@@ -222,20 +226,22 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     scored as they were written (vbw.score.written), made for this selection and these
     arms; the replay's item lines are then not read (its end line is the caller's to set
     in `stream.end`). `made_for`: the replay's own n (vbw.modes.selection): selected items
-    past it and past the last one held are not counted missing."""
+    past it and past the last one held are not counted missing. `answers`: keep
+    answers.csv's rows (`Scored.answers`)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
     rows = None if take is None else take(list(range(len(task.ids(n)))))
     if given is not None and (len(given.t.held), given.keys) != (len(selected),
                                                                [a.key for a in arms]):
         given = None  # not a pass over this selection and these arms: the file is read
-    p = given if given is not None else Pass(task, selected, arms, shared, digests, showing, rows)
+    p = given if given is not None else Pass(task, selected, arms, shared, digests, showing, rows,
+                                             answers)
     path = str(stream.path)
     if given is not None:
         stream.close()
     elif split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
                               lambda: Pass(task, selected, arms, shared, digests, showing,
-                                           rows))
+                                           rows, answers))
     else:
         for rec in stream.records():
             p.add(rec, path)
@@ -256,7 +262,7 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     return Scored(result, _states(selected, arms, t, rows, task.fields), missing, within, p.timings,
                   end, None if t.digests is None else t.digests[rows],
                   {selected[pos]: t.finish.items[pos] for pos in sorted(t.finish.items)},
-                  p.shown_items(selected))
+                  p.shown_items(selected), t.answers)
 
 
 def _within(selected: list[str], held: np.ndarray, made_for: int | None) -> int:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from vbw.score.answers import AnswerParts, item_rows
 from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.shown import Lowest, Showing
@@ -43,6 +44,7 @@ class Size(NamedTuple):
     showing: Showing = Showing()
     digests: bool = False
     fields: int = 0  # the task's fields (vbw.task.fields)
+    answers: bool = False  # whether answers.csv's rows are kept (vbw.score.answers)
 
 
 def _meta(combine: Combine, new: Callable[[Size], Any], mask: str = "scored",
@@ -96,6 +98,7 @@ class Tally:
     bad_row: tuple[int, Any] | None = first()  # (position, the error building its row)
     no_arm: tuple[int, str] | None = first()   # (position, the message of a lacking arm)
     auditor: Any = nested(lambda s: None)
+    answers: AnswerParts | None = nested(lambda s: AnswerParts() if s.answers else None)
 
     @classmethod
     def new(cls, size: Size, **given: Any) -> Tally:
@@ -107,11 +110,15 @@ class Tally:
         """The figures of an item that has every arm (`p`: the pass, vbw.score.stream.Pass,
         for the task, arms and validators; `rec`: its ScoredRecord)."""
         frows = [] if self.field_codes is not None else None
+        answers = [] if self.answers is not None else None
         vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators, p.keep(pos),
-                                frows)
+                                frows, answers)
         self.valid[pos], self.right[pos] = vrow, rrow
         if frows is not None:
             self.field_codes[pos] = [r.codes for r in frows]
+        if answers is not None:
+            self.answers.add(pos, item_rows(p.arms, rec, item, vrow, rrow, answers, frows,
+                                            p.task.fields.names))
         if self.digests is not None:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in p.arms]
         if rec.interventions:

@@ -35,7 +35,7 @@ class Merge(Mode):
             path = task_dir / "replay.jsonl"  # where merge_and_score writes it
 
             def scoring(n: int) -> Written:  # the pass scoring over the run's n items makes
-                return Written(Pass(task, task.ids(n), arms, showing=SHOWING),
+                return Written(Pass(task, task.ids(n), arms, showing=SHOWING, answers=True),
                                str(path))
 
             found, written = merge_and_score(task, cfg.replays, cfg.n, job.cwd, task_dir,

@@ -25,7 +25,8 @@ from tests.conftest import ROOT, run_vbw
 from vbw.task.arms import ARM_KINDS
 
 DIGESTS = ROOT / "tests" / "reference" / "outputs.sha256.json"
-OUTPUTS = ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv")
+OUTPUTS = ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv",
+           "answers.csv")
 
 
 def _kinds(path: Path) -> str:

@@ -37,18 +37,18 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it; and report.json/report.md again when issue 32 added per-field scoring (`fields`, `fields_from`; compare's per-field pairs), the merged run its answers.csv
     "compare bfcl-4": {
         "report.json":
-            "4e55d49c3591cacfcdfe928e229d47c17d918b31aac9af498c825caf55700b20",
+            "765dd7309cdea8b5c7893a2014c89827604fff5beb9fee3f7f152bd872a89fdf",
         "report.md":
-            "2aa21bfe32d6248087b7f7bb6514a9280454b3fadee4db52b196e0ee7cf2d01c",
+            "a8b1d7dabf96af3d2aae655c770c7023dd141909a3318646f615ddd1df31d6c2",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
     "compare gsm8k-3": {
         "report.json":
-            "76015835fbf6345352c9aefa726c2ab32e788434c066ea3db84e8741c1f4c65c",
+            "c9813cd69a735e635d4c1a84b87fa0c9543568a06042d6b1b564c2e38cd6ba6e",
         "report.md":
             "ef5c19fee00ba15699516cc69126e278833659bd3557974b3664ad938f456236",
         "stderr.txt":
@@ -56,7 +56,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
     },
     "compare gsm8k-n50": {
         "report.json":
-            "ddb301fbbcfeb280dd44be47116fecb9a83461813fbb584ef4eaf35f7628a3d0",
+            "b806925ae91e79842437ce569feabaabd20cd9a0e827f6bffdcf0970571e1a3c",
         "report.md":
             "64929af4a797cc41e6514d2b5ece343ccb7ea3b527ae88ad85e66b227a0f07c6",
         "stderr.txt":
@@ -72,9 +72,9 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "replay.jsonl":
             "1e26839448cdf47c58e97df782aa90be58b206644828a76390334615e6283ab1",
         "report.html":
-            "4a8d306303b5b06e4336b9dfedab20b4c286bc5912bde5fb1425b718ca3adcb8",
+            "5c958713d20b9286345191d8a563c1d932fabc6da31bee7af00cb67a197d4e4f",
         "report.json":
-            "456c3cc9c632649da829c681834c520a86d4b24636cf5abad7773849003dfe5f",
+            "a22e3193c420a1b12d6da4d903f89764e422762cc1e9991f0e9fcb98a5732116",
         "report.md":
             "65ec267772589be1676a1877d6d105a3ab9775a615b09d2631331cba82585821",
         "stdout.txt":

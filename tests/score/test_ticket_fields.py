@@ -120,3 +120,26 @@ def test_ticket_fields_match_an_independent_tally(engine: str, tmp_path: Path) -
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Fields (" in md and "| urgent | " in md
     assert "- amount: `prompt_json[ticket]` → `constrained[ticket]`: " in md
+
+
+def test_answers_csv_field_rows_re_derive_the_ticket_fields(tmp_path: Path) -> None:
+    """answers.csv's field rows (one per item, arm and field) give report.json's per-field
+    counts right and wrong-but-valid exactly."""
+    import csv
+
+    proc = run_vbw("task=ticket", "model=smollm2_135m", "engine=outlines", "mode=replay",
+                   "outputs=[json]", f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    with open(tmp_path / "answers.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["field"]]
+    n = report["n"]
+    assert len(rows) == n * len(ARMS) * 3
+    for field in FREE:
+        for arm in ARMS:
+            mine = [r for r in rows if r["field"] == field and r["arm"] == arm]
+            got = report["fields"][field]["arms"][arm]
+            assert sum(r["right"] == "1" for r in mine) == got["right"], (field, arm)
+            if got["wrong_but_valid"] is not None:
+                wbv = sum(r["valid"] == "1" and r["right"] == "0" for r in mine)
+                assert wbv / n == got["wrong_but_valid"]["rate"], (field, arm)

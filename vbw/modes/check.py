@@ -3,14 +3,11 @@ is generated or scored."""
 
 from __future__ import annotations
 
-from typing import TextIO
-
 from vbw.errors import ConfigError
 from vbw.modes import MODES, Job, Mode
 from vbw.report.checkup import render_check
 from vbw.task.audit import audit
 from vbw.task.findings import Audit, first_error
-from vbw.task.runner import Task
 
 
 def check_tasks(job: Job) -> int:

@@ -54,8 +54,8 @@ def _field_table(c: ReplayComparison) -> list[str]:
     note = f" {same} arm-field pairs with no item read differently are left out here" \
         " (report.json has every one)." if same else ""
     if not rows:
-        return ["", f"Per field: every field of every arm is right on the same items in both "
-                f"replays (report.json has each figure)."]
+        return ["", "Per field: every field of every arm is right on the same items in both "
+                "replays (report.json has each figure)."]
     out = ["", "Per field (accuracy over the paired items that have the field):" + note, "",
            "| arm | field | A | B | Δ B − A [95% CI] | A only / B only | McNemar | MDE |",
            "|---|---|---|---|---|---|---|---|"]

@@ -52,7 +52,7 @@ def test_no_plus_for_a_key_vbw_does_not_read(tmp_path: Path) -> None:
     line = one_line_error(run_vbw("task=gsm8k", "task.zzz=1", "mode=check", cwd=tmp_path))
     assert line == ("vbw: error: task.zzz=1: no such config key; valid under task: name, "
                     "label, description, dataset, prompts, schemas, answer_schema, extract, "
-                    "coerce, check, tool")
+                    "coerce, check, fields, tool")
 
 
 def test_a_task_field_on_a_selection_asks_for_one_task(tmp_path: Path) -> None:

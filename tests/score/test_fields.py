@@ -52,7 +52,7 @@ def _tally(texts: dict[str, dict[str, str]]) -> dict[str, dict[str, list[bool]]]
     return out
 
 
-def _mcnemar(n10: int, n01: int) -> float:
+def mcnemar(n10: int, n01: int) -> float:
     d = n10 + n01
     if d == 0:
         return 1.0
@@ -60,14 +60,20 @@ def _mcnemar(n10: int, n01: int) -> float:
     return min(1.0, 2 * sum(math.comb(d, j) for j in range(k + 1)) / 2 ** d)
 
 
-def test_per_field_figures_match_an_independent_tally(tmp_path: Path) -> None:
+def _scored(tmp_path: Path, outputs: str) -> tuple[dict[str, dict[str, str]], dict]:
+    """The fields task's hand-written replay scored by `vbw` into tmp_path/out: its texts
+    and report.json."""
     task = fields_task(tmp_path / "task")
     texts = {f"t{i}": _texts(i, c, a) for i, (c, a, _) in enumerate(TICKETS)}
     replay = write_replay(tmp_path / "r.jsonl", "tickets", ARMS, texts)
-    proc = run_vbw(f"task={task}", "mode=replay", f"replay={replay}", "outputs=[json,md]",
+    proc = run_vbw(f"task={task}", "mode=replay", f"replay={replay}", f"outputs={outputs}",
                    f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    return texts, json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+
+
+def test_per_field_figures_match_an_independent_tally(tmp_path: Path) -> None:
+    texts, report = _scored(tmp_path, "[json,md]")
     fields = report["fields"]
     assert list(fields) == ["category", "amount", "all fields"]
     assert report["fields_from"] == "the task's fields"
@@ -104,7 +110,7 @@ def test_per_field_figures_match_an_independent_tally(tmp_path: Path) -> None:
         assert head["flips"] == {"right_to_wrong": n10, "wrong_to_right": n01}
         d = head["deltas"]["accuracy"]
         assert (d["n10"], d["n01"]) == (n10, n01)
-        assert math.isclose(d["mcnemar_p"], _mcnemar(n10, n01), rel_tol=1e-12)
+        assert math.isclose(d["mcnemar_p"], mcnemar(n10, n01), rel_tol=1e-12)
         assert d["effect"] == (d["mcnemar_p"] < 0.05)
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "## Fields (" in md
@@ -117,13 +123,7 @@ def test_every_field_ci_follows_from_the_documented_recipe(tmp_path: Path) -> No
     (tests.score.test_bootstrap), on the independent tally above."""
     from tests.score.test_bootstrap import _doc_delta, _doc_rate, _doc_stream
 
-    task = fields_task(tmp_path / "task")
-    texts = {f"t{i}": _texts(i, c, a) for i, (c, a, _) in enumerate(TICKETS)}
-    replay = write_replay(tmp_path / "r.jsonl", "tickets", ARMS, texts)
-    proc = run_vbw(f"task={task}", "mode=replay", f"replay={replay}", "outputs=[json]",
-                   f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    texts, report = _scored(tmp_path, "[json]")
     seed, r = report["bootstrap"]["seed"], report["bootstrap"]["resamples"]
     want = _tally(texts)
     valid = np.array([t["prompt_json[ticket]"] != "sorry" for t in texts.values()])

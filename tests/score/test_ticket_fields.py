@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_vbw
+from tests.score.test_fields import mcnemar
 
 DATA = ROOT / "tasks" / "data" / "ticket" / "tickets.jsonl"
 ARMS = ["unconstrained", "prompt_json[ticket]", "constrained[ticket]",
@@ -74,11 +75,6 @@ def _tally(replay: Path) -> tuple[list[str], dict[str, dict[str, list[bool]]]]:
     return ids, out
 
 
-def _mcnemar(n10: int, n01: int) -> float:
-    d, k = n10 + n01, min(n10, n01)
-    return 1.0 if d == 0 else min(1.0, 2 * sum(math.comb(d, j) for j in range(k + 1)) / 2 ** d)
-
-
 @pytest.mark.parametrize("engine", ["outlines", "llamacpp"])
 def test_ticket_fields_match_an_independent_tally(engine: str, tmp_path: Path) -> None:
     replay = ROOT / "replays" / "ticket" / "smollm2_135m" / f"{engine}.jsonl"
@@ -115,7 +111,7 @@ def test_ticket_fields_match_an_independent_tally(engine: str, tmp_path: Path) -
         assert head["flips"] == {"right_to_wrong": n10, "wrong_to_right": n01}
         d = head["deltas"]["accuracy"]
         assert math.isclose(d["delta"], (sum(dst) - sum(src)) / n, abs_tol=1e-12)
-        assert math.isclose(d["mcnemar_p"], _mcnemar(n10, n01), rel_tol=1e-9)
+        assert math.isclose(d["mcnemar_p"], mcnemar(n10, n01), rel_tol=1e-9)
         assert d["effect"] == (d["mcnemar_p"] < 0.05)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Fields (" in md and "| urgent | " in md

@@ -226,6 +226,18 @@ class JsonExtract(StrictModel):
         return search(self.path, obj)
 
 
+def chain_value(steps: list[Any], text: str, fields: dict[str, Any], coerce: Any) -> Any:
+    """The value of an ordered chain of steps over `text`: the first candidate that
+    `coerce` (a coercion) turns into a value; None when no step gives one."""
+    for step in steps:
+        candidate = step.apply(text, fields)
+        if candidate is not None:
+            value = coerce.apply(candidate)
+            if value is not None:
+                return value
+    return None
+
+
 def call_source(text: str) -> str | None:
     """What `[\\w.]+\\s*\\(.*\\)` (greedy) first matches in the text with newlines made
     spaces, found in linear time: from the first name run followed by `(` to the last `)`

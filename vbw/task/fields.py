@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from vbw.task.base import search
+from vbw.task.extract import chain_value
 from vbw.task.kinds import Part
 
 RIGHT, WRONG, NOT_READ, ABSENT = 1, 0, -1, -2
@@ -76,15 +77,7 @@ class FieldReader:
 
 def _free_value(f: Any, text: str | None, fields: dict[str, Any]) -> Any:
     """The field's value in a free text: the first of its steps whose candidate coerces."""
-    if text is None:
-        return None
-    for step in f.free:
-        candidate = step.apply(text, fields)
-        if candidate is not None:
-            value = f.coerce.apply(candidate)
-            if value is not None:
-                return value
-    return None
+    return None if text is None else chain_value(f.free, text, fields, f.coerce)
 
 
 def _group_codes(parts: list[Part], groups: list[str]) -> list[int]:

@@ -11,6 +11,7 @@ from typing import Any
 from vbw.errors import DataError
 from vbw.task.base import StrictModel, field_names, search
 from vbw.task.dataset import join_rows, read_rows
+from vbw.task.extract import chain_value
 from vbw.task.spec import IdFromPath, TaskSpec
 
 
@@ -158,7 +159,7 @@ class ItemSet:
             raise self._nothing(f"{where}.path", spec.path, index, item_id, row)
         raw = gold
         if spec.extract:
-            gold = self._chain(spec.extract, str(gold), fields, spec.coerce)
+            gold = chain_value(spec.extract, str(gold), fields, spec.coerce)
         else:
             gold = spec.coerce.apply(gold)
         if gold is None:
@@ -175,12 +176,3 @@ class ItemSet:
         which = f"row {index}" + (f" ({item_id})" if item_id is not None else "")
         return DataError(f"{self.path}: {field}: {path!r} finds nothing in {which} of "
                          f"{self._data_label}; the row's fields are: {field_names(row)}")
-
-    def _chain(self, steps: Any, text: str, fields: dict[str, Any], coerce: Any) -> Any:
-        for step in steps:
-            candidate = step.apply(text, fields)
-            if candidate is not None:
-                value = coerce.apply(candidate)
-                if value is not None:
-                    return value
-        return None

@@ -216,6 +216,10 @@ def test_at_k1_the_cis_are_rate_ci_and_delta_ci() -> None:
             rate_ci(a.astype(bool), np.random.default_rng(seed), 2000)
         assert fraction_delta_ci(a, b, 1, np.random.default_rng(seed), 2000) == \
             delta_ci(a.astype(bool), b.astype(bool), np.random.default_rng(seed), 2000)
+    # at a rate of exactly 1/2 a two-category Multinomial draws n - Binomial: not rate_ci's
+    half = np.tile([0, 1], 20)
+    assert fraction_ci(half, 1, np.random.default_rng(0), 2000) == \
+        rate_ci(half.astype(bool), np.random.default_rng(0), 2000)
 
 
 def test_samples_of_an_item_stay_together() -> None:

@@ -22,7 +22,8 @@ def key_rng(seed: int, key: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, digest]))
 
 
-def _bounds(draws: np.ndarray, level: float) -> tuple[float, float]:
+def bounds(draws: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile CI of resampled means at `level`, rounded to 10 decimals."""
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(draws, [alpha, 1.0 - alpha])
     return round(float(lo), 10), round(float(hi), 10)
@@ -36,7 +37,7 @@ def rate_ci(hits: np.ndarray, rng: np.random.Generator, resamples: int,
         return (0.0, 0.0)
     k = int(np.count_nonzero(hits))
     draws = rng.binomial(n, k / n, size=resamples) / n
-    return _bounds(draws, level)
+    return bounds(draws, level)
 
 
 def delta_ci(before: np.ndarray, after: np.ndarray, rng: np.random.Generator,
@@ -49,4 +50,4 @@ def delta_ci(before: np.ndarray, after: np.ndarray, rng: np.random.Generator,
     counts = np.array([np.count_nonzero(diff == -1), np.count_nonzero(diff == 0),
                        np.count_nonzero(diff == 1)])
     draws = rng.multinomial(n, counts / n, size=resamples)
-    return _bounds((draws[:, 2] - draws[:, 0]) / n, level)
+    return bounds((draws[:, 2] - draws[:, 0]) / n, level)

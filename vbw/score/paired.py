@@ -19,7 +19,7 @@ _GRID = 40    # q points scanned before bisecting, so no monotonicity is assumed
 
 
 @lru_cache(maxsize=64)
-def _log_choose(d: int) -> np.ndarray:
+def log_choose(d: int) -> np.ndarray:
     """log C(d, k) for k = 0..d (math.lgamma per term: no cumulative rounding)."""
     lf = np.array([math.lgamma(i + 1) for i in range(d + 1)])
     return lf[d] - lf - lf[::-1]
@@ -36,7 +36,7 @@ def _tail_p(d: int) -> tuple[float, ...]:
             out.append(float(min(Fraction(1), Fraction(2 * s, total))))
             c = c * (d - k) // (k + 1)
         return tuple(out)
-    pmf = np.exp(_log_choose(d)[:half + 1] - d * math.log(2.0))
+    pmf = np.exp(log_choose(d)[:half + 1] - d * math.log(2.0))
     return tuple(np.minimum(1.0, 2.0 * np.cumsum(pmf)).tolist())
 
 
@@ -67,7 +67,7 @@ def rejection_power(d: int, q: float, alpha: float = ALPHA) -> float:
     if q <= 0.0 or q >= 1.0:
         return 1.0
     k = np.arange(d + 1)
-    logp = _log_choose(d) + k * math.log(q) + (d - k) * math.log1p(-q)
+    logp = log_choose(d) + k * math.log(q) + (d - k) * math.log1p(-q)
     pmf = np.exp(logp)
     return float(min(1.0, pmf[:c + 1].sum() + pmf[d - c:].sum()))
 

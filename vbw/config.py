@@ -204,6 +204,31 @@ class Bootstrap(StrictModel):
     seed: int = Field(default=42, ge=0, lt=2**64)
 
 
+class DecodingConfig(StrictModel):
+    """How every arm picks its tokens: greedy at temperature 0 (the default, and exactly
+    the decoding of every replay made before sampling existed), else sampled at
+    `temperature` after the truncations `top_k` (0: off), `top_p` (1: off) and `min_p`
+    (0: off), applied to the distribution the arm's grammar left (vbw.generate.sampling).
+    Each draw's seed derives from (`seed`, item id, arm key, sample index), so a resumed,
+    sharded or merged run gives the same replay as one uninterrupted run."""
+
+    temperature: float = Field(default=0.0, ge=0.0, le=10.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_k: int = Field(default=0, ge=0, le=1_000_000)
+    min_p: float = Field(default=0.0, ge=0.0, lt=1.0)
+    seed: int = Field(default=1234, ge=0, lt=2**31)
+
+    @property
+    def greedy(self) -> bool:
+        """Temperature 0: the argmax, whatever the truncations say."""
+        return self.temperature == 0.0
+
+    def truncations(self) -> dict[str, float | int]:
+        """The truncation settings that are not off (name -> value)."""
+        on = {"top_k": self.top_k != 0, "top_p": self.top_p != 1.0, "min_p": self.min_p != 0.0}
+        return {k: getattr(self, k) for k, v in on.items() if v}
+
+
 class Gate(StrictModel):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
@@ -268,6 +293,7 @@ class RunConfig(StrictModel):
     threads: int | None = Field(default=None, ge=1)
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()
+    decoding: DecodingConfig = DecodingConfig()
     gate: Gate = Gate()
     shard: Shard = Shard()
     replays: list[str] | None = None  # mode=merge: shard replays (files or folders)

@@ -120,3 +120,42 @@ def test_every_dialect_probes_the_server_the_same_way() -> None:
     assert all(p == asked["openai"] for p in asked.values())
     assert asked["openai"] == ["http://h/v1/models", "http://h/openapi.json", "http://h/props",
                                "http://h/version", "http://h/api/version"]
+
+
+def test_a_sampled_request_carries_the_sampler_and_its_own_seed() -> None:
+    from vbw.generate.backend import Sampling
+
+    s = Sampling(temperature=0.7, top_p=0.9, top_k=0, min_p=0.05, seed=123)
+    # the truncations a dialect takes go along even when off: llama.cpp's defaults are on
+    assert dialect_for("llama_server").sampling_fields(s) == {
+        "temperature": 0.7, "top_p": 0.9, "seed": 123, "min_p": 0.05, "top_k": 0}
+    assert dialect_for("openai").sampling_fields(s) == {
+        "temperature": 0.7, "top_p": 0.9, "seed": 123}
+    with StandIn([completion("{}")]) as srv:
+        b = backend(srv.base_url, dialect="vllm", stream=False)
+        from vbw.generate.backend import GenerateConfig
+        b.generate([{"role": "user", "content": "hi"}],
+                   GenerateConfig(max_tokens=7, sampling=s))
+    body = srv.posts[0]["body"]
+    assert (body["temperature"], body["top_p"], body["seed"], body["top_k"],
+            body["min_p"], body["repetition_penalty"]) == (0.7, 0.9, 123, 0, 0.05, 1.0)
+
+
+@pytest.mark.parametrize("dialect,setting,refused", [
+    ("openai", "decoding.top_k=5", "top_k"), ("ollama", "decoding.min_p=0.1", "min_p"),
+    ("openai", "decoding.top_p=0.5", None), ("vllm", "decoding.top_k=5", None)])
+def test_a_truncation_the_dialect_cannot_send_is_refused_at_start(
+        dialect: str, setting: str, refused: str | None) -> None:
+    from vbw.config import DecodingConfig, OpenAIBackendConfig
+    from vbw.generate.providers import sampled
+
+    key, value = setting.removeprefix("decoding.").split("=")
+    decoding = DecodingConfig.model_validate({"temperature": 0.5, key: value})
+    settings = OpenAIBackendConfig(name="openai", base_url="http://127.0.0.1:9",
+                                   model="m", dialect=dialect)
+    if refused is None:
+        assert sampled(settings, decoding)["strategy"] == "sample"
+        return
+    with pytest.raises(ConfigError) as e:
+        sampled(settings, decoding)
+    assert str(e.value).startswith(f"{setting}: the {dialect} dialect cannot send it")

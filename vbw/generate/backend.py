@@ -37,6 +37,22 @@ class Generation(BaseModel):
     # where the constraint refused the model's argmax (vbw.generate.interventions); None:
     # no grammar, or a backend that cannot tell
     interventions: list[Intervention] | None = None
+    # the grammar's tax in nats (vbw.generate.sampling.tax_step summed); None: no grammar,
+    # or a backend that cannot tell
+    tax: float | None = None
+
+
+class Sampling(BaseModel):
+    """One request's sampler: temperature > 0 after the truncations (0, 1.0, 0.0: off),
+    and the seed of this very sample (vbw.generate.sampling.sample_seed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(gt=0.0)
+    top_k: int = Field(default=0, ge=0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    min_p: float = Field(default=0.0, ge=0.0, lt=1.0)
+    seed: int = Field(ge=0, lt=2**31)
 
 
 class Tool(BaseModel):
@@ -52,13 +68,14 @@ class Tool(BaseModel):
 class GenerateConfig(BaseModel):
     """What one request needs: the token cap, and the schema when the arm enforces one;
     with `tool`, the schema goes out as that function's parameters, the function forced,
-    and the text is the call's arguments."""
+    and the text is the call's arguments; `sampling`, when the run samples."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     max_tokens: int = Field(ge=1)
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     tool: Tool | None = None
+    sampling: Sampling | None = None  # None: greedy
 
 
 class Backend(ABC):

@@ -1,7 +1,8 @@
-"""The greedy decode loop, as thin as llama-cpp-python's low-level API allows.
+"""The decode loop, as thin as llama-cpp-python's low-level API allows.
 
-It calls `llama_decode` once per token and picks the next token with llama.cpp's
-native greedy sampler (no constraint) or with a `TokenRule` (greedy first, exact).
+It calls `llama_decode` once per token and picks the next token greedily with llama.cpp's
+native greedy sampler (no constraint) or with a `TokenRule` (greedy first, exact), or
+draws it with vbw.generate.sampling's chain under the rule's mask.
 
 How it works and why: docs/design.md, section vbw.generate.decode.
 """
@@ -16,7 +17,9 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from vbw.errors import EngineError, one_line
+from vbw.generate.backend import Sampling
 from vbw.generate.interventions import Event, event
+from vbw.generate.sampling import choose, step_noise, tax_step
 
 
 class TokenRule(Protocol):
@@ -57,9 +60,10 @@ class Decoded:
     finish_reason: Literal["stop", "length"]
     seconds: float
     ttft_seconds: float
-    masked_steps: int  # steps where the argmax was refused and the rule searched
+    masked_steps: int  # steps where the rule changed the token the model would pick
     # the refused argmaxes (vbw.generate.interventions); None: no rule, or not recorded
     events: list[Event] | None = None
+    tax: float | None = None  # the grammar's tax in nats (vbw.generate.sampling)
 
 
 def _chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -150,23 +154,55 @@ class Decoder:
 
     # -- the loop ---------------------------------------------------------------------
 
-    def _pick(self, rule: TokenRule | None, greedy_first: bool,
-              events: list[Event] | None = None, pos: int = 0) -> tuple[int, bool]:
-        """The next token, and whether the rule searched the vocabulary. A refused argmax
-        is appended to `events` (when given) with its log-probabilities: the log-softmax
-        is computed here only, so a step whose argmax is allowed costs nothing more."""
+    def _mask(self, rule: TokenRule, logits: np.ndarray) -> np.ndarray | None:
+        """The rule's full vocabulary mask at this step (None: a rule that gives none)."""
+        mask = getattr(rule, "allowed", None)
+        if mask is None:
+            return None
+        rule.best(logits)
+        return mask()
+
+    def _pick(self, rule: TokenRule | None, greedy_first: bool, step: Step) -> int:
+        """The greedy next token. A refused argmax is appended to `step.events` (when
+        recorded) with its log-probabilities: the log-softmax is computed here only, so a
+        step whose argmax is allowed costs nothing more (but the tax's mask)."""
         if rule is None:
-            return int(self._lib.llama_sampler_sample(self._greedy, self._ctx, -1)), False
+            return int(self._lib.llama_sampler_sample(self._greedy, self._ctx, -1))
         logits = self.logits()
         argmax = int(logits.argmax())
         if greedy_first and rule.allows(argmax):
-            return argmax, False
+            step.tax_of(logits, lambda: self._mask(rule, logits))
+            return argmax
         token = int(rule.best(logits))
-        if events is not None and token != argmax and 0 <= token < self.n_vocab:
-            mask = getattr(rule, "allowed", None)
-            events.append(event(pos, logits, argmax, token,
-                                mask() if mask is not None else None))
-        return token, True
+        step.searched += 1
+        mask = getattr(rule, "allowed", None)
+        allowed = mask() if mask is not None else None
+        step.tax_of(logits, lambda: allowed)
+        if step.events is not None and token != argmax and 0 <= token < self.n_vocab:
+            step.events.append(event(step.pos, logits, argmax, token, allowed))
+        return token
+
+    def _draw(self, rule: TokenRule | None, s: Sampling, rng: np.random.Generator,
+              step: Step) -> int:
+        """The sampled next token (vbw.generate.sampling): the chain's draw under the
+        rule's mask; where the same noise without the mask draws another token, that
+        token is the one the model wanted (an intervention, as under greedy)."""
+        logits = self.logits()
+        noise = step_noise(rng, self.n_vocab)
+        wanted = choose(logits, s, noise)
+        if rule is None:
+            return wanted
+        allowed = self._mask(rule, logits)
+        if allowed is None:
+            raise EngineError("the engine's constraint gives no vocabulary mask, so it "
+                              "cannot sample (decoding.temperature > 0)")
+        step.tax_of(logits, lambda: allowed)
+        token = choose(logits, s, noise, allowed)
+        if token != wanted:
+            step.searched += 1
+            if step.events is not None:
+                step.events.append(event(step.pos, logits, wanted, token, allowed))
+        return token
 
     @staticmethod
     def _guarded(fn: Callable[..., Any], *args: Any, n_out: int) -> Any:
@@ -181,19 +217,23 @@ class Decoder:
                               f"{one_line(exc)}") from exc
 
     def run(self, prompt: Sequence[int], max_tokens: int, rule: TokenRule | None = None,
-            greedy_first: bool = True) -> Decoded:
-        """Greedy completion of `prompt`, stopping on an end-of-generation token."""
+            greedy_first: bool = True, sampling: Sampling | None = None) -> Decoded:
+        """Complete `prompt`, greedily or (`sampling`) sampled, stopping on an
+        end-of-generation token."""
         start = time.perf_counter()
         self.prefill(prompt)
         out: list[int] = []
         finish: Literal["stop", "length"] = "length"
         ttft: float | None = None
-        masked = 0
-        events: list[Event] | None = [] if rule is not None and self.record else None
+        recorded = rule is not None and self.record
+        step = Step([] if recorded else None, 0.0 if recorded else None)
+        rng = None if sampling is None else np.random.default_rng(sampling.seed)
         while True:
-            token, searched = self._guarded(self._pick, rule, greedy_first, events, len(out),
-                                            n_out=len(out))
-            masked += searched
+            step.pos = len(out)
+            if sampling is None:
+                token = self._guarded(self._pick, rule, greedy_first, step, n_out=len(out))
+            else:
+                token = self._guarded(self._draw, rule, sampling, rng, step, n_out=len(out))
             if ttft is None:
                 ttft = time.perf_counter() - start
             if not 0 <= token < self.n_vocab:
@@ -210,5 +250,25 @@ class Decoder:
             self._decode((token,), len(self.cached))
             self.cached.append(token)
         seconds = time.perf_counter() - start
-        return Decoded(out, finish, seconds, ttft if ttft is not None else seconds, masked,
-                       events)
+        return Decoded(out, finish, seconds, ttft if ttft is not None else seconds,
+                       step.searched, step.events, step.tax)
+
+
+@dataclass
+class Step:
+    """What the loop accumulates over a generation's steps: the position of the token
+    being chosen, how often the rule decided it, the interventions and the tax (None:
+    not recorded)."""
+
+    events: list[Event] | None
+    tax: float | None
+    pos: int = 0
+    searched: int = 0
+
+    def tax_of(self, logits: np.ndarray, mask: Callable[[], np.ndarray | None]) -> None:
+        """Add this step's tax (vbw.generate.sampling.tax_step), when recorded and the
+        rule gives a mask; a rule without one leaves the tax unrecorded."""
+        if self.tax is None:
+            return
+        allowed = mask()
+        self.tax = None if allowed is None else self.tax + tax_step(logits, allowed)

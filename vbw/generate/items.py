@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from vbw.config import MaxTokens
+from vbw.config import DecodingConfig, MaxTokens
 from vbw.errors import UnsupportedSchema
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Tool
+from vbw.generate.sampling import request_sampling
 from vbw.generate.tools import wire_name
 from vbw.replay import ArmRecord, ItemRecord, ToolCall
 from vbw.task.arms import Arm
@@ -48,7 +49,7 @@ def _record(gen: Generation, reuses: str | None = None,
                      compile_seconds=round(gen.compile_seconds, 5), n_tokens=gen.n_tokens,
                      ttft_seconds=ttft, finish_reason=gen.finish_reason, reuses=reuses,
                      redacted=gen.redacted or None, tool=tool, message=gen.message,
-                     interventions=gen.interventions)
+                     interventions=gen.interventions, tax=gen.tax)
 
 
 def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:
@@ -97,10 +98,12 @@ def _tools(task: Task, item: Item, arms: list[Arm]) -> tuple[dict, dict]:
 
 
 def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
-                  caps: MaxTokens, mark: Callable[[str], None] = _no_mark) -> ItemRecord:
-    """All arms of one item. A schema's compile time is charged to its first user:
-    constrained[S], or reason_then_constrain[S] when constrained[S] is not run. `mark`
-    is told each step before it starts ("generating item 3, arm constrained[answer]")."""
+                  caps: MaxTokens, mark: Callable[[str], None] = _no_mark,
+                  decoding: DecodingConfig = DecodingConfig(), index: int = 0) -> ItemRecord:
+    """All arms of one item, sample `index` of each under `decoding`. A schema's compile
+    time is charged to its first user: constrained[S], or reason_then_constrain[S] when
+    constrained[S] is not run. `mark` is told each step before it starts ("generating
+    item 3, arm constrained[answer]")."""
     start = time.perf_counter()
     compiled, reasons = _compile_all(item, arms, backend, mark)
     tools, refused = _tools(task, item, arms)
@@ -113,13 +116,15 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
         for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
             mark(f"generating item {item.id}, arm {arm.key}")
             if arm.kind == "reason_then_constrain" and free_text is None:
-                free_text = backend.generate(task.messages(item, FREE),
-                                             GenerateConfig(max_tokens=caps.free)).text
+                free_text = backend.generate(task.messages(item, FREE), GenerateConfig(
+                    max_tokens=caps.free,
+                    sampling=request_sampling(decoding, item.id, FREE.key, index))).text
             schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
             tool, offer = tools.get(arm.key, (None, None))
             gen = backend.generate(task.messages(item, arm, free_text=free_text),
                                    GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
-                                                  tool=offer))
+                                                  tool=offer, sampling=request_sampling(
+                                                      decoding, item.id, arm.key, index)))
             charged = schema is not None and (arm.kind == "constrained" or
                                               Arm("constrained", arm.schema) not in arms)
             gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)

@@ -24,7 +24,7 @@ from vbw.generate.items import generate_item, prompt_hash
 from vbw.generate.model import ModelFile
 from vbw.generate.progress import Progress
 from vbw.generate.crashguard import guarded, signal_name
-from vbw.generate.providers import crash_cause, native, open_backend, planned
+from vbw.generate.providers import crash_cause, native, open_backend, planned, sampled
 from vbw.generate.provenance import now, versions
 from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
                         ReplayWriter, ShardInfo, read_replay)
@@ -103,9 +103,20 @@ def _result(item: Item, fut: Future[ItemRecord]) -> ItemRecord:
     return _named(item, lambda _: fut.result())
 
 
+def _decoding(fields: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
+    """The header's decoding: the kind's greedy fields as they always were (so a greedy
+    run's header is unchanged), or a sampled run's settings and seed over them (the kind
+    refuses what it cannot honour)."""
+    dec = dict(fields["decoding"])
+    if not cfg.decoding.greedy:
+        dec.update(sampled(cfg.backend, cfg.decoding), seed=cfg.decoding.seed)
+    return dec
+
+
 def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
                     mf: ModelFile | None, shard: ShardInfo | None = None) -> ReplayHeader:
     fields = planned(cfg.backend, cfg.model, cfg.engine, mf)
+    fields["decoding"] = _decoding(fields, cfg)
     if shard is not None:
         fields["shard"] = shard
     return ReplayHeader(format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
@@ -173,6 +184,10 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
     check_runnable(arms, cfg.backend)
+    if cfg.decoding.greedy and (cut := cfg.decoding.truncations()):
+        named = ", ".join(f"decoding.{k}={v}" for k, v in cut.items())
+        print(f"vbw: note: {named} ignored: decoding.temperature=0 decodes greedily",
+              file=err)
     want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary
@@ -239,9 +254,9 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     bar = Progress(len(items), len(items) - len(todo), label, cfg.progress, err)
     wall = time.perf_counter()
     try:
-        for record in in_order(todo, lambda it: generate_item(task, it, arms, backend,
-                                                              cfg.arms.max_tokens, mark),
-                               concurrency):
+        for record in in_order(todo, lambda it: generate_item(
+                task, it, arms, backend, cfg.arms.max_tokens, mark, cfg.decoding),
+                concurrency):
             writer.append(record)
             bar.advance()
     except EngineError as e:

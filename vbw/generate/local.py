@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vbw.config import EngineConfig, LocalBackendConfig, ModelConfig
+from vbw.config import DecodingConfig, EngineConfig, LocalBackendConfig, ModelConfig
 from vbw.errors import ConfigError
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.engines import Engine
@@ -21,6 +21,7 @@ from vbw.generate.providers import Opened, Provider
 from vbw.generate.repack import crash_flag
 from vbw.generate.repack import resolve as resolve_repack
 from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, Runtime, import_llama_cpp
+from vbw.generate.sampling import CHAIN
 from vbw.replay import ModelInfo
 
 
@@ -42,7 +43,8 @@ class LocalBackend(Backend):
             rule = constraint.rule()
         tokens = self.runtime.chat_tokens(messages)
         gen = self.runtime.complete(tokens, max_tokens=config.max_tokens, rule=rule,
-                                    greedy_first=self.engine_impl.greedy_first)
+                                    greedy_first=self.engine_impl.greedy_first,
+                                    sampling=config.sampling)
         return gen.model_copy(update={"compile_seconds": compile_seconds})
 
     def clear_cache(self) -> None:
@@ -97,6 +99,11 @@ class LocalProvider(Provider):
                              "n_ctx": engine.n_ctx},
                 "kv_reuse": engine.kv_reuse, "whitespace": engine.whitespace,
                 "repack": resolve_repack(model.repack)}
+
+    def sampling(self, backend: LocalBackendConfig, decoding: DecodingConfig) -> dict[str, Any]:
+        """Every setting is honoured in process (vbw.generate.sampling's chain)."""
+        return {"strategy": "sample", "temp": decoding.temperature, "top_k": decoding.top_k,
+                "top_p": decoding.top_p, "min_p": decoding.min_p, "chain": CHAIN}
 
     def open(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
              mf: ModelFile | None, threads: int | None) -> Opened:

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from vbw.config import BackendSettings, EngineConfig, ModelConfig
+from vbw.config import BackendSettings, DecodingConfig, EngineConfig, ModelConfig
 from vbw.errors import ConfigError
 from vbw.generate.backend import Backend
 from vbw.generate.model import ModelFile
@@ -73,6 +73,22 @@ class Provider(ABC):
             Replay header fields: engine, model, decoding, ...
         """
 
+    def sampling(self, backend: Any, decoding: DecodingConfig) -> dict[str, Any]:
+        """The replay header's decoding fields of a sampled run (decoding.temperature > 0)
+        beyond the seed, in the kind's own names; a kind that cannot sample, or cannot
+        honour a setting, refuses it here in one line (ConfigError) before any work.
+        Greedy-only by default: a kind samples only once it says how.
+
+        Args:
+            backend: the kind's own config.
+            decoding: the run's decoding settings.
+        Returns:
+            Fields that replace or join `planned`'s decoding fields.
+        """
+        raise ConfigError(f"backend {backend.name!r} decodes greedily only: "
+                          f"decoding.temperature={decoding.temperature} needs a backend that "
+                          "samples (backend=local, or a server: backend=openai)")
+
     @abstractmethod
     def open(self, backend: Any, model: ModelConfig, engine: EngineConfig,
              mf: ModelFile | None, threads: int | None) -> Opened:
@@ -111,6 +127,11 @@ def planned(backend: BackendSettings, model: ModelConfig, engine: EngineConfig,
             mf: ModelFile | None) -> dict[str, Any]:
     """Header fields fixed by the configuration."""
     return provider(backend).planned(backend, model, engine, mf)
+
+
+def sampled(backend: BackendSettings, decoding: DecodingConfig) -> dict[str, Any]:
+    """The kind's header fields of a sampled run (Provider.sampling)."""
+    return provider(backend).sampling(backend, decoding)
 
 
 def native(backend: BackendSettings) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vbw.errors import EngineError, one_line
-from vbw.generate.backend import Generation
+from vbw.generate.backend import Generation, Sampling
 from vbw.generate.decode import Decoder, TokenRule
 from vbw.generate.interventions import to_interventions
 from vbw.generate.repack import extra_bufts
@@ -217,8 +217,10 @@ class Runtime:
         max_tokens: int,
         rule: TokenRule | None = None,
         greedy_first: bool = True,
+        sampling: Sampling | None = None,
     ) -> Generation:
-        """Greedy completion of rendered prompt text (or token ids), stopping on EOG.
+        """Completion of rendered prompt text (or token ids), stopping on EOG: greedy, or
+        drawn with `sampling` (vbw.generate.sampling).
 
         `rule` constrains every token (vbw.generate.decode); an exception inside it
         fails the generation as an EngineError, never an unconstrained continuation.
@@ -234,7 +236,7 @@ class Runtime:
             )
         if not self.reuse_kv:
             self.clear_kv()
-        done = self.decoder.run(tokens, max_tokens, rule, greedy_first)
+        done = self.decoder.run(tokens, max_tokens, rule, greedy_first, sampling)
         text = self.llm.detokenize(done.tokens).decode("utf-8", errors="replace")
         found = (None if done.events is None else
                  to_interventions(done.events, done.tokens, self.token_bytes, self.is_eog))
@@ -245,4 +247,5 @@ class Runtime:
             ttft_seconds=done.ttft_seconds,
             finish_reason=done.finish_reason,
             interventions=found,
+            tax=None if done.tax is None else round(done.tax, 6),
         )

@@ -21,11 +21,13 @@ def _doc(default: Any, text: str) -> Any:
 
 
 class Intervention(BaseModel):
-    """One step where the arm's constraint refused the model's own choice (its argmax).
+    """One step where the arm's constraint refused the model's own choice: its argmax
+    (greedy), or the token the same sampler draw would have taken without the grammar.
 
-    Both log-probabilities are under the unconstrained distribution at that step, so
-    `lp_wanted >= lp_forced`. Where the intervention landed in the final text (structure,
-    key, value, the answer value) is derived at scoring from `char`, not stored.
+    Both log-probabilities are under the unconstrained distribution at that step, so under
+    greedy decoding `lp_wanted >= lp_forced`. Where the intervention landed in the final
+    text (structure, key, value, the answer value) is derived at scoring from `char`, not
+    stored.
     """
 
     model_config = ConfigDict(extra="forbid", title="intervention")
@@ -33,13 +35,13 @@ class Intervention(BaseModel):
                                        "tokens (0: the first generated token).")
     char: int = Field(ge=0, description="Offset in the arm's text where the forced token's "
                                         "text starts.")
-    wanted: str = Field(description="The refused argmax token's text.")
+    wanted: str = Field(description="The refused token's text (the argmax when greedy).")
     forced: str = Field(description="The text of the token the constraint chose instead "
                                     "(empty: an end-of-generation token).")
     lp_wanted: float = Field(description="Log-probability of `wanted` under the "
                                          "unconstrained distribution at that step.")
     lp_forced: float = Field(description="Log-probability of `forced` under the same "
-                                         "distribution (<= lp_wanted).")
+                                         "distribution (<= lp_wanted when greedy).")
     allowed_mass: float | None = _doc(None, "Probability mass the constraint left allowed "
                                             "at that step, where the engine's mask gives it.")
     wanted_id: int | None = _doc(None, "Token id of `wanted` (in-process engines).")
@@ -84,6 +86,12 @@ class ArmRecord(BaseModel):
               "Only arms decoded under a grammar carry it ([] : none happened); absent or "
               "null: not recorded (older replays, or a backend that cannot tell), never "
               "read as zero.")
+    tax: float | None = Field(None, ge=0.0, description=(
+        "The grammar's tax in nats: over the arm's steps, the sum of -log(probability mass "
+        "the grammar left allowed) under the model's own distribution (softmax of the "
+        "logits, temperature 1): the log-ratio of the text's probability under the "
+        "constrained and the unconstrained model. 0: the grammar removed no mass. Only "
+        "arms decoded under a grammar in process carry it; absent: not recorded."))
     tool: ToolCall | None = _doc(None, "tool_call arms: the function offered and the "
                                        "names called.")
     message: dict[str, Any] | None = _doc(

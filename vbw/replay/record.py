@@ -45,7 +45,8 @@ _ARM_TYPES: dict[str, tuple[type, ...] | None] = {
     "n_tokens": (type(None), int), "ttft_seconds": (type(None), *_NUM),
     "finish_reason": (type(None), str), "reuses": (type(None), str),
     "unsupported_schema": (type(None), str), "redacted": (type(None), bool),
-    "interventions": (type(None), list), "tool": None, "message": None}
+    "interventions": (type(None), list), "tax": (type(None), float), "tool": None,
+    "message": None}
 if _ARM_TYPES.keys() != _ARM_KEYS:  # a new ArmRecord field needs its types here
     raise RuntimeError(f"_ARM_TYPES lacks {sorted(_ARM_KEYS ^ _ARM_TYPES.keys())}")
 
@@ -59,7 +60,7 @@ def _light_arm(a: Any) -> bool:
         allowed = _ARM_TYPES.get(k, False)
         if allowed is False or (allowed is not None and type(v) not in allowed):
             return False
-    return a.get("finish_reason") in _FINISH and (
+    return a.get("finish_reason") in _FINISH and (a.get("tax") or 0.0) >= 0.0 and (
         (events := a.get("interventions")) is None or _light_events(events))
 
 

@@ -32,6 +32,8 @@ def provenance(header: ReplayHeader, seconds: Sequence[float | None],
     known = [when or "generated", f"on {cpu}" if cpu else "",
              f"({engine_model})" if engine_model else "", who or ""]
     clauses = [" ".join(k for k in known if k)] if len(missing) < len(recorded) else []
+    if (sampled := _sampled(header.decoding or {})) is not None:
+        clauses.append(sampled)
     if missing:
         clauses.append(f"{_listed(missing)} not recorded")
     if header.version >= 1 and header.task_hash is None:
@@ -68,6 +70,25 @@ def _generator(h: ReplayHeader) -> str | None:
     if versions:
         return "with " + ", ".join(f"{k} {v}" if v else k for k, v in versions.items())
     return None
+
+
+def _number(value: object) -> str | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return f"{value:g}" if ok else None
+
+
+def _sampled(dec: dict) -> str | None:
+    """A sampled run's clause: temperature, the truncations that are on, the seed (a
+    greedy run's line reads as it always has)."""
+    if dec.get("strategy") != "sample":
+        return None
+    t = _number(dec.get("temp", dec.get("temperature"))) or "(not recorded)"
+    off = {"top_k": 0, "top_p": 1, "min_p": 0}
+    cuts = [f"{k} {_number(dec[k])}" for k in off
+            if _number(dec.get(k)) is not None and dec[k] != off[k]]
+    seed = _number(dec.get("seed"))
+    tail = ", ".join([*cuts, f"seed {seed}" if seed is not None else "seed not recorded"])
+    return f"sampled at temperature {t} ({tail})"
 
 
 def _listed(names: list[str]) -> str:

@@ -132,3 +132,21 @@ def test_api_key_appears_in_no_file_the_run_writes(llama_server, tmp_path: Path)
                   cwd=tmp_path, env=env)
     assert secret not in cfg.stdout and "VBW_TEST_KEY" in cfg.stdout
     assert os.environ.get("VBW_TEST_KEY") is None  # the test set it only for the child
+
+
+def test_a_sampled_run_is_reproduced_by_a_server_that_honours_seeds(
+        llama_server, tmp_path: Path) -> None:
+    """llama-cpp-python's server takes each request's seed: two sampled runs agree, and
+    another decoding.seed draws other texts."""
+    sampled = ["task=bfcl_simple", "mode=live", "n=2", "decoding.temperature=0.9",
+               *_server(llama_server), "outputs=[json]"]
+    got = {}
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        proc = run_vbw(*sampled, f"decoding.seed={seed}", f"hydra.run.dir={tmp_path}/{name}",
+                       cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        got[name] = _texts(tmp_path / f"{name}/replay.jsonl")
+    assert got["a"] == got["b"] and got["a"] != got["c"]
+    meta = json.loads((tmp_path / "a/replay.jsonl").read_text().splitlines()[0])["meta"]
+    assert meta["decoding"]["strategy"] == "sample" and meta["decoding"]["seed"] == 5
+    assert meta["decoding"]["top_k"] == 0 and meta["decoding"]["min_p"] == 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from vbw.generate.backend import Tool
+from vbw.generate.backend import Sampling, Tool
 from vbw.generate.probe import GetJson, probe_server
 from vbw.generate.wire import Endpoint
 from vbw.registry import Registry
@@ -67,6 +67,11 @@ class Dialect:
     name: ClassVar[str]
     greedy: ClassVar[Mapping[str, Any]] = {}
     logprobs_before_constraint: ClassVar[bool] = False
+    # the truncations beyond OpenAI's top_p that the server takes as body fields of the
+    # same name, sent on every sampled request, off included (a server's own default may
+    # be on: top_k 40 and min_p 0.05 in llama.cpp's); a sampled run that sets another one
+    # is refused before any request
+    truncations: ClassVar[frozenset[str]] = frozenset()
 
     def schema_fields(self, schema: Schema) -> Fields:
         """The body fields that carry `schema` for a constrained request.
@@ -97,6 +102,20 @@ class Dialect:
             A copy of `greedy` (recorded in the replay header's `decoding`).
         """
         return dict(self.greedy)
+
+    def sampling_fields(self, sampling: Sampling) -> Fields:
+        """The sampler fields of a sampled request, which replace greedy's temperature and
+        seed (the `greedy` extras still go along: they pin penalties, not the draw).
+
+        Args:
+            sampling: the request's settings and its own seed.
+        Returns:
+            `temperature`, `top_p`, `seed`, and each truncation of `truncations`.
+        """
+        fields: Fields = {"temperature": sampling.temperature, "top_p": sampling.top_p,
+                          "seed": sampling.seed}
+        fields.update({k: getattr(sampling, k) for k in sorted(self.truncations)})
+        return fields
 
     def logprob_fields(self) -> Fields:
         """The fields asking for per-token log-probabilities on a constrained request.

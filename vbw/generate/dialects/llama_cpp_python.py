@@ -25,6 +25,7 @@ class LlamaCppPython(Dialect):
 
     name: ClassVar[str] = "llama_cpp_python"
     greedy: ClassVar[dict[str, Any]] = {"repeat_penalty": 1.0}
+    truncations: ClassVar[frozenset[str]] = frozenset({"top_k", "min_p"})
     logprobs_before_constraint: ClassVar[bool] = True
 
     def schema_fields(self, schema: Schema) -> Fields:

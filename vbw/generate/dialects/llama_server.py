@@ -18,6 +18,7 @@ class LlamaServer(Dialect):
 
     name: ClassVar[str] = "llama_server"
     greedy: ClassVar[dict[str, Any]] = {"repeat_penalty": 1.0}
+    truncations: ClassVar[frozenset[str]] = frozenset({"top_k", "min_p"})
     logprobs_before_constraint: ClassVar[bool] = True
 
     def schema_fields(self, schema: Schema) -> Fields:

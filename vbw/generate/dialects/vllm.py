@@ -19,6 +19,7 @@ class Vllm(Dialect):
 
     name: ClassVar[str] = "vllm"
     greedy: ClassVar[dict[str, Any]] = {"repetition_penalty": 1.0}
+    truncations: ClassVar[frozenset[str]] = frozenset({"top_k", "min_p"})
 
     def schema_fields(self, schema: Schema) -> Fields:
         """vLLM's structured outputs, an extra body field: `structured_outputs: {"json": S}`.

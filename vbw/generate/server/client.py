@@ -118,6 +118,8 @@ class OpenAIServerBackend(Backend):
         body: dict[str, Any] = {"model": self.settings.model,
                                 "messages": [dict(m) for m in messages],
                                 "max_tokens": config.max_tokens, **self.sampling}
+        if config.sampling is not None:
+            body.update(self.dialect.sampling_fields(config.sampling))
         if stream:
             body.update(stream=True, stream_options={"include_usage": True})
         else:

@@ -11,7 +11,8 @@ import os
 import time
 from typing import Any
 
-from vbw.config import EngineConfig, ModelConfig, OpenAIBackendConfig
+from vbw.config import DecodingConfig, EngineConfig, ModelConfig, OpenAIBackendConfig
+from vbw.errors import ConfigError
 from vbw.generate.dialects import dialect_for
 from vbw.generate.model import ModelFile
 from vbw.generate.providers import Opened, Provider
@@ -54,6 +55,21 @@ class OpenAIProvider(Provider):
                 "backend": {"name": backend.name, "base_url": public_url(backend.base_url),
                             "model": backend.model, "dialect": backend.dialect,
                             "masked": _masked(backend)}}
+
+    def sampling(self, backend: OpenAIBackendConfig, decoding: DecodingConfig) -> dict[str, Any]:
+        """temperature, top_p and seed go to every server; top_k and min_p only where the
+        dialect takes them (Dialect.truncations), else the run is refused here."""
+        dialect = dialect_for(backend.dialect)
+        on = {k: v for k, v in decoding.truncations().items() if k != "top_p"}
+        refused = sorted(set(on) - dialect.truncations)
+        if refused:
+            takes = ", ".join(sorted(dialect.truncations)) or "none of them"
+            raise ConfigError(f"decoding.{refused[0]}={on[refused[0]]}: the "
+                              f"{backend.dialect} dialect cannot send it (it takes top_p "
+                              f"and, of top_k and min_p, {takes}); leave it at its default")
+        return {"strategy": "sample", "temperature": decoding.temperature,
+                "top_p": decoding.top_p,
+                **{k: getattr(decoding, k) for k in sorted(dialect.truncations)}}
 
     def open(self, backend: OpenAIBackendConfig, model: ModelConfig, engine: EngineConfig,
              mf: ModelFile | None, threads: int | None) -> Opened:

@@ -1,0 +1,164 @@
+"""Sampled decoding (vbw.generate.sampling): seeds derived per sample, the chain draws
+exactly from the distribution the mask and truncations leave, the tax is -log of the mass
+the grammar left, on a scripted model and on SmolLM2 (recomputed independently)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import chisquare
+
+from tests.generate import fakellama as fl
+from vbw.config import DecodingConfig
+from vbw.generate.backend import Sampling
+from vbw.generate.sampling import (choose, request_sampling, sample_seed, step_noise,
+                                   tax_step)
+
+LOGITS = np.array([2.0, 1.5, 0.3, -0.4, 1.1, -2.0], dtype=np.float32)
+
+
+def _frequencies(s: Sampling, mask: np.ndarray | None, draws: int = 60_000) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    counts = np.zeros(LOGITS.size)
+    for _ in range(draws):
+        counts[choose(LOGITS, s, step_noise(rng, LOGITS.size), mask)] += 1
+    return counts
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def _assert_drawn_from(counts: np.ndarray, want: np.ndarray) -> None:
+    support = want > 0
+    assert counts[~support].sum() == 0  # never a token outside the support
+    expected = want[support] * counts.sum()
+    assert chisquare(counts[support], expected).pvalue > 1e-3
+
+
+def test_the_seed_derives_from_seed_item_arm_and_index() -> None:
+    text = "1234\x00gsm8k_test_0\x00constrained[answer]\x002".encode()
+    want = int.from_bytes(hashlib.sha256(text).digest()[:4], "big") & 0x7FFFFFFF
+    assert sample_seed(1234, "gsm8k_test_0", "constrained[answer]", 2) == want
+    others = {sample_seed(1235, "gsm8k_test_0", "constrained[answer]", 2),
+              sample_seed(1234, "gsm8k_test_1", "constrained[answer]", 2),
+              sample_seed(1234, "gsm8k_test_0", "unconstrained", 2),
+              sample_seed(1234, "gsm8k_test_0", "constrained[answer]", 1)}
+    assert want not in others and len(others) == 4
+    assert all(0 <= s < 2**31 for s in others)
+
+
+def test_greedy_requests_carry_no_sampler() -> None:
+    assert request_sampling(DecodingConfig(), "a", "unconstrained", 0) is None
+    s = request_sampling(DecodingConfig(temperature=0.7, top_k=5, seed=9), "a", "x", 3)
+    assert s == Sampling(temperature=0.7, top_k=5, seed=sample_seed(9, "a", "x", 3))
+
+
+@pytest.mark.parametrize("t", [0.5, 1.0, 2.0])
+def test_temperature_draws_the_softmax(t: float) -> None:
+    _assert_drawn_from(_frequencies(Sampling(temperature=t, seed=0), None),
+                       _softmax(LOGITS.astype(np.float64) / t))
+
+
+def test_the_mask_is_applied_before_the_sampler() -> None:
+    mask = np.array([False, True, True, False, True, False])
+    want = np.where(mask, _softmax(LOGITS.astype(np.float64) / 0.8), 0.0)
+    _assert_drawn_from(_frequencies(Sampling(temperature=0.8, seed=0), mask), want / want.sum())
+
+
+def test_truncations_follow_llama_cpps_order() -> None:
+    p = _softmax(LOGITS.astype(np.float64))
+    # top_k=3 keeps tokens 0, 1, 4; then temperature over them
+    keep = np.isin(np.arange(6), [0, 1, 4])
+    want = np.where(keep, _softmax(LOGITS.astype(np.float64) / 0.7), 0.0)
+    _assert_drawn_from(_frequencies(Sampling(temperature=0.7, top_k=3, seed=0), None),
+                       want / want.sum())
+    # top_p at exactly the mass of the top two: the token that crosses it stays, so
+    # 0.0001 more brings the third in
+    top2 = p[0] + p[1]
+    for top_p, kept in ((top2 - 1e-6, [0, 1]), (top2 + 1e-4, [0, 1, 4])):
+        want = np.where(np.isin(np.arange(6), kept), p ** (1 / 0.7), 0.0)
+        _assert_drawn_from(_frequencies(Sampling(temperature=0.7, top_p=top_p, seed=0),
+                                        None, 20_000), want / want.sum())
+    # min_p keeps p >= min_p * max p, the boundary token included
+    ratio = p[4] / p[0]
+    for min_p, kept in ((ratio, [0, 1, 4]), (ratio + 1e-6, [0, 1])):
+        got = _frequencies(Sampling(temperature=1.0, min_p=min_p, seed=0), None, 5_000)
+        assert set(np.flatnonzero(got)) == set(kept)
+
+
+def test_the_tax_is_minus_log_of_the_allowed_mass() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        logits = rng.normal(scale=4, size=300).astype(np.float32)
+        mask = rng.random(300) < 0.3
+        mask[0] = True
+        x = logits.astype(np.float64)
+        want = logsumexp(x) - logsumexp(x[mask])
+        assert tax_step(logits, mask) == pytest.approx(want, rel=1e-6, abs=1e-9)
+    everything = np.ones(300, dtype=bool)
+    assert tax_step(logits, everything) == 0.0
+    # tokens without mass in float32 (120 nats below the top) removed: still exactly 0
+    far = logits.copy()
+    far[:10] = far.max() - 120.0
+    assert tax_step(far, np.arange(300) >= 10) == 0.0
+    # only such a token allowed: the kept mass underflows float32, recomputed in float64
+    assert tax_step(far, np.arange(300) == 0) == pytest.approx(
+        logsumexp(far.astype(np.float64)) - float(far[0]), rel=1e-9)
+    assert tax_step(far, np.zeros(300, dtype=bool)) == math.inf
+
+
+WANTED = [1, 4, 5, 3, 2]  # the scripted model's argmaxes: {ab"}
+PROMPT = [9, 9]
+
+
+def _sampled(rule: fl.ScriptedRule | None, seed: int, temperature: float = 1.0):
+    rt = fl.runtime(fl.scripted_model(WANTED, len(PROMPT), seed=4))
+    return rt.complete(PROMPT, max_tokens=8, rule=rule,
+                       sampling=Sampling(temperature=temperature, seed=seed))
+
+
+ALLOWED = [{1}, {3, 4, 5}, {3, 4, 5}, {3, 2}, {2}, {0}]
+
+
+def test_a_sampled_generation_is_its_seeds_and_its_tax_is_recomputed() -> None:
+    model = fl.scripted_model(WANTED, len(PROMPT), seed=4)
+    texts, events = set(), 0
+    for seed in range(12):
+        a, b = _sampled(fl.ScriptedRule(ALLOWED), seed), _sampled(fl.ScriptedRule(ALLOWED), seed)
+        timing = {"seconds", "ttft_seconds"}
+        assert a.model_dump(exclude=timing) == b.model_dump(exclude=timing)  # same seed
+        texts.add(a.text)
+        # the tax recomputed from the model's logits along the generated tokens
+        tokens = [t for ch in a.text for t, v in fl.VOCAB.items() if v == ch.encode()]
+        context, want = list(PROMPT), 0.0
+        for k in range(len(tokens) + (a.finish_reason == "stop")):
+            x = model(context).astype(np.float64)
+            allowed = sorted(ALLOWED[k]) if k < len(ALLOWED) else [0]
+            want += logsumexp(x) - logsumexp(x[allowed])
+            context += tokens[k:k + 1]
+        assert a.tax == pytest.approx(want, abs=2e-6)
+        for ev in a.interventions or []:
+            assert ev.wanted != ev.forced
+        events += len(a.interventions or [])
+    assert len(texts) > 1 and events > 0  # the seeds draw different texts; the rule bites
+
+
+def test_an_unmasked_rule_costs_no_tax_and_changes_nothing() -> None:
+    everything = [set(fl.VOCAB)] * 9
+    for seed in range(5):
+        free = _sampled(None, seed)
+        ruled = _sampled(fl.ScriptedRule(everything), seed)
+        assert ruled.tax == 0.0 and ruled.interventions == []
+        assert ruled.text == free.text and free.tax is None
+
+
+def test_greedy_records_the_tax_too() -> None:
+    rt = fl.runtime(fl.scripted_model(WANTED, len(PROMPT), seed=4))
+    gen = rt.complete(PROMPT, max_tokens=8, rule=fl.ScriptedRule(ALLOWED))
+    assert gen.text == '{ab"}' and gen.tax is not None and gen.tax > 0

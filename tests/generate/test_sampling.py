@@ -162,3 +162,58 @@ def test_greedy_records_the_tax_too() -> None:
     rt = fl.runtime(fl.scripted_model(WANTED, len(PROMPT), seed=4))
     gen = rt.complete(PROMPT, max_tokens=8, rule=fl.ScriptedRule(ALLOWED))
     assert gen.text == '{ab"}' and gen.tax is not None and gen.tax > 0
+
+
+def _independent_tax(smollm2_file, prompt: list[int], tokens: list[int], grammar: str,
+                     tokenizer, stopped: bool) -> float:
+    """The tax recomputed apart from vbw's loop: logits from llama-cpp-python's high-level
+    `Llama.eval` (a second model instance, logits of every position), masks from a fresh
+    llguidance matcher's own bitmask, -log allowed mass summed in float64."""
+    import llama_cpp
+    import llguidance
+
+    from tests.generate.conftest import THREADS
+    from vbw.generate.repack import extra_bufts, resolve
+
+    with extra_bufts(llama_cpp, resolve("auto")):
+        llm = llama_cpp.Llama(model_path=smollm2_file.path, n_ctx=2048, logits_all=True,
+                    n_threads=THREADS or None, verbose=False)
+    llm.eval(prompt)
+    for t in tokens:
+        llm.eval([t])
+    matcher = llguidance.LLMatcher(tokenizer, grammar)
+    n_vocab = llm.n_vocab()
+    total = 0.0
+    for k in range(len(tokens) + stopped):
+        x = np.asarray(llm.scores[len(prompt) - 1 + k], dtype=np.float64)
+        bits = np.frombuffer(matcher.compute_bitmask(), dtype=np.uint8)
+        allowed = np.unpackbits(bits, bitorder="little")[:n_vocab].astype(bool)
+        total += logsumexp(x) - logsumexp(x[allowed])
+        if k < len(tokens):
+            assert matcher.consume_token(tokens[k])
+    return total
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_the_tax_on_smollm2_matches_an_independent_recomputation(
+        runtime, engines, smollm2_file, temperature: float) -> None:
+    from tests.conftest import TASK_CONF
+    from vbw.task.arms import Arm
+    from vbw.task.runner import load_task
+
+    task = load_task(TASK_CONF / "bfcl_simple.yaml")
+    engine = engines["llguidance"]
+    for item in task.items(3):
+        arm = Arm("constrained", "arguments")
+        constraint, _ = engine.compile(item.schemas["arguments"])
+        prompt = runtime.chat_tokens(task.messages(item, arm))
+        runtime.clear_kv()
+        sampling = (None if temperature == 0 else
+                    Sampling(temperature=temperature, seed=sample_seed(1, item.id, arm.key, 0)))
+        done = runtime.decoder.run(prompt, 60, constraint.rule(), True, sampling)
+        want = _independent_tax(smollm2_file, prompt, done.tokens, constraint.grammar,
+                                constraint.tokenizer, done.finish_reason == "stop")
+        assert done.tax is not None and done.tax > 0
+        # float32 exponentials summed in float64 against float64 throughout: ~1e-8 apart
+        assert done.tax == pytest.approx(want, rel=1e-6), item.id

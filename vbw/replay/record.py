@@ -121,7 +121,8 @@ def arm_dict(a: ArmRecord) -> dict[str, Any]:
     """What the reports read of an arm record, as its decoded line would hold it."""
     events = None if a.interventions is None else [e.model_dump() for e in a.interventions]
     return {"text": a.text, "finish_reason": a.finish_reason,
-            "unsupported_schema": a.unsupported_schema, "interventions": events}
+            "unsupported_schema": a.unsupported_schema, "interventions": events,
+            "tax": a.tax}
 
 
 def scored_record(obj: dict[str, Any]) -> ScoredRecord:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
+from vbw.report.tax import markdown_lines as tax_lines
 from vbw.report.fields import markdown_lines as field_lines
 from vbw.report.numbers import pct, rate_cell, size
 from vbw.report.verdict import interval, mde_text, p_value, verdict
@@ -104,6 +105,7 @@ def render_markdown(r: Report) -> str:
     out.append(f"CI widths ({text(r.correctness_label)}): {widths}")
     out += field_lines(r)
     out += markdown_lines(r)
+    out += tax_lines(r)
     checks = check_lines(r)
     if checks:
         out += ["", "## Task check (found on the scored items; scoring went ahead)", "",

@@ -127,6 +127,23 @@ class ArmInterventions(_M):
     flips: list[FlipInterventions] = []
 
 
+class TaxFigures(_M):
+    """The grammar's tax over a group of items that recorded it, in nats per item
+    (vbw.score.tax): mean, median and how many paid none; None without items."""
+    items: int
+    mean: float | None = None
+    median: float | None = None
+    zero: int = 0
+
+
+class ArmTax(_M):
+    """One enforced arm's tax: over its items that recorded it, and by outcome (right,
+    wrong_but_valid, invalid); `not_recorded`: scored items whose record lacks it."""
+    not_recorded: int
+    all: TaxFigures
+    by_outcome: dict[str, TaxFigures]
+
+
 class FieldArm(_M):
     """One arm's figures on one field, over the field's items: how many it got right, its
     accuracy and (for an arm with a contract) its wrong-but-valid rate: schema-valid with
@@ -204,6 +221,9 @@ class Report(_M):
     arms: dict[str, ArmMetrics]
     comparisons: list[Comparison]
     interventions: dict[str, ArmInterventions] = {}  # per enforced arm (issue 19)
+    # the grammar's tax per enforced arm that recorded it (vbw.score.tax); left out of
+    # report.json when no arm did, so replays from before it report as they always have
+    tax: dict[str, ArmTax] = Field(default_factory=dict, exclude_if=lambda v: not v)
     # per field, then "all fields" (vbw.score.fields); {}: the task has no fields
     fields: dict[str, FieldMetrics] = {}
     fields_from: str = ""  # what the fields are: the task's own, or the checker's parts

@@ -22,6 +22,7 @@ from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.shown import Lowest, Showing
 from vbw.score.states import arm_states
+from vbw.score.tax import new_rows
 from vbw.task.fields import ABSENT
 
 
@@ -89,6 +90,8 @@ class Tally:
         else None, states=True)
     # interventions (vbw.score.interventions)
     events: np.ndarray = per_item(lambda s: empty_rows(s.n, s.arms), states=True)
+    # the grammar's tax in nats (vbw.score.tax); NaN: not recorded
+    tax: np.ndarray = per_item(lambda s: new_rows(s.n, s.arms), states=True)
     digests: np.ndarray | None = per_item(
         lambda s: np.full((s.n, s.arms), NO_TEXT, dtype="S16") if s.digests else None)
     # the first positions held: finish reasons (vbw.score.finish), what the reports show
@@ -123,6 +126,8 @@ class Tally:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in p.arms]
         if rec.interventions:
             self.events[pos] = event_row(rec.texts, rec.interventions, p.arms, p.steps)
+        if rec.arms and any(a.get("tax") is not None for a in rec.arms.values()):
+            self.tax[pos] = [_tax(rec.arms.get(a.key)) for a in p.arms]
 
     def state(self) -> dict[str, Any]:
         """What this pass gathered, for `merge` into the pass of another process: each
@@ -158,3 +163,9 @@ class Tally:
         """The per-item arrays marked for ItemStates, at `rows` (positions scored)."""
         return {f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[rows]
                 for f in fields(self) if f.metadata["states"]}
+
+
+def _tax(arm: Any) -> float:
+    """An arm record's tax, NaN when it has none."""
+    tax = arm.get("tax") if arm else None
+    return float("nan") if tax is None else float(tax)

@@ -157,6 +157,10 @@ class EngineConfig(StrictModel):
     kv_reuse: bool = True
     greedy_first: bool = True  # exact shortcut: mask only when the argmax is not allowed
     whitespace: Literal["flexible", "compact"] = "flexible"  # engine's own rule, or none
+    # record the grammar's tax (vbw.generate.sampling); it needs the engine's full mask at
+    # every step, which costs the llamacpp engine a third to a half of its decode speed
+    # (docs/performance.md): false leaves it unrecorded, the texts unchanged
+    tax: bool = True
 
 
 class MaxTokens(StrictModel):

@@ -16,7 +16,8 @@ distorts every figure. Everything below comes from ONE run, on the same items:
 - seconds per item (all four arms) with the KV cache reused and cleared;
 - the cost of recording interventions (issue 19): the enforced arms of the same items
   decoded with the decoder's internal `record` switch off and on, alternately per
-  generation, as decode tok/s of each and their ratio.
+  generation, as decode tok/s of each and their ratio;
+- the cost of the grammar's tax alone (issue 33): the same with `record_tax` off and on.
 """
 
 from __future__ import annotations
@@ -145,9 +146,12 @@ def item_seconds(runtime: Any, engine_name: str, tasks: dict, arms_of: dict) -> 
     return out
 
 
-def recording_cost(runtime: Any, engine: Any, tasks: dict, arms_of: dict) -> dict:
-    """Per task: decode tok/s of the enforced arms without and with intervention
-    recording (same prompts, same tokens: recording never changes a choice)."""
+def recording_cost(runtime: Any, engine: Any, tasks: dict, arms_of: dict,
+                   switch: str = "record") -> dict:
+    """Per task: decode tok/s of the enforced arms with the decoder's `switch` off and on,
+    alternately per generation: `record` (interventions and the tax) or `record_tax`
+    (the tax alone, interventions recorded both times). Same prompts, same tokens:
+    recording never changes a choice."""
     from vbw.generate.backend import GenerateConfig
     from vbw.generate.items import FREE
     from vbw.generate.local import LocalBackend
@@ -169,12 +173,12 @@ def recording_cost(runtime: Any, engine: Any, tasks: dict, arms_of: dict) -> dic
                     continue  # unsupported schema: not decoded
                 config = GenerateConfig(max_tokens=CAP, schema=item.schemas[arm.schema])
                 for record in (False, True):
-                    runtime.decoder.record = record
+                    setattr(runtime.decoder, switch, record)
                     gen = backend.generate(task.messages(item, arm, free_text=free), config)
                     if gen.n_tokens and gen.n_tokens > 1:
                         tokens[record] += gen.n_tokens - 1
                         seconds[record] += gen.seconds - (gen.ttft_seconds or 0.0)
-        runtime.decoder.record = True
+        setattr(runtime.decoder, switch, True)
         off, on = (tokens[r] / seconds[r] if seconds[r] else float("nan")
                    for r in (False, True))
         out[tname] = {"tps_off": round(off, 1), "tps_on": round(on, 1),
@@ -183,19 +187,25 @@ def recording_cost(runtime: Any, engine: Any, tasks: dict, arms_of: dict) -> dic
 
 
 class StepCounter:
-    """Counts, through the decoder, how often the argmax was refused (masked steps)."""
+    """Counts, through the decoder, how often the argmax was refused (masked steps):
+    the constrained generations' steps (end of generation included) and Decoded's
+    masked_steps."""
 
     def __init__(self, decoder: Any) -> None:
         self.steps = self.masked = 0
-        self._pick = decoder._pick
-        decoder._pick = self
+        self._decoder = decoder
+        self._run = decoder.run
+        decoder.run = self
 
-    def __call__(self, rule: Any, greedy_first: bool, *rest: Any) -> tuple[int, bool]:
-        token, searched = self._pick(rule, greedy_first, *rest)
+    def __call__(self, prompt: Any, max_tokens: int, rule: Any = None, *rest: Any) -> Any:
+        done = self._run(prompt, max_tokens, rule, *rest)
         if rule is not None:
-            self.steps += 1
-            self.masked += searched
-        return token, searched
+            self.steps += len(done.tokens) + (done.finish_reason == "stop")
+            self.masked += done.masked_steps
+        return done
+
+    def remove(self) -> None:
+        del self._decoder.run  # the instance attribute: the method shows again
 
 
 def engines_requires() -> tuple[str, ...]:
@@ -234,7 +244,7 @@ def main() -> None:
         counter = StepCounter(runtime.decoder)
         entry = {"decode": decode_figures(runtime, engine, tasks, arms_of)}
         entry["masked_share"] = round(counter.masked / max(counter.steps, 1), 4)
-        runtime.decoder._pick = counter._pick
+        counter.remove()
         fresh = make_engine(name, runtime)
         t0 = time.perf_counter()
         if hasattr(fresh, "vocabulary"):
@@ -244,6 +254,8 @@ def main() -> None:
         entry["item_s"] = item_seconds(runtime, name, tasks, arms_of)
         entry["recording"] = recording_cost(runtime, make_engine(name, runtime), tasks,
                                             arms_of)
+        entry["tax"] = recording_cost(runtime, make_engine(name, runtime), tasks, arms_of,
+                                      "record_tax")
         result["engines"][name] = entry
         print(name, json.dumps(entry), flush=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")

@@ -87,8 +87,8 @@ class Runs:
         self.inner = decoder.run
         self.seen: list[tuple[list[int], bool, object]] = []
 
-    def __call__(self, prompt, max_tokens, rule=None, greedy_first=True):
-        done = self.inner(prompt, max_tokens, rule, greedy_first)
+    def __call__(self, prompt, max_tokens, rule=None, greedy_first=True, sampling=None):
+        done = self.inner(prompt, max_tokens, rule, greedy_first, sampling)
         self.seen.append((list(prompt), rule is not None, done))
         return done
 

@@ -18,7 +18,7 @@ from vbw.errors import EngineError, UnsupportedSchema
 from vbw.task.jsontext.values import loads
 
 if TYPE_CHECKING:
-    from vbw.generate.backend import Backend
+    from vbw.generate.backend import Backend, Sampling
 
 CANARY_VALUE = "vbw-canary-7f3q"
 CANARY_EXPECTED: dict[str, str] = {"canary": CANARY_VALUE}
@@ -72,3 +72,26 @@ def _check(backend: Backend, config: Any, path: str) -> None:
             f"expected {json.dumps(CANARY_EXPECTED)}; its constraint is not binding"
             + (" (the tool's parameters are not bound as a grammar)" if path else "")
         )
+
+
+SEED_PROMPT = "Write ten random words, one per line."
+SEED_MAX_TOKENS = 24
+SEED_VERDICTS = ("honoured", "ignored", "undetermined")
+
+
+def seed_probe(backend: Backend, sampling: Sampling) -> str:
+    """Whether `backend` honours a sampled request's seed: one request sent twice with a
+    seed and once with another, under the run's sampler. "ignored": the same seed gave
+    other texts (the server ignores it, or is not deterministic); "honoured": the same
+    seed gave the same text and another seed another; "undetermined": all three alike."""
+    from vbw.generate.backend import GenerateConfig
+
+    def text(seed: int) -> str:
+        config = GenerateConfig(max_tokens=SEED_MAX_TOKENS,
+                                sampling=sampling.model_copy(update={"seed": seed}))
+        return backend.generate([{"role": "user", "content": SEED_PROMPT}], config).text
+
+    first, again, other = text(1), text(1), text(2)
+    if first != again:
+        return "ignored"
+    return "honoured" if first != other else "undetermined"

@@ -35,7 +35,8 @@ class TokenRule(Protocol):
         """Advance the state by the chosen (non end-of-generation) token."""
 
     # Optional (the loop uses getattr): `allowed() -> np.ndarray | None`, the boolean
-    # vocabulary mask the last `best` call chose from, for the intervention's allowed mass.
+    # vocabulary mask the last `best` call chose from, for the intervention's allowed mass
+    # and the tax; `mask(logits) -> np.ndarray`, that mask without choosing (cheaper).
 
 
 Whitespace = Literal["flexible", "compact"]
@@ -93,6 +94,9 @@ class Decoder:
         # Internal switch: record interventions (only the live benchmark turns it off, to
         # measure what recording costs; a refused step then does no log-softmax).
         self.record = True
+        # Under `record`: the grammar's tax (engine.tax; the live benchmark turns it off
+        # and on to measure its own cost: the full mask at every step and its sum).
+        self.record_tax = True
 
     def close(self) -> None:
         if self._batch is not None:
@@ -155,7 +159,11 @@ class Decoder:
     # -- the loop ---------------------------------------------------------------------
 
     def _mask(self, rule: TokenRule, logits: np.ndarray) -> np.ndarray | None:
-        """The rule's full vocabulary mask at this step (None: a rule that gives none)."""
+        """The rule's full vocabulary mask at this step (None: a rule that gives none):
+        its `mask(logits)`, or what its `best` chose from."""
+        direct = getattr(rule, "mask", None)
+        if direct is not None:
+            return direct(logits)
         mask = getattr(rule, "allowed", None)
         if mask is None:
             return None
@@ -226,7 +234,7 @@ class Decoder:
         finish: Literal["stop", "length"] = "length"
         ttft: float | None = None
         recorded = rule is not None and self.record
-        step = Step([] if recorded else None, 0.0 if recorded else None)
+        step = Step([] if recorded else None, 0.0 if recorded and self.record_tax else None)
         rng = None if sampling is None else np.random.default_rng(sampling.seed)
         while True:
             step.pos = len(out)

@@ -19,13 +19,15 @@ from pydantic import BaseModel
 from vbw.config import BackendSettings, RunConfig, Shard
 from vbw.errors import ConfigError, EngineError, ReplayError
 from vbw.generate.backend import Backend
-from vbw.generate.canary import run_canary
+from vbw.generate.canary import run_canary, seed_probe
 from vbw.generate.items import generate_item, prompt_hash
 from vbw.generate.model import ModelFile
 from vbw.generate.progress import Progress
 from vbw.generate.crashguard import guarded, signal_name
 from vbw.generate.providers import crash_cause, native, open_backend, planned, sampled
 from vbw.generate.provenance import now, versions
+from vbw.generate.sampling import request_sampling
+from vbw.report.provenance import SEED_CLAUSES
 from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
                         ReplayWriter, ShardInfo, read_replay)
 from vbw.task.arms import Arm
@@ -218,6 +220,18 @@ def _crashed(cfg: RunConfig, path: Path, log: Path, sig: int, step: str) -> str:
             f"in {log}; {kept}")
 
 
+def _seeds(backend: Backend, cfg: RunConfig, task: Task, err: TextIO) -> str | None:
+    """A sampled server run's seed probe (vbw.generate.canary.seed_probe), said on stderr
+    unless the server honours seeds; None for a greedy run."""
+    sampling = request_sampling(cfg.decoding, "vbw-seed-probe", "probe", 0)
+    if sampling is None:
+        return None
+    verdict = seed_probe(backend, sampling)
+    if verdict in SEED_CLAUSES:
+        print(f"vbw: note: {task.name}: {SEED_CLAUSES[verdict]}", file=err)
+    return verdict
+
+
 def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: Path,
          backend: Backend, want: ReplayHeader, done: set[str], load: float,
          hardware: dict[str, Any], err: TextIO,
@@ -228,8 +242,8 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
     canary = run_canary(backend, tools=any(a.tool for a in arms)) \
         if backend.can_constrain else None
     backend.clear_cache()
-    extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server")}} \
-        if want.backend else {}
+    extra = {"backend": {**want.backend.model_dump(), "server": backend.describe().get("server"),
+                         "seed": _seeds(backend, cfg, task, err)}} if want.backend else {}
     header = CompleteHeader.model_validate({
         **want.model_dump(mode="json", exclude_none=True), **extra,
         "versions": versions((*cfg.backend.requires, *backend.requires)),

@@ -115,6 +115,7 @@ class LocalProvider(Provider):
         runtime = Runtime(mf.path, n_ctx=engine.n_ctx, n_threads=threads, seed=DEFAULT_SEED,
                           reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers,
                           repack=resolve_repack(model.repack))
+        runtime.decoder.record_tax = engine.tax
         load = round(time.perf_counter() - start, 3)
         hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}
         return Opened(LocalBackend(runtime, make_engine(engine.name, runtime,

@@ -112,16 +112,16 @@ def _logsumexp(x: np.ndarray) -> float:
 
 def tax_step(logits: np.ndarray, mask: np.ndarray) -> float:
     """-log of the probability mass `mask` leaves under softmax(logits): 0.0 exactly when
-    no token with mass (in float32) is masked out; inf when the mask allows no token.
-    The float32 exponentials are summed in float64; a kept mass that underflows float32
-    is recomputed in log space in float64."""
-    e = np.exp(logits - logits.max())
-    removed = float(e.sum(where=~mask, dtype=np.float64))
-    if removed == 0.0:
-        return 0.0
-    kept = float(e.sum(where=mask, dtype=np.float64))
+    no token with mass (in float32) is masked out (both sums then add the same numbers);
+    inf when the mask allows no token. float32 exponentials summed in float64; a kept
+    mass that underflows float32 is recomputed in log space in float64."""
+    e = np.subtract(logits, logits.max(), dtype=np.float32)
+    np.exp(e, out=e)
+    e64 = e.astype(np.float64)
+    total = float(e64.sum())
+    kept = float(np.multiply(e64, mask, out=e64).sum())  # a multiply: indexing is ~5x slower
     if kept > 0.0:
-        return math.log1p(removed / kept)
+        return math.log(total / kept)
     if not mask.any():
         return math.inf
     x = logits.astype(np.float64)

@@ -53,6 +53,10 @@ class ServerInfo(BaseModel):
     masked: str | None = Field(
         None, description="Which credential values are recorded as *** in the texts "
                           "(arm records that had one say redacted: true).")
+    seed: Literal["honoured", "ignored", "undetermined"] | None = Field(
+        None, description="A sampled run's probe of the server's `seed` (the same request "
+                          "twice with one seed, once with another): honoured, ignored (the "
+                          "same seed gave other texts), or undetermined; absent: greedy.")
 
     def identity(self) -> tuple[str, str, str]:
         """What a resumed run must share: the same server, model and dialect."""

@@ -12,6 +12,12 @@ from collections.abc import Sequence
 
 from vbw.replay import EndV1, ReplayHeader
 
+# a sampled server run's seed probe (vbw.generate.canary.seed_probe), when not honoured
+SEED_CLAUSES = {
+    "ignored": "the server gave other texts for the same sampling seed (probed at the "
+               "start): its samples are reproducible only as far as it allows",
+    "undetermined": "whether the server honours the sampling seed could not be told (the "
+                    "probe's texts were all alike): its samples may not be reproducible"}
 NO_TASK_HASH = ("task hash not recorded, so it could not be verified that the texts were "
                 "generated for this version of the task")
 
@@ -38,6 +44,8 @@ def provenance(header: ReplayHeader, seconds: Sequence[float | None],
         clauses.append(f"{_listed(missing)} not recorded")
     if header.version >= 1 and header.task_hash is None:
         clauses.append(NO_TASK_HASH)
+    if header.backend is not None and header.backend.seed in SEED_CLAUSES:
+        clauses.append(SEED_CLAUSES[header.backend.seed])
     if header.backend is not None and header.backend.masked:
         clauses.append(f"credentials masked as *** in the texts: {header.backend.masked}")
     return "; ".join(clauses)

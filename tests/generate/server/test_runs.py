@@ -150,3 +150,4 @@ def test_a_sampled_run_is_reproduced_by_a_server_that_honours_seeds(
     meta = json.loads((tmp_path / "a/replay.jsonl").read_text().splitlines()[0])["meta"]
     assert meta["decoding"]["strategy"] == "sample" and meta["decoding"]["seed"] == 5
     assert meta["decoding"]["top_k"] == 0 and meta["decoding"]["min_p"] == 0.0
+    assert meta["backend"]["seed"] == "honoured"  # the probe at the start

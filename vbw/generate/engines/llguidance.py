@@ -45,14 +45,18 @@ class LLGuidanceRule:
             return bool(self.matcher.is_accepting())
         return self.matcher.validate_tokens([token]) == 1
 
-    def best(self, logits: np.ndarray) -> int:
+    def mask(self, logits: np.ndarray) -> np.ndarray:
+        """The tokens allowed at this step, one boolean per token id."""
         words = self._words
         self.matcher.unsafe_compute_mask_ptr(words.ctypes.data, words.nbytes)
         self._check()
         allowed = unpack_bitmask(words, self.c.n_vocab)
         allowed[self.c.eog_ids] = bool(self.matcher.is_accepting())
         self._allowed = allowed
-        return best_allowed(allowed, logits, "llguidance")
+        return allowed
+
+    def best(self, logits: np.ndarray) -> int:
+        return best_allowed(self.mask(logits), logits, "llguidance")
 
     def allowed(self) -> np.ndarray | None:
         """The mask the last `best` chose from (an intervention's allowed mass)."""

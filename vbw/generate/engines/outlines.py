@@ -35,9 +35,13 @@ class OutlinesRule:
             return self.guide.is_finished() or token in self.guide.get_tokens()
         return bool(self.guide.accepts_tokens([token]))
 
-    def best(self, logits: np.ndarray) -> int:
+    def mask(self, logits: np.ndarray) -> np.ndarray:
+        """The tokens allowed at this step, one boolean per token id."""
         self._allowed = self.c.mask(self.guide)
-        return best_allowed(self._allowed, logits, "outlines")
+        return self._allowed
+
+    def best(self, logits: np.ndarray) -> int:
+        return best_allowed(self.mask(logits), logits, "outlines")
 
     def allowed(self) -> np.ndarray | None:
         """The mask the last `best` chose from (an intervention's allowed mass)."""

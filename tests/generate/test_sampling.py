@@ -158,6 +158,19 @@ def test_an_unmasked_rule_costs_no_tax_and_changes_nothing() -> None:
         assert ruled.text == free.text and free.tax is None
 
 
+def test_a_rule_that_allows_nothing_ends_a_sampled_generation_loudly() -> None:
+    from vbw.errors import EngineError
+
+    class Masking(fl.ScriptedRule):
+        """Gives its mask directly (as the llguidance and outlines rules do)."""
+
+        def mask(self, logits):
+            return np.isin(np.arange(fl.N_VOCAB), sorted(self._now()))
+
+    with pytest.raises(EngineError, match="^the constraint allows no token at this point$"):
+        _sampled(Masking([{1}, set()]), seed=0)
+
+
 def test_greedy_records_the_tax_too() -> None:
     rt = fl.runtime(fl.scripted_model(WANTED, len(PROMPT), seed=4))
     gen = rt.complete(PROMPT, max_tokens=8, rule=fl.ScriptedRule(ALLOWED))

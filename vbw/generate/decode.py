@@ -204,6 +204,8 @@ class Decoder:
         if allowed is None:
             raise EngineError("the engine's constraint gives no vocabulary mask, so it "
                               "cannot sample (decoding.temperature > 0)")
+        if not allowed.any():
+            raise EngineError("the constraint allows no token at this point")
         step.tax_of(logits, lambda: allowed)
         token = choose(logits, s, noise, allowed)
         if token != wanted:

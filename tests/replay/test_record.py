@@ -45,7 +45,8 @@ def test_other_shapes_go_to_the_model(event: dict) -> None:
 @pytest.mark.parametrize("arm", [{"seconds": 1}, {"seconds": 1.5, "compile_seconds": 0},
                                  {"n_tokens": None, "ttft_seconds": 2},
                                  {"finish_reason": "length", "reuses": "unconstrained"},
-                                 {"redacted": True, "unsupported_schema": None, "text": None}])
+                                 {"redacted": True, "unsupported_schema": None, "text": None},
+                                 {"tax": 0.0}, {"tax": 2.5, "interventions": []}])
 def test_plain_arm_fields_take_the_fast_path(arm: dict) -> None:
     fast = _light(_line(**arm))
     assert fast is not None and _same(fast, as_scored(ItemRecord.model_validate(_line(**arm))))

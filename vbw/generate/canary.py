@@ -76,7 +76,6 @@ def _check(backend: Backend, config: Any, path: str) -> None:
 
 SEED_PROMPT = "Write ten random words, one per line."
 SEED_MAX_TOKENS = 24
-SEED_VERDICTS = ("honoured", "ignored", "undetermined")
 
 
 def seed_probe(backend: Backend, sampling: Sampling) -> str:

@@ -22,13 +22,15 @@ Spans = list[tuple[int, int]]  # per intervention: (char, length of the forced t
 
 class ScoredRecord(NamedTuple):
     """What scoring needs of an item line: id, text per arm key, exclusion, timing, and
-    per arm that recorded them its interventions' spans (an arm absent: not recorded)."""
+    per arm that recorded them its interventions' spans and its tax (an arm absent: not
+    recorded)."""
 
     id: str
     texts: dict[str, str | None]
     unsupported: str | None  # the first arm's unsupported-schema reason, if any
     item_seconds: float | None
     interventions: dict[str, Spans] | None = None  # None: no arm recorded any
+    taxes: dict[str, float] | None = None  # per arm that recorded one; None: none did
     # the arm records as decoded (from the model: `arm_dict`'s), read for what the
     # reports show (vbw.score.finish, vbw.score.shown)
     arms: dict[str, Any] | None = None
@@ -97,6 +99,7 @@ def light(obj: Any) -> ScoredRecord | None:
     if obj.get("prompt_hash") is not None and type(obj.get("prompt_hash")) is not str:
         return None
     texts: dict[str, str | None] = {}
+    taxes: dict[str, float] = {}
     unsupported, marked = None, False
     for k, a in arms.items():  # one pass: every arm plain, its text, the first exclusion
         if not _light_arm(a):
@@ -105,15 +108,18 @@ def light(obj: Any) -> ScoredRecord | None:
         if unsupported is None and a.get("unsupported_schema"):
             unsupported = a["unsupported_schema"]
         marked = marked or "interventions" in a
+        if a.get("tax") is not None:
+            taxes[k] = a["tax"]
     return ScoredRecord(item_id, texts, unsupported, None if secs is None else float(secs),
-                        _spans(arms) if marked else None, arms)
+                        _spans(arms) if marked else None, taxes or None, arms)
 
 
 def as_scored(rec: ItemRecord) -> ScoredRecord:
     spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
              for k, a in rec.arms.items() if a.interventions is not None}
+    taxes = {k: a.tax for k, a in rec.arms.items() if a.tax is not None}
     return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
-                        rec.item_seconds, spans or None,
+                        rec.item_seconds, spans or None, taxes or None,
                         {k: arm_dict(a) for k, a in rec.arms.items()})
 
 
@@ -121,8 +127,7 @@ def arm_dict(a: ArmRecord) -> dict[str, Any]:
     """What the reports read of an arm record, as its decoded line would hold it."""
     events = None if a.interventions is None else [e.model_dump() for e in a.interventions]
     return {"text": a.text, "finish_reason": a.finish_reason,
-            "unsupported_schema": a.unsupported_schema, "interventions": events,
-            "tax": a.tax}
+            "unsupported_schema": a.unsupported_schema, "interventions": events}
 
 
 def scored_record(obj: dict[str, Any]) -> ScoredRecord:

@@ -126,8 +126,8 @@ class Tally:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in p.arms]
         if rec.interventions:
             self.events[pos] = event_row(rec.texts, rec.interventions, p.arms, p.steps)
-        if rec.arms and any(a.get("tax") is not None for a in rec.arms.values()):
-            self.tax[pos] = [_tax(rec.arms.get(a.key)) for a in p.arms]
+        if rec.taxes:
+            self.tax[pos] = [rec.taxes.get(a.key, np.nan) for a in p.arms]
 
     def state(self) -> dict[str, Any]:
         """What this pass gathered, for `merge` into the pass of another process: each
@@ -163,9 +163,3 @@ class Tally:
         """The per-item arrays marked for ItemStates, at `rows` (positions scored)."""
         return {f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[rows]
                 for f in fields(self) if f.metadata["states"]}
-
-
-def _tax(arm: Any) -> float:
-    """An arm record's tax, NaN when it has none."""
-    tax = arm.get("tax") if arm else None
-    return float("nan") if tax is None else float(tax)

@@ -65,6 +65,14 @@ def test_temperature_draws_the_softmax(t: float) -> None:
                        _softmax(LOGITS.astype(np.float64) / t))
 
 
+def test_the_noise_is_finite_where_float32_draws_hit_zero() -> None:
+    # seed 2's 10^7 float32 exponentials hold 3 exact zeros (noise +inf: that token drawn
+    # whatever its probability); step_noise draws float64, never 0
+    assert (np.random.default_rng(2).standard_exponential(10**7, dtype=np.float32) == 0).sum() == 3
+    noise = step_noise(np.random.default_rng(2), 10**7)
+    assert noise.dtype == np.float64 and np.isfinite(noise).all()
+
+
 def test_the_mask_is_applied_before_the_sampler() -> None:
     mask = np.array([False, True, True, False, True, False])
     want = np.where(mask, _softmax(LOGITS.astype(np.float64) / 0.8), 0.0)

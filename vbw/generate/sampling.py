@@ -99,8 +99,11 @@ def choose(logits: np.ndarray, s: Sampling, noise: np.ndarray,
 
 
 def step_noise(rng: np.random.Generator, n_vocab: int) -> np.ndarray:
-    """One step's Gumbel noise as -log(Exp(1)) draws (float32: cheap, ties improbable)."""
-    e = rng.standard_exponential(n_vocab, dtype=np.float32)
+    """One step's Gumbel noise as -log(Exp(1)) draws, in float64: a float32 exponential
+    is exactly 0 about once in 10^7 draws (a few steps in a thousand over a 49k vocabulary),
+    whose noise +inf would draw that token whatever its probability (and, masked, a NaN);
+    float64 draws are never 0 in practice and are no slower to make."""
+    e = rng.standard_exponential(n_vocab)
     np.log(e, out=e)
     return np.negative(e, out=e)
 

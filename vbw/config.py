@@ -208,19 +208,24 @@ class Bootstrap(StrictModel):
     seed: int = Field(default=42, ge=0, lt=2**64)
 
 
+MAX_SAMPLES = 100  # decoding.samples: answers per item and arm
+
+
 class DecodingConfig(StrictModel):
     """How every arm picks its tokens: greedy at temperature 0 (the default, and exactly
     the decoding of every replay made before sampling existed), else sampled at
     `temperature` after the truncations `top_k` (0: off), `top_p` (1: off) and `min_p`
     (0: off), applied to the distribution the arm's grammar left (vbw.generate.sampling).
-    Each draw's seed derives from (`seed`, item id, arm key, sample index), so a resumed,
-    sharded or merged run gives the same replay as one uninterrupted run."""
+    `samples` answers per item and arm (k; sample 1 is the one every report has always
+    read). Each draw's seed derives from (`seed`, item id, arm key, sample index), so a
+    resumed, sharded or merged run gives the same replay as one uninterrupted run."""
 
     temperature: float = Field(default=0.0, ge=0.0, le=10.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     top_k: int = Field(default=0, ge=0, le=1_000_000)
     min_p: float = Field(default=0.0, ge=0.0, lt=1.0)
     seed: int = Field(default=1234, ge=0, lt=2**31)
+    samples: int = Field(default=1, ge=1, le=MAX_SAMPLES)
 
     @property
     def greedy(self) -> bool:

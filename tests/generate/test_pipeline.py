@@ -15,10 +15,11 @@ from tests.generate.scripted import ScriptedBackend, scripted
 from tests.modes.test_merge import cfg
 from tests.report.test_html import embedded
 from vbw.cli.job import run
-from vbw.config import MaxTokens, RunConfig
+from vbw.config import DecodingConfig, MaxTokens, RunConfig
 from vbw.errors import EngineError, ReplayError
 from vbw.generate.items import generate_item
 from vbw.generate.live import in_order
+from vbw.generate.sampling import request_sampling
 from vbw.replay import read_replay
 from vbw.task.arms import ARM_KINDS, task_arms
 from vbw.task.runner import load_task
@@ -59,6 +60,34 @@ def test_compile_time_goes_to_the_first_user_of_a_schema() -> None:
                                ["unconstrained", "reason_then_constrain"])
     rec = generate_item(GSM8K, item, no_constrained, ScriptedBackend(compile_seconds=0.5), CAPS)
     assert rec.arms["reason_then_constrain[answer]"].compile_seconds == 0.5
+
+
+def test_k_samples_run_every_arm_k_times_with_their_own_seeds() -> None:
+    item = GSM8K.items(1)[0]
+    arms = task_arms(GSM8K.schema_names, "answer", list(ARM_KINDS))
+    backend = ScriptedBackend(engine="outlines", compile_seconds=0.25)
+    dec = DecodingConfig(temperature=0.7, samples=3)
+    rec = generate_item(GSM8K, item, arms, backend, CAPS, decoding=dec)
+    assert len(backend.calls) == 3 * 6 and len(rec.samples) == 2
+    assert all(list(s) == [a.key for a in arms] for s in rec.samples)
+    seeds = [c.sampling.seed for _, c in backend.calls]
+    assert len(set(seeds)) == 3 * 6  # one seed per arm and sample
+    want = [request_sampling(dec, item.id, "unconstrained", i).seed for i in range(3)]
+    assert [seeds[6 * i] for i in range(3)] == want
+    # sample i's reason_then_constrain extends sample i's unconstrained text
+    assert [backend.calls[6 * i + 1][0][1]["content"] for i in range(3)] == \
+        [s["unconstrained"].text for s in [rec.arms, *rec.samples]]
+    charged = [k for s in [rec.arms, *rec.samples] for k, a in s.items() if a.compile_seconds]
+    assert charged == ["constrained[answer]", "constrained[reasoning]"]  # the first sample's
+
+
+def test_an_unsupported_item_says_so_in_every_sample() -> None:
+    item = GSM8K.items(1)[0]
+    arms = task_arms(GSM8K.schema_names, "answer", list(ARM_KINDS))
+    backend = ScriptedBackend(unsupported=[item.schemas["reasoning"]])
+    rec = generate_item(GSM8K, item, arms, backend, CAPS, decoding=DecodingConfig(samples=2))
+    assert backend.calls == [] and len(rec.samples) == 1
+    assert "refused" in rec.samples[0]["constrained[reasoning]"].unsupported_schema
 
 
 def test_unsupported_schema_is_recorded_not_generated() -> None:

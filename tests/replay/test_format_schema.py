@@ -64,7 +64,7 @@ def _with(obj: dict, path: str, value: object) -> dict:
 
 BROKEN = {
     "item without id": _with(ITEM, "id", _DROP),
-    "bad format value": _with(HEADER, "meta.format", "vbw-replay/2"),
+    "bad format value": _with(HEADER, "meta.format", "vbw-replay/9"),
     "unknown header key": _with(HEADER, "meta.task_hsh", "abc"),
     "unknown arm key": _with(ITEM, "arms.unconstrained.txt", "x"),
     "v1 header without arms": _with(HEADER, "meta.arms", _DROP),

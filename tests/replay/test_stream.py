@@ -179,3 +179,61 @@ def test_a_bad_arm_field_is_one_line_at_the_command_line(tmp_path: Path) -> None
         f"vbw: error: {path}:2: arms.unconstrained: should be an object, the arm record "
         "(got '12')")
     assert "ArmRecord" not in proc.stderr
+
+
+# vbw-replay/2: k samples per item and arm
+
+def _sampled(tmp_path: Path, k: int | None, *items: dict, fmt: str = "vbw-replay/2") -> Path:
+    meta = {"format": fmt, "task": "t", "arms": ["constrained[answer]", "unconstrained"],
+            "decoding": {} if k is None else {"samples": k}}
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in [{"meta": meta}, *items]))
+    return path
+
+
+def _arms(answer: int, tax: float | None = None) -> dict:
+    con = {"text": f'{{"answer": {answer}}}', **({} if tax is None else {"tax": tax})}
+    return {"constrained[answer]": con, "unconstrained": {"text": str(answer)}}
+
+
+def test_a_sampled_line_streams_every_sample_fast_and_full(tmp_path: Path) -> None:
+    line = {"id": "a", "arms": _arms(1, 0.5), "samples": [_arms(2, 0.0), _arms(3, 1.5)]}
+    path = _sampled(tmp_path, 3, line)
+    (rec,) = open_replay(path).records()
+    assert open_replay(path).header.samples == 3
+    assert rec.texts["unconstrained"] == "1"
+    assert [s.texts["unconstrained"] for s in rec.samples] == ["2", "3"]
+    assert [s.taxes for s in rec.samples] == [{"constrained[answer]": 0.0},
+                                              {"constrained[answer]": 1.5}]
+    (full,) = [r for _, r in open_replay(path).items(full=True)]
+    assert [s["unconstrained"].text for s in full.samples] == ["2", "3"]
+
+
+@pytest.mark.parametrize("samples, words", [
+    (None, "decoding.samples=3 needs 2 more sample.s. per item after `arms`, this line has none"),
+    ([_arms(2)], "needs 2 more sample.s. per item after `arms`, this line has 1"),
+    ([_arms(2), {"unconstrained": {"text": "3"}}], r"samples.1: its arm keys differ"),
+])
+def test_a_sampled_line_holds_k_samples_of_every_arm(tmp_path: Path, samples, words) -> None:
+    line = {"id": "a", "arms": _arms(1), **({} if samples is None else {"samples": samples})}
+    with pytest.raises(ReplayError, match=r"r.jsonl:2: samples: .*" + words
+                       if "keys" not in words else r"r.jsonl:2: " + words):
+        list(open_replay(_sampled(tmp_path, 3, line)).records())
+
+
+def test_a_v1_line_holds_one_sample(tmp_path: Path) -> None:
+    line = {"id": "a", "arms": _arms(1), "samples": [_arms(2)]}
+    path = _sampled(tmp_path, None, line, fmt="vbw-replay/1")
+    with pytest.raises(ReplayError, match=r"r.jsonl:2: samples: only a vbw-replay/2 replay"):
+        list(open_replay(path).records())
+
+
+@pytest.mark.parametrize("fmt, k, words", [
+    ("vbw-replay/2", None, r"needs decoding.samples >= 2 \(an integer\), got 1"),
+    ("vbw-replay/2", 1, r"needs decoding.samples >= 2 \(an integer\), got 1"),
+    ("vbw-replay/2", 2.0, r"needs decoding.samples >= 2 \(an integer\), got 2.0"),
+    ("vbw-replay/1", 2, r"decoding.samples=2 needs format 'vbw-replay/2'"),
+])
+def test_the_header_says_k_and_the_format_agrees(tmp_path: Path, fmt, k, words) -> None:
+    with pytest.raises(ReplayError, match=r"r.jsonl:1: .*" + words):
+        open_replay(_sampled(tmp_path, k, fmt=fmt))

@@ -52,11 +52,13 @@ def _record(gen: Generation, reuses: str | None = None,
                      interventions=gen.interventions, tax=gen.tax)
 
 
-def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str]) -> ItemRecord:
+def _unsupported(task: Task, item: Item, arms: list[Arm], reasons: dict[str, str],
+                 k: int = 1) -> ItemRecord:
+    """The item's record when a schema cannot be enforced (every sample says why)."""
     recs = {a.key: ArmRecord(unsupported_schema=reasons.get(a.key, reasons.get(a.schema or ""))
                              if a.enforced else None) for a in arms}
-    return ItemRecord(id=item.id, arms=recs, item_seconds=0.0,
-                      prompt_hash=prompt_hash(task, item, arms))
+    return ItemRecord(id=item.id, arms=recs, samples=[recs] * (k - 1) or None,
+                      item_seconds=0.0, prompt_hash=prompt_hash(task, item, arms))
 
 
 def _no_mark(step: str) -> None:
@@ -99,43 +101,57 @@ def _tools(task: Task, item: Item, arms: list[Arm]) -> tuple[dict, dict]:
 
 def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
                   caps: MaxTokens, mark: Callable[[str], None] = _no_mark,
-                  decoding: DecodingConfig = DecodingConfig(), index: int = 0) -> ItemRecord:
-    """All arms of one item, sample `index` of each under `decoding`. A schema's compile
-    time is charged to its first user: constrained[S], or reason_then_constrain[S] when
-    constrained[S] is not run. `mark` is told each step before it starts ("generating
-    item 3, arm constrained[answer]")."""
+                  decoding: DecodingConfig = DecodingConfig()) -> ItemRecord:
+    """All arms of one item, `decoding.samples` times (sample i under its own seeds,
+    vbw.generate.sampling). A schema's compile time is charged to its first user in the
+    first sample: constrained[S], or reason_then_constrain[S] when constrained[S] is not
+    run. `mark` is told each step before it starts ("generating item 3, arm
+    constrained[answer]")."""
     start = time.perf_counter()
     compiled, reasons = _compile_all(item, arms, backend, mark)
     tools, refused = _tools(task, item, arms)
     reasons.update(refused)
+    k = decoding.samples
     if reasons:
-        return _unsupported(task, item, arms, reasons)
-    out: dict[str, ArmRecord] = {}
-    free_text: str | None = None
+        return _unsupported(task, item, arms, reasons, k)
     try:
-        for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
-            mark(f"generating item {item.id}, arm {arm.key}")
-            if arm.kind == "reason_then_constrain" and free_text is None:
-                free_text = backend.generate(task.messages(item, FREE), GenerateConfig(
-                    max_tokens=caps.free,
-                    sampling=request_sampling(decoding, item.id, FREE.key, index))).text
-            schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
-            tool, offer = tools.get(arm.key, (None, None))
-            gen = backend.generate(task.messages(item, arm, free_text=free_text),
-                                   GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
-                                                  tool=offer, sampling=request_sampling(
-                                                      decoding, item.id, arm.key, index)))
-            charged = schema is not None and (arm.kind == "constrained" or
-                                              Arm("constrained", arm.schema) not in arms)
-            gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
-                                         if charged else 0.0})
-            if arm == FREE:
-                free_text = gen.text
-            out[arm.key] = _record(gen, "unconstrained"
-                                   if arm.kind == "reason_then_constrain" else None, tool)
+        done = [_sample(task, item, arms, backend, caps, mark, decoding, i, compiled, tools)
+                for i in range(k)]
     except UnsupportedSchema as e:  # a server refused the schema when it was sent
         reasons = {a.schema: str(e) for a in arms if a.enforced and a.schema is not None}
-        return _unsupported(task, item, arms, reasons)
-    return ItemRecord(id=item.id, arms={a.key: out[a.key] for a in arms},
+        return _unsupported(task, item, arms, reasons, k)
+    return ItemRecord(id=item.id, arms=done[0], samples=done[1:] or None,
                       item_seconds=round(time.perf_counter() - start, 3),
                       prompt_hash=prompt_hash(task, item, arms))
+
+
+def _sample(task: Task, item: Item, arms: list[Arm], backend: Backend, caps: MaxTokens,
+            mark: Callable[[str], None], decoding: DecodingConfig, index: int,
+            compiled: dict[str, float],
+            tools: dict[str, tuple[ToolCall, Tool]]) -> dict[str, ArmRecord]:
+    """Sample `index` of every arm, in the order that lets a prompt cache serve shared
+    prefixes; a compile time still in `compiled` is charged (and taken out)."""
+    out: dict[str, ArmRecord] = {}
+    free_text: str | None = None
+    which = f", sample {index + 1} of {decoding.samples}" if decoding.samples > 1 else ""
+    for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
+        mark(f"generating item {item.id}, arm {arm.key}{which}")
+        if arm.kind == "reason_then_constrain" and free_text is None:
+            free_text = backend.generate(task.messages(item, FREE), GenerateConfig(
+                max_tokens=caps.free,
+                sampling=request_sampling(decoding, item.id, FREE.key, index))).text
+        schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
+        tool, offer = tools.get(arm.key, (None, None))
+        gen = backend.generate(task.messages(item, arm, free_text=free_text),
+                               GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
+                                              tool=offer, sampling=request_sampling(
+                                                  decoding, item.id, arm.key, index)))
+        charged = schema is not None and (arm.kind == "constrained" or
+                                          Arm("constrained", arm.schema) not in arms)
+        gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
+                                     if charged else 0.0})
+        if arm == FREE:
+            free_text = gen.text
+        out[arm.key] = _record(gen, "unconstrained"
+                               if arm.kind == "reason_then_constrain" else None, tool)
+    return {a.key: out[a.key] for a in arms}

@@ -28,7 +28,7 @@ from vbw.generate.providers import crash_cause, native, open_backend, planned, s
 from vbw.generate.provenance import now, versions
 from vbw.generate.sampling import request_sampling
 from vbw.report.provenance import SEED_CLAUSES
-from vbw.replay import (FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
+from vbw.replay import (FORMAT, SAMPLED_FORMAT, CompleteHeader, EndV1, ItemRecord, ReplayHeader,
                         ReplayWriter, ShardInfo, read_replay)
 from vbw.task.arms import Arm
 from vbw.task.runner import Item, Task
@@ -112,6 +112,8 @@ def _decoding(fields: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
     dec = dict(fields["decoding"])
     if not cfg.decoding.greedy:
         dec.update(sampled(cfg.backend, cfg.decoding), seed=cfg.decoding.seed)
+    if cfg.decoding.samples > 1:
+        dec["samples"] = cfg.decoding.samples
     return dec
 
 
@@ -121,7 +123,8 @@ def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
     fields["decoding"] = _decoding(fields, cfg)
     if shard is not None:
         fields["shard"] = shard
-    return ReplayHeader(format=FORMAT, task=task.name, task_hash=task.generation_hash(), n=n,
+    return ReplayHeader(format=FORMAT if cfg.decoding.samples == 1 else SAMPLED_FORMAT,
+                        task=task.name, task_hash=task.generation_hash(), n=n,
                         arms=[a.key for a in arms],
                         max_tokens=cfg.arms.max_tokens.model_dump(by_alias=True), **fields)
 
@@ -190,6 +193,9 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
         named = ", ".join(f"decoding.{k}={v}" for k, v in cut.items())
         print(f"vbw: note: {named} ignored: decoding.temperature=0 decodes greedily",
               file=err)
+    if cfg.decoding.greedy and cfg.decoding.samples > 1:
+        print(f"vbw: note: decoding.samples={cfg.decoding.samples} at decoding.temperature=0: "
+              "every sample is the greedy answer", file=err)
     want = _planned_header(task, cfg, len(items), arms, mf, shard)
     done = _check_resume(path, want, task, items, arms, cfg.allow_task_mismatch) \
         if cfg.resume else set()  # refused before paying for a model load and the canary

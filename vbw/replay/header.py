@@ -21,6 +21,8 @@ from pydantic_core import PydanticCustomError
 from vbw.replay.legacy import LegacyHeader, looks_like_v1
 
 FORMAT = "vbw-replay/1"
+SAMPLED_FORMAT = "vbw-replay/2"  # k > 1 samples per item and arm (ItemRecord.samples)
+FORMATS = (FORMAT, SAMPLED_FORMAT)
 # The version is set from the header's shape on reading; a file cannot carry this key
 # (`version` itself is an unknown key in a file).
 _VERSION = "__vbw_version__"
@@ -97,10 +99,12 @@ def _doc(text: str) -> Any:
 class ReplayHeader(BaseModel):
     """Line 1 of a replay, `{"meta": ...}`: what produced the texts."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="vbw-replay/1 header")
-    version: SkipJsonSchema[Literal[0, 1]] = Field(1, alias=_VERSION, exclude=True)
-    format: Literal["vbw-replay/1"] | SkipJsonSchema[None] = Field(
-        description='Always "vbw-replay/1"; a header without it is read as validbutwrong 0.1.')
+    model_config = ConfigDict(extra="forbid", frozen=True, title="vbw-replay header")
+    version: SkipJsonSchema[Literal[0, 1, 2]] = Field(1, alias=_VERSION, exclude=True)
+    format: Literal["vbw-replay/1", "vbw-replay/2"] | SkipJsonSchema[None] = Field(
+        description='"vbw-replay/1", or "vbw-replay/2" for k > 1 samples per item and arm '
+                    '(decoding.samples = k, every item line carrying `samples`); a header '
+                    'without it is read as validbutwrong 0.1.')
     task: str = Field(description="The task's name, as in its YAML file.")
     task_hash: str | None = _doc(
         "The task's generation hash (data, prompts, schemas) the texts were generated "
@@ -113,7 +117,9 @@ class ReplayHeader(BaseModel):
     versions: dict[str, str | None] | None = _doc(
         'Package -> version of the generating software; vbw records itself as "vbw".')
     hardware: Hardware | None = None
-    decoding: dict[str, Any] | None = _doc("Decoding settings: sampler, seed, context size.")
+    decoding: dict[str, Any] | None = _doc(
+        "Decoding settings: sampler, seed, context size; `samples`: k answers per item and "
+        "arm (present only in a vbw-replay/2 header, k >= 2).")
     max_tokens: dict[str, int] | None = _doc("Token caps per phase (free, json, package).")
     kv_reuse: bool | None = _doc("Whether the KV cache served shared prompt prefixes.")
     repack: bool | None = _doc(
@@ -138,7 +144,8 @@ class ReplayHeader(BaseModel):
         if not isinstance(data, dict):
             return data
         if "format" in data:
-            return {**_whitespace_before_the_setting(data), _VERSION: 1}
+            version = 2 if data["format"] == SAMPLED_FORMAT else 1
+            return {**_whitespace_before_the_setting(data), _VERSION: version}
         if looks_like_v1(data):  # a version-1 header that forgot its format
             raise ValidationError.from_exception_data(
                 cls.__name__, [{"type": "missing", "loc": ("format",), "input": data}])
@@ -150,7 +157,25 @@ class ReplayHeader(BaseModel):
     def _v1_requires(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None and info.data.get("version") == 1:
             raise PydanticCustomError("v1_required", f"required in a {FORMAT} header, not null")
+        if value is None and info.data.get("version") == 2:
+            raise PydanticCustomError("v2_required",
+                                      f"required in a {SAMPLED_FORMAT} header, not null")
         return value
+
+    @model_validator(mode="after")
+    def _samples_match_format(self) -> "ReplayHeader":
+        k = (self.decoding or {}).get("samples", 1)
+        if self.version == 2 and (type(k) is not int or k < 2):
+            raise ValueError(f"a {SAMPLED_FORMAT} header needs decoding.samples >= 2 (an "
+                             f"integer), got {k!r}")
+        if self.version == 1 and k != 1:
+            raise ValueError(f"decoding.samples={k!r} needs format {SAMPLED_FORMAT!r}")
+        return self
+
+    @property
+    def samples(self) -> int:
+        """k: the answers each item line holds per arm (1 but in a vbw-replay/2 replay)."""
+        return int((self.decoding or {}).get("samples", 1)) if self.version == 2 else 1
 
     def as_written(self) -> dict[str, Any]:
         """The JSON a writer puts on line 1: recorded fields only (unset fields of the

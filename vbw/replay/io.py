@@ -128,20 +128,21 @@ class ReplayWriter:
 
 def within_cap(record: ItemRecord) -> ItemRecord:
     """The record as a replay can hold it: past MAX_INTERVENTIONS in the line (which the
-    reader refuses), the arms with the most interventions record them as not recorded
-    (None), so what vbw writes always re-scores."""
-    counts = {k: len(a.interventions) for k, a in record.arms.items()
-              if a.interventions is not None}
+    reader refuses), the arm records (of any sample) with the most interventions record
+    them as not recorded (None), so what vbw writes always re-scores."""
+    samples = [dict(record.arms), *(dict(s) for s in record.samples or [])]
+    counts = {(i, k): len(a.interventions) for i, arms in enumerate(samples)
+              for k, a in arms.items() if a.interventions is not None}
     total = sum(counts.values())
     if total <= MAX_INTERVENTIONS:
         return record
-    arms = dict(record.arms)
-    for key in sorted(counts, key=counts.__getitem__, reverse=True):
+    for i, key in sorted(counts, key=counts.__getitem__, reverse=True):
         if total <= MAX_INTERVENTIONS:
             break
-        arms[key] = arms[key].model_copy(update={"interventions": None})
-        total -= counts[key]
-    return record.model_copy(update={"arms": arms})
+        samples[i][key] = samples[i][key].model_copy(update={"interventions": None})
+        total -= counts[(i, key)]
+    return record.model_copy(update={"arms": samples[0],
+                                     "samples": samples[1:] if record.samples else None})
 
 
 def _fsync_file(path: Path) -> None:

@@ -34,6 +34,8 @@ class ScoredRecord(NamedTuple):
     # the arm records as decoded (from the model: `arm_dict`'s), read for what the
     # reports show (vbw.score.finish, vbw.score.shown)
     arms: dict[str, Any] | None = None
+    # vbw-replay/2: samples 2..k, each as a record of its own (its `samples` None)
+    samples: list[ScoredRecord] | None = None
 
 
 def _number_or_none(v: Any) -> bool:
@@ -98,6 +100,13 @@ def light(obj: Any) -> ScoredRecord | None:
         return None
     if obj.get("prompt_hash") is not None and type(obj.get("prompt_hash")) is not str:
         return None
+    extra = None
+    if (samples := obj.get("samples")) is not None:
+        if type(samples) is not list:
+            return None
+        extra = [light({"id": item_id, "arms": arms_s}) for arms_s in samples]
+        if None in extra:
+            return None
     texts: dict[str, str | None] = {}
     taxes: dict[str, float] = {}
     unsupported, marked = None, False
@@ -111,16 +120,19 @@ def light(obj: Any) -> ScoredRecord | None:
         if a.get("tax") is not None:
             taxes[k] = a["tax"]
     return ScoredRecord(item_id, texts, unsupported, None if secs is None else float(secs),
-                        _spans(arms) if marked else None, taxes or None, arms)
+                        _spans(arms) if marked else None, taxes or None, arms,
+                        extra)  # type: ignore[arg-type]
 
 
 def as_scored(rec: ItemRecord) -> ScoredRecord:
     spans = {k: [(e.char, len(e.forced)) for e in a.interventions]
              for k, a in rec.arms.items() if a.interventions is not None}
     taxes = {k: a.tax for k, a in rec.arms.items() if a.tax is not None}
+    extra = None if rec.samples is None else \
+        [as_scored(ItemRecord(id=rec.id, arms=arms)) for arms in rec.samples]
     return ScoredRecord(rec.id, {k: a.text for k, a in rec.arms.items()}, rec.unsupported,
                         rec.item_seconds, spans or None, taxes or None,
-                        {k: arm_dict(a) for k, a in rec.arms.items()})
+                        {k: arm_dict(a) for k, a in rec.arms.items()}, extra)
 
 
 def arm_dict(a: ArmRecord) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from vbw.errors import ReplayError
 from vbw.replay.format import EndV1, ItemRecord
-from vbw.replay.header import FORMAT, ReplayHeader
+from vbw.replay.header import FORMATS, ReplayHeader
 from vbw.replay.record import ScoredRecord, as_scored, light
 from vbw.task.jsontext.values import JsonLimit, check_nesting, exact, json_loads
 from vbw.validation import describe
@@ -151,8 +151,29 @@ class ReplayStream:
             if unlisted:
                 raise ReplayError(f"{self.path}:{lineno}: arms.{unlisted[0]}: not an arm the "
                                   f"header lists (meta.arms: {', '.join(listed or [])})")
+            self._check_samples(rec, lineno)
             seen.add(rec.id)
             yield lineno, (rec if full or isinstance(rec, ScoredRecord) else as_scored(rec))
+
+    def _check_samples(self, rec: Any, lineno: int) -> None:
+        """A vbw-replay/2 item line holds samples 2..k, each with the arm keys of `arms`;
+        a vbw-replay/1 line holds none."""
+        k, samples = self.header.samples, rec.samples
+        if k == 1:
+            if samples is not None:
+                raise ReplayError(f"{self.path}:{lineno}: samples: only a vbw-replay/2 "
+                                  "replay (decoding.samples > 1) holds more than one sample")
+            return
+        if samples is None or len(samples) != k - 1:
+            got = "none" if samples is None else len(samples)
+            raise ReplayError(f"{self.path}:{lineno}: samples: the header's "
+                              f"decoding.samples={k} needs {k - 1} more sample(s) per item "
+                              f"after `arms`, this line has {got}")
+        keys = rec.texts.keys() if isinstance(rec, ScoredRecord) else rec.arms.keys()
+        for i, s in enumerate(samples):
+            if (s.texts.keys() if isinstance(s, ScoredRecord) else s.keys()) != keys:
+                raise ReplayError(f"{self.path}:{lineno}: samples.{i}: its arm keys differ "
+                                  f"from `arms` ({', '.join(keys)})")
 
     def close(self) -> None:
         """Close the file without reading further (a header was all that was needed)."""
@@ -240,7 +261,8 @@ def _meta_line(path: Path, line: bytes) -> dict[str, Any]:
     if not isinstance(head, dict) or set(head) != {"meta"} or not isinstance(head["meta"], dict):
         raise ReplayError(f"{path}:1: first line must be {{\"meta\": {{...}}}} and nothing else")
     meta: dict[str, Any] = head["meta"]
-    if "format" in meta and meta["format"] != FORMAT:
+    if "format" in meta and meta["format"] not in FORMATS:
         raise ReplayError(f"{path}:1: meta.format {meta['format']!r} is not supported "
-                          f"(this vbw reads {FORMAT!r} and validbutwrong 0.1 replays)")
+                          f"(this vbw reads {' and '.join(map(repr, FORMATS))} and "
+                          "validbutwrong 0.1 replays)")
     return meta

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
+from vbw.report.samples import markdown_lines as sample_lines
 from vbw.report.tax import markdown_lines as tax_lines
 from vbw.report.fields import markdown_lines as field_lines
 from vbw.report.numbers import pct, rate_cell, size
@@ -83,7 +84,9 @@ def render_markdown(r: Report) -> str:
         out.append(mismatch_sentence(r.task_mismatch))
     if r.excluded.n:
         out.append(f"Excluded items are left out of every arm ({r.excluded.reason}).")
-    out += ["", "## Metrics per arm (rate over all N items, 95% bootstrap CI)", "",
+    out += sample_lines(r)
+    first = "Sample 1: metrics" if r.samples is not None else "Metrics"
+    out += ["", f"## {first} per arm (rate over all N items, 95% bootstrap CI)", "",
             f"| arm | schema validity | {text(r.correctness_label)} | wrong-but-valid |",
             "|---|---|---|---|"]
     for key, m in r.arms.items():
@@ -91,7 +94,8 @@ def render_markdown(r: Report) -> str:
                    f"{rate_cell(m.answer_accuracy)} | {rate_cell(m.wrong_but_valid)} |")
     out += ["", "Executable accuracy: not computed (the task has no execution check).", ""]
     if r.comparisons:
-        out += ["## Paired comparisons (same items)", "",
+        which = "Sample 1: paired" if r.samples is not None else "Paired"
+        out += [f"## {which} comparisons (same items)", "",
                 f"An effect is stated when the exact McNemar test on the discordant items "
                 f"gives p<{ALPHA:g}; otherwise the observed change is stated first, then that "
                 "it is not distinguishable from zero at this N, with p and the MDE (the "

@@ -144,6 +144,69 @@ class ArmTax(_M):
     by_outcome: dict[str, TaxFigures]
 
 
+class SampledArm(_M):
+    """One arm over k samples per item (vbw.score.samples), every rate over all N items
+    with an item bootstrap that keeps each item's samples together: `accuracy` the mean
+    fraction right; `pass_at` pass@k' for k' = 1..k (Chen et al.'s unbiased estimator);
+    `majority` the vote over canonical answers (`majority_tied`: items whose top count
+    was tied, the tie going to the answer sampled first); `all_right` all k samples right;
+    validity and wrong-but-valid as mean fractions of samples; `tax` over every sample."""
+    n: int
+    accuracy: Rate
+    pass_at: dict[str, Rate]
+    majority: Rate
+    majority_tied: int
+    all_right: Rate
+    schema_validity: Rate | None
+    wrong_but_valid: Rate | None
+    tax: ArmTax | None = None
+
+
+class SampledDelta(_M):
+    """A paired difference of per-item fractions, `to` minus `from`: its item-bootstrap
+    CI, the items where `to` had more samples holding the metric (`more`) or fewer
+    (`fewer`), the two-sided sign-flip permutation p (`test`: exact, or Monte Carlo past
+    vbw.score.sampled.EXACT_SUPPORT_UP_TO; McNemar's when every nonzero difference has
+    one size, always so at k = 1), and the verdict: an effect is p < ALPHA, as in Delta."""
+    delta: float
+    ci95: tuple[float, float]
+    more: int
+    fewer: int
+    p: float
+    test: Literal["mcnemar", "exact", "monte_carlo"]
+    effect: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict(cls, data: Any) -> Any:
+        """`effect` follows from `p` (one verdict, as Delta's)."""
+        if isinstance(data, dict) and isinstance(data.get("p"), (int, float)):
+            decided = data["p"] < ALPHA
+            if data.setdefault("effect", decided) != decided:
+                raise ValueError(f"effect={data['effect']} but p={data['p']} "
+                                 f"(an effect is p < {ALPHA})")
+        return data
+
+
+class SampledComparison(_M):
+    """A paired comparison of two arms' per-item fractions over k samples."""
+    from_: str = Field(alias="from")
+    to: str
+    n: int
+    role: str
+    kind: Literal["headline", "secondary"]
+    deltas: dict[str, SampledDelta]
+
+
+class Sampled(_M):
+    """k > 1 samples per item and arm: per-arm figures and paired comparisons on
+    fractions; `monte_carlo`: the draws and the seed of a Monte Carlo sign-flip test."""
+    k: int
+    arms: dict[str, SampledArm]
+    comparisons: list[SampledComparison]
+    monte_carlo: dict[str, Any]
+
+
 class FieldArm(_M):
     """One arm's figures on one field, over the field's items: how many it got right, its
     accuracy and (for an arm with a contract) its wrong-but-valid rate: schema-valid with
@@ -224,6 +287,8 @@ class Report(_M):
     # the grammar's tax per enforced arm that recorded it (vbw.score.tax); left out of
     # report.json when no arm did, so replays from before it report as they always have
     tax: dict[str, ArmTax] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # k > 1 samples per item and arm (vbw.score.samples); left out for one sample
+    samples: Sampled | None = Field(default=None, exclude_if=lambda v: v is None)
     # per field, then "all fields" (vbw.score.fields); {}: the task has no fields
     fields: dict[str, FieldMetrics] = {}
     fields_from: str = ""  # what the fields are: the task's own, or the checker's parts

@@ -8,10 +8,12 @@ mean fraction to the mean accuracy, the sign-flip test to McNemar's test
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +77,33 @@ def majority(answers: Sequence[Hashable | None], right: Sequence[bool]) -> Vote:
     first = answers.index(top)
     return Vote(right=bool(right[first]), tied=bool(rest) and rest[0][1] == votes,
                 votes=votes, winner=first)
+
+
+# Tally.vote's codes: whether the vote is right, and whether its top count was tied
+VOTE_RIGHT, VOTE_TIED = 1, 2
+
+
+def vote_code(v: Vote) -> int:
+    return (VOTE_RIGHT if v.right else 0) | (VOTE_TIED if v.tied else 0)
+
+
+def canonical(answer: Any) -> str | None:
+    """An extracted answer as the vote counts it: JSON with sorted keys, a number as its
+    float value (12 and 12.0 are one answer); None: no answer."""
+    if answer is None:
+        return None
+    return json.dumps(_numbers_as_floats(answer), sort_keys=True, ensure_ascii=False,
+                      allow_nan=True)
+
+
+def _numbers_as_floats(v: Any) -> Any:
+    if type(v) is int:
+        return float(v) if abs(v) < 2**53 else v
+    if isinstance(v, dict):
+        return {k: _numbers_as_floats(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_numbers_as_floats(x) for x in v]
+    return v
 
 
 def all_right(right: Sequence[bool]) -> bool:

@@ -69,9 +69,11 @@ class Pass:
     def __init__(self, task: Task, selected: list[str], arms: list[Arm],
                  shared: SharedAudit | None = None, digests: bool = False,
                  showing: Showing = Showing(), rows: list[int] | None = None,
-                 answers: bool = False) -> None:
+                 answers: bool = False, samples: int = 1) -> None:
         """`rows`: each selected item's task row, where the selection is not the task's
-        first items (a shard's); `answers`: keep answers.csv's rows."""
+        first items (a shard's); `answers`: keep answers.csv's rows; `samples`: k, the
+        replay header's samples per item and arm."""
+        self.samples = samples
         self.task, self.arms, self.shared, self.showing = task, arms, shared, showing
         self.rows = rows
         self.keys = [a.key for a in arms]
@@ -82,7 +84,7 @@ class Pass:
             for i, item_id in enumerate(selected):
                 self.position.setdefault(item_id, []).append(i)
         self.t = self.TALLY.new(Size(len(selected), len(arms), showing, digests,
-                                     len(task.fields.names), answers),
+                                     len(task.fields.names), answers, samples),
                                 auditor=Auditor(task))
         self.steps = answer_steps(task.spec.extract.json_.path)
         self.stray: list[str] = []
@@ -230,18 +232,19 @@ def score_stream(task: Task, stream: ReplayStream, arms: list[Arm], n: int | Non
     answers.csv's rows (`Scored.answers`)."""
     selected = task.ids(n) if take is None else take(task.ids(n))
     rows = None if take is None else take(list(range(len(task.ids(n)))))
-    if given is not None and (len(given.t.held), given.keys) != (len(selected),
-                                                               [a.key for a in arms]):
-        given = None  # not a pass over this selection and these arms: the file is read
+    k = stream.header.samples
+    if given is not None and (len(given.t.held), given.keys, given.samples) != (
+            len(selected), [a.key for a in arms], k):
+        given = None  # not a pass over this selection, arms and k: the file is read
     p = given if given is not None else Pass(task, selected, arms, shared, digests, showing, rows,
-                                             answers)
+                                             answers, k)
     path = str(stream.path)
     if given is not None:
         stream.close()
     elif split.wanted(stream.path):
         p = split.score_split(p, stream, path,  # a forked worker scores every other line
                               lambda: Pass(task, selected, arms, shared, digests, showing,
-                                           rows, answers))
+                                           rows, answers, k))
     else:
         for rec in stream.records():
             p.add(rec, path)

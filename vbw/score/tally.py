@@ -20,6 +20,7 @@ import numpy as np
 from vbw.score.answers import AnswerParts, item_rows
 from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.interventions import empty_rows, event_row
+from vbw.score.sampled import canonical, majority, vote_code
 from vbw.score.shown import Lowest, Showing
 from vbw.score.states import arm_states
 from vbw.score.tax import new_rows
@@ -46,6 +47,7 @@ class Size(NamedTuple):
     digests: bool = False
     fields: int = 0  # the task's fields (vbw.task.fields)
     answers: bool = False  # whether answers.csv's rows are kept (vbw.score.answers)
+    samples: int = 1  # k: samples per item and arm (the replay header's decoding.samples)
 
 
 def _meta(combine: Combine, new: Callable[[Size], Any], mask: str = "scored",
@@ -75,6 +77,10 @@ def nested(new: Callable[[Size], Any]) -> Any:
     return _meta(Combine.NESTED, new)
 
 
+def _per_sample(s: Size, dtype: Any, fill: Any) -> np.ndarray | None:
+    return np.full((s.n, s.arms, s.samples), fill, dtype=dtype) if s.samples > 1 else None
+
+
 @dataclass
 class Tally:
     """Per position among the selected items: what scoring found (see the module
@@ -92,6 +98,14 @@ class Tally:
     events: np.ndarray = per_item(lambda s: empty_rows(s.n, s.arms), states=True)
     # the grammar's tax in nats (vbw.score.tax); NaN: not recorded
     tax: np.ndarray = per_item(lambda s: new_rows(s.n, s.arms), states=True)
+    # k > 1 samples per item and arm (vbw.score.samples): each sample's validity,
+    # correctness and tax, and the majority vote's code (VOTE_*); None: one sample
+    s_valid: np.ndarray | None = per_item(lambda s: _per_sample(s, np.int8, 0), states=True)
+    s_right: np.ndarray | None = per_item(lambda s: _per_sample(s, bool, False), states=True)
+    s_tax: np.ndarray | None = per_item(lambda s: _per_sample(s, float, np.nan), states=True)
+    vote: np.ndarray | None = per_item(
+        lambda s: np.zeros((s.n, s.arms), dtype=np.int8) if s.samples > 1 else None,
+        states=True)
     digests: np.ndarray | None = per_item(
         lambda s: np.full((s.n, s.arms), NO_TEXT, dtype="S16") if s.digests else None)
     # the first positions held: finish reasons (vbw.score.finish), what the reports show
@@ -113,13 +127,15 @@ class Tally:
         """The figures of an item that has every arm (`p`: the pass, vbw.score.stream.Pass,
         for the task, arms and validators; `rec`: its ScoredRecord)."""
         frows = [] if self.field_codes is not None else None
-        answers = [] if self.answers is not None else None
+        answers = [] if self.answers is not None or self.vote is not None else None
         vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators, p.keep(pos),
                                 frows, answers)
+        if self.vote is not None:
+            self._add_samples(pos, p, rec, item, vrow, rrow, answers)
         self.valid[pos], self.right[pos] = vrow, rrow
         if frows is not None:
             self.field_codes[pos] = [r.codes for r in frows]
-        if answers is not None:
+        if self.answers is not None:
             self.answers.add(pos, item_rows(p.arms, rec, item, vrow, rrow, answers, frows,
                                             p.task.fields.names))
         if self.digests is not None:
@@ -128,6 +144,23 @@ class Tally:
             self.events[pos] = event_row(rec.texts, rec.interventions, p.arms, p.steps)
         if rec.taxes:
             self.tax[pos] = [rec.taxes.get(a.key, np.nan) for a in p.arms]
+
+    def _add_samples(self, pos: int, p: Any, rec: Any, item: Any, vrow: list[int],
+                     rrow: list[bool], answers: list[Any]) -> None:
+        """Every sample's validity, correctness and tax (sample 1's as scored), and the
+        majority vote over the samples' canonical answers."""
+        rows = [(vrow, rrow, answers, rec)]
+        for extra in rec.samples:
+            said: list[Any] = []
+            rows.append((*arm_states(p.task, item, extra.texts, p.arms, p.validators,
+                                     None, None, said), said, extra))
+        for i, (v, r, _, sample) in enumerate(rows):
+            self.s_valid[pos, :, i], self.s_right[pos, :, i] = v, r
+            if sample.taxes:
+                self.s_tax[pos, :, i] = [sample.taxes.get(a.key, np.nan) for a in p.arms]
+        for j in range(len(p.arms)):
+            self.vote[pos, j] = vote_code(majority([canonical(a[j]) for _, _, a, _ in rows],
+                                                   [r[j] for _, r, _, _ in rows]))
 
     def state(self) -> dict[str, Any]:
         """What this pass gathered, for `merge` into the pass of another process: each

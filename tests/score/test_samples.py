@@ -150,3 +150,34 @@ def test_the_bootstrap_resamples_items_not_samples() -> None:
     # items resampled: Binomial(10, 0.6)/10, a 95% interval 0.6 wide; samples resampled
     # alone would be Binomial(40, 0.6)/40, half as wide
     assert lo <= 0.3 and hi >= 0.9
+
+
+def test_a_sampled_replay_reports_every_sample(tmp_path: Path) -> None:
+    import csv
+
+    from tests.conftest import run_vbw
+    k, n = 3, 12
+    path = _sampled_replay(tmp_path, k, n)
+    out = tmp_path / "out"
+    proc = run_vbw("task=gsm8k", f"replay={path}", f"n={n}", "outputs=[json,md,html,csv]",
+                   f"hydra.run.dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    with open(out / "answers.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    arms = report["meta"]["arms"]
+    assert len(rows) == n * k * len(arms)
+    assert [r["sample"] for r in rows[:len(arms) * k]] == \
+        [str(s) for s in range(1, k + 1) for _ in arms]
+    recs = [json.loads(x) for x in path.read_text().splitlines()[1:]]
+    # each row's right flag is that sample's, as the report's per-arm mean counts it
+    for key in arms:
+        mine = [r for r in rows if r["arm"] == key]
+        assert sum(r["right"] == "1" for r in mine) / (n * k) == \
+            report["samples"]["arms"][key]["accuracy"]["rate"]
+        tokens = [str(s[key].get("n_tokens", "")) for rec in recs
+                  for s in [rec["arms"], *rec["samples"]]]
+        assert [r["output_tokens"] for r in mine] == tokens
+    md = (out / "report.md").read_text()
+    assert f"## {k} samples per item and arm" in md and "## Sample 1: metrics per arm" in md
+    assert '<section id="samples">' in (out / "report.html").read_text()

@@ -32,6 +32,7 @@ from vbw.task.kinds import Part
 COLUMNS = ("id", "arm", "field", "group", "answer", "gold", "valid", "right",
            "finish_reason", "output_tokens", "seconds", "interventions")
 HEADER = ",".join(COLUMNS) + "\n"
+SAMPLE_COLUMN = "sample"  # last, only in a run of k > 1 samples: 1..k
 _CHUNK = 1 << 20  # bytes written, and handed to the report file, at a time
 _FLAG = {-1: "", 0: "0", 1: "1"}
 _FIELD_RIGHT = {RIGHT: "1", WRONG: "0"}  # n/a and absent: empty
@@ -91,11 +92,13 @@ def _arm_cells(arms: list[Arm]) -> list[tuple[str, str]]:
 
 def item_rows(arms: list[Arm], rec: Any, item: Any, vrow: Sequence[int],
               rrow: Sequence[bool], answers: Sequence[Any],
-              fields: Sequence[FieldRow] | None, names: Sequence[str]) -> str:
+              fields: Sequence[FieldRow] | None, names: Sequence[str], sample: int = 0) -> str:
     """One item's rows, in arm order, each arm's field rows after its answer's row:
     `rec` its ScoredRecord, `vrow`/`rrow`/`answers`/`fields` each arm's validity,
     correctness, extracted answer and FieldRow (vbw.score.states.arm_states), `names`
-    the task's fields (vbw.task.fields.FieldReader.names)."""
+    the task's fields (vbw.task.fields.FieldReader.names); `sample`: the sample's number
+    (1..k) in a run of k > 1 samples, its last cell (0: no such cell)."""
+    end = f",{sample}\n" if sample else "\n"
     item_id, gold = text(item.id), json_cell(item.gold)
     raws, spans = rec.arms or {}, rec.interventions or {}
     out = []
@@ -109,15 +112,15 @@ def item_rows(arms: list[Arm], rec: Any, item: Any, vrow: Sequence[int],
                    f"{'1' if rrow[j] else '0'},"
                    f"{finishes[finish] if finish in finishes else text(finish)},"
                    f"{number(raw.get('n_tokens'))},{number(raw.get('seconds'))},"
-                   f"{'' if events is None else len(events)}\n")
+                   f"{'' if events is None else len(events)}{end}")
         if fields is not None:
             out.extend(_field_rows(f"{item_id},{key},", f",{valid},", fields[j], names,
-                                   item, answers[j]))
+                                   item, answers[j], end))
     return "".join(out)
 
 
 def _field_rows(head: str, valid: str, row: FieldRow, names: Sequence[str], item: Any,
-                answer: Any) -> Iterator[str]:
+                answer: Any, end: str) -> Iterator[str]:
     """An arm's rows per named field (its value and gold) or per gold parameter (the
     answer's value of it, the gold's allowed values, its group)."""
     if row.values and isinstance(row.values[0], Part):
@@ -125,11 +128,11 @@ def _field_rows(head: str, valid: str, row: FieldRow, names: Sequence[str], item
         for part in row.values:
             yield (f"{head}{text(part.name)},{text(part.group)},"
                    f"{json_cell(given.get(part.name))},{json_cell(item.gold.get(part.name))}"
-                   f"{valid}{'1' if part.right else '0'},,,,\n")
+                   f"{valid}{'1' if part.right else '0'},,,,{end}")
         return
     for name, value, code in zip(names, row.values, row.codes):
         yield (f"{head}{text(name)},,{json_cell(value)},{json_cell(item.field_gold[name])}"
-               f"{valid}{_FIELD_RIGHT.get(code, '')},,,,\n")
+               f"{valid}{_FIELD_RIGHT.get(code, '')},,,,{end}")
 
 
 def _remove(folder: str, owner: int) -> None:
@@ -158,7 +161,9 @@ class AnswerParts:
     """answers.csv's rows, item by item (see the module docstring): a Tally member
     (vbw.score.tally, Combine.NESTED) whose `state()` names its part files."""
 
-    def __init__(self) -> None:
+    def __init__(self, samples: int = 1) -> None:
+        """`samples`: k, the samples per item and arm (k > 1: the `sample` column)."""
+        self.header = HEADER if samples == 1 else HEADER[:-1] + f",{SAMPLE_COLUMN}\n"
         if _blocks:
             _blocks[-1].append(self)
         self.folder = tempfile.mkdtemp(prefix="vbw-answers-")
@@ -225,7 +230,7 @@ class AnswerParts:
         """answers.csv's text in parts: the header, then every item's rows by position
         (an item kept twice: its last rows)."""
         parts = self._parts()
-        yield HEADER
+        yield self.header
         if not parts:
             return
         pos = np.concatenate([np.frombuffer(p[1], dtype=np.int64) for p in parts])

@@ -115,7 +115,8 @@ class Tally:
     bad_row: tuple[int, Any] | None = first()  # (position, the error building its row)
     no_arm: tuple[int, str] | None = first()   # (position, the message of a lacking arm)
     auditor: Any = nested(lambda s: None)
-    answers: AnswerParts | None = nested(lambda s: AnswerParts() if s.answers else None)
+    answers: AnswerParts | None = nested(
+        lambda s: AnswerParts(s.samples) if s.answers else None)
 
     @classmethod
     def new(cls, size: Size, **given: Any) -> Tally:
@@ -130,14 +131,16 @@ class Tally:
         answers = [] if self.answers is not None or self.vote is not None else None
         vrow, rrow = arm_states(p.task, item, rec.texts, p.arms, p.validators, p.keep(pos),
                                 frows, answers)
+        rows = None if self.answers is None else [
+            item_rows(p.arms, rec, item, vrow, rrow, answers, frows, p.task.fields.names,
+                      1 if self.vote is not None else 0)]
         if self.vote is not None:
-            self._add_samples(pos, p, rec, item, vrow, rrow, answers)
+            self._add_samples(pos, p, rec, item, vrow, rrow, answers, rows)
         self.valid[pos], self.right[pos] = vrow, rrow
         if frows is not None:
             self.field_codes[pos] = [r.codes for r in frows]
-        if self.answers is not None:
-            self.answers.add(pos, item_rows(p.arms, rec, item, vrow, rrow, answers, frows,
-                                            p.task.fields.names))
+        if rows is not None:
+            self.answers.add(pos, "".join(rows))
         if self.digests is not None:
             self.digests[pos] = [text_digest(rec.texts.get(a.key)) for a in p.arms]
         if rec.interventions:
@@ -146,14 +149,20 @@ class Tally:
             self.tax[pos] = [rec.taxes.get(a.key, np.nan) for a in p.arms]
 
     def _add_samples(self, pos: int, p: Any, rec: Any, item: Any, vrow: list[int],
-                     rrow: list[bool], answers: list[Any]) -> None:
+                     rrow: list[bool], answers: list[Any], csv: list[str] | None) -> None:
         """Every sample's validity, correctness and tax (sample 1's as scored), and the
-        majority vote over the samples' canonical answers."""
+        majority vote over the samples' canonical answers; each sample's answers.csv rows
+        added to `csv` (sample 1's are there)."""
         rows = [(vrow, rrow, answers, rec)]
-        for extra in rec.samples:
+        for i, extra in enumerate(rec.samples, start=2):
             said: list[Any] = []
-            rows.append((*arm_states(p.task, item, extra.texts, p.arms, p.validators,
-                                     None, None, said), said, extra))
+            frows = [] if csv is not None and self.field_codes is not None else None
+            v, r = arm_states(p.task, item, extra.texts, p.arms, p.validators, None, frows,
+                              said)
+            rows.append((v, r, said, extra))
+            if csv is not None:
+                csv.append(item_rows(p.arms, extra, item, v, r, said, frows,
+                                     p.task.fields.names, i))
         for i, (v, r, _, sample) in enumerate(rows):
             self.s_valid[pos, :, i], self.s_right[pos, :, i] = v, r
             if sample.taxes:

@@ -181,3 +181,40 @@ def test_a_sampled_replay_reports_every_sample(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     assert f"## {k} samples per item and arm" in md and "## Sample 1: metrics per arm" in md
     assert '<section id="samples">' in (out / "report.html").read_text()
+
+
+def test_greedy_against_sampled_pairs_fractions_of_different_k() -> None:
+    from vbw.score.samples import paired_fractions
+    greedy = np.array([1, 0, 0, 1, 0, 0, 1, 0])  # k = 1
+    sampled = np.array([3, 1, 2, 0, 0, 3, 2, 1])  # k = 3
+    d = paired_fractions(greedy, 1, sampled, 3, np.random.default_rng(0), 500,
+                         np.random.default_rng(1))
+    diffs = sampled / 3 - greedy
+    assert d.delta == pytest.approx(diffs.mean(), abs=1e-12)
+    assert (d.more, d.fewer) == ((diffs > 0).sum(), (diffs < 0).sum())
+    nz = diffs[diffs != 0]
+    flips = [abs(sum(s * x for s, x in zip(signs, nz)))
+             for signs in np.array(np.meshgrid(*[[-1, 1]] * nz.size)).reshape(nz.size, -1).T]
+    assert d.p == pytest.approx(np.mean(np.array(flips) >= abs(nz.sum()) - 1e-9), abs=1e-12)
+    lo, hi = d.ci95
+    assert lo < d.delta < hi
+
+
+def test_compare_reads_k_and_pairs_the_fractions(tmp_path: Path) -> None:
+    from tests.conftest import run_vbw
+    k, n = 3, 12
+    path = _sampled_replay(tmp_path, k, n)
+    greedy = ROOT / "replays/gsm8k/smollm2_135m/llamacpp.jsonl"
+    proc = run_vbw("mode=compare", "task=gsm8k", f"replays=[{greedy},{path}]", f"n={n}",
+                   "outputs=[json,md]", f"hydra.run.dir={tmp_path / 'c'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "c/report.json").read_text())
+    assert [s.get("samples", 1) for s in report["replays"]] == [1, k]
+    st1, _ = _score(greedy, n)
+    stk, _ = _score(path, n)
+    for j, arm in enumerate(st1.arms):
+        m = report["comparisons"][0]["arms"][arm.key]["metrics"]["answer_accuracy"]
+        assert m["rate_from"] == st1.right[:, j].mean()
+        assert m["rate_to"] == stk.s_right[:, j].sum() / (n * k)
+        assert m["delta"]["test"] in ("mcnemar", "exact")
+    assert "samples per item and arm" in (tmp_path / "c/report.md").read_text()

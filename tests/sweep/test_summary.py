@@ -137,3 +137,24 @@ def test_interventions_side_by_side(tmp_path: Path) -> None:
     assert f"interventions: {hit} of 10 (" in page and "interventions not recorded" in page
     changed = report["interventions"]["constrained[answer]"]["all"]["answer_items"]
     assert f"the grammar changed the extracted answer on {changed} of 10 items (" in page
+
+
+def test_a_k_sample_row_reads_the_samples_section(tmp_path: Path) -> None:
+    from tests.score.test_samples import _sampled_replay
+    from vbw.sweep.status import read_status
+    replay = _sampled_replay(tmp_path / "r", k=3, n=10)
+    d = _job(tmp_path / "s", "0", ["task=gsm8k"], 0, "ok", replay=replay)
+    [row] = job_rows(d, tmp_path / "s", read_status(d))
+    report = json.loads((d / "report.json").read_text())
+    sampled = report["samples"]
+    assert row["samples"] == 3
+    for key, arm in sampled["arms"].items():
+        assert row["arms"][key]["answer_accuracy"]["rate"] == arm["accuracy"]["rate"]
+        assert row["arms"][key]["pass_at_3"]["rate"] == arm["pass_at"]["3"]["rate"]
+    heads = [c for c in sampled["comparisons"] if c["kind"] == "headline"]
+    assert [h["p"] for h in row["headlines"]] == \
+        [c["deltas"]["answer_accuracy"]["p"] for c in heads]
+    write_summary(tmp_path / "s", [row], 0)
+    md = (tmp_path / "s/summary.md").read_text()
+    assert "| 10 × 3 |" in md and "(mean over 3 samples per item)" in md
+    assert "10 × 3" in (tmp_path / "s/summary.html").read_text()

@@ -154,7 +154,8 @@ def _score_one(task: Task, path: Path, i: int, name: str, label: str, arms: list
     side = ReplaySide(label=label, path=name, task_hash=stream.header.task_hash,
                       sha256=_sha256(path),
                       provenance=provenance(stream.header, scored.timings, scored.end),
-                      excluded=scored.states.excluded_reasons, missing=scored.missing)
+                      excluded=scored.states.excluded_reasons, missing=scored.missing,
+                      samples=stream.header.samples)
     return side, scored
 
 

@@ -13,9 +13,11 @@ from vbw.report.files import MANIFEST
 from vbw.report.interventions import side_by_side
 from vbw.report.markdown import metric_name
 from vbw.report.numbers import pct
+from vbw.report.numbers import pts
 from vbw.report.verdict import mde_text, p_value, verdict
 from vbw.report.writers import Writer, files_written, write_outputs, written_line
 from vbw.score.compare import ArmPair, CompareReport, MetricPair, ReplayComparison
+from vbw.score.results import Delta
 from vbw.score.paired import ALPHA, POWER
 
 _SHOWN_IDS = 5
@@ -23,12 +25,30 @@ _SHOWN_IDS = 5
 
 def _delta_cell(m: MetricPair) -> str:
     """The verdict (vbw.report.verdict, as in report.md) with the CI of the size; p and
-    the MDE have their own columns."""
-    return verdict(m.delta, ci=True, stats=False)
+    the MDE have their own columns. On fractions of k samples: the effect, or the
+    observed change, and the CI."""
+    d = m.delta
+    if isinstance(d, Delta):
+        return verdict(d, ci=True, stats=False)
+    change = f"{pts(d.delta)} pts [{pts(d.ci95[0])}, {pts(d.ci95[1])}]"
+    return change if d.effect else f"{change} observed; not distinguishable from zero"
 
 
 def _mde_cell(m: MetricPair) -> str:
+    if not isinstance(m.delta, Delta):
+        return "n/a (k samples)"
     return mde_text(m.delta).removeprefix("MDE ")
+
+
+def _counts(m: MetricPair) -> str:
+    """A only / B only, or on k samples the items where B holds fewer / more samples."""
+    d = m.delta
+    return f"{d.n10} / {d.n01}" if isinstance(d, Delta) else f"{d.fewer} / {d.more}"
+
+
+def _p(m: MetricPair) -> str:
+    d = m.delta
+    return p_value(d.mcnemar_p) if isinstance(d, Delta) else f"{p_value(d.p)} (sign-flip)"
 
 
 def _table(c: ReplayComparison, label: str) -> list[str]:
@@ -38,8 +58,7 @@ def _table(c: ReplayComparison, label: str) -> list[str]:
         for metric, m in pair.metrics.items():
             out.append(f"| {code(arm, in_table=True)} | {metric_name(metric, label)} | "
                        f"{pct(m.rate_from)} | {pct(m.rate_to)} | {_delta_cell(m)} | "
-                       f"{m.delta.n10} / {m.delta.n01} | {p_value(m.delta.mcnemar_p)} | "
-                       f"{_mde_cell(m)} |")
+                       f"{_counts(m)} | {_p(m)} | {_mde_cell(m)} |")
     return out
 
 
@@ -83,7 +102,14 @@ def _header(r: CompareReport) -> list[str]:
            ""]
     for i, s in enumerate(r.replays):
         role = "reference" if i == 0 else "compared to the reference"
-        out.append(f"- {code(s.label)} ({role}): {code(s.path)}, {text(s.provenance)}")
+        k = f"; {s.samples} samples per item and arm" if s.samples > 1 else ""
+        out.append(f"- {code(s.label)} ({role}): {code(s.path)}, {text(s.provenance)}{k}")
+    if any(s.samples > 1 for s in r.replays):
+        out += ["", "With k samples per item, a rate is the mean over items of each item's "
+                "fraction of samples that hold the metric; Δ pairs those fractions item by "
+                "item (the sign-flip permutation test, an effect at p<0.05; CI: a bootstrap "
+                "over items); A only / B only count the items where B's fraction is lower / "
+                "higher. Per-field rows and interventions are sample 1's."]
     out.append("")
     left = r.left_out
     shown = ", ".join(f"{code(i)} ({_why(left.reasons[i])})" for i in left.ids[:_SHOWN_IDS])

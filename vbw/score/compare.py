@@ -20,7 +20,9 @@ from vbw.score.bootstrap import key_rng
 from vbw.score.interventions import summarise
 from vbw.score.metrics import metric_columns
 from vbw.score.pairs import paired_delta
-from vbw.score.results import METRICS, ArmInterventions, Delta
+from vbw.score.results import METRICS, ArmInterventions, Delta, SampledDelta
+from vbw.score.sampled import mean_fraction
+from vbw.score.samples import MC_KEY, counts_of, paired_fractions
 from vbw.score.paired import ALPHA, POWER
 from vbw.score.digest import NO_TEXT
 from vbw.score.fields import field_key, named_codes
@@ -50,12 +52,17 @@ class ReplaySide(_M):
     provenance: str
     excluded: dict[str, str]  # item id -> why its schema could not be enforced
     missing: list[str]  # task items the file does not hold
+    # k: samples per item and arm (a vbw-replay/2 replay); left out for one
+    samples: int = Field(default=1, exclude_if=lambda v: v == 1)
 
 
 class MetricPair(_M):
+    """A metric of one arm in two replays over the paired items; when either replay holds
+    k > 1 samples per item the rates are mean fractions and `delta` a SampledDelta (the
+    sign-flip test on per-item fractions, vbw.score.samples)."""
     rate_from: float
     rate_to: float
-    delta: Delta
+    delta: Delta | SampledDelta
 
 
 class ArmPair(_M):
@@ -134,7 +141,11 @@ def _arm_pair(a: Scored, b: Scored, shas: tuple[str, str], arm: Arm, ids: list[s
     cols_b = metric_columns(b.states, b.states.arms.index(arm))
     rng = key_rng(seed, pair_key(arm.key, *shas))
     metrics = {}
-    for m in METRICS:
+    if getattr(a.states, "s_right", None) is not None or \
+            getattr(b.states, "s_right", None) is not None:
+        metrics = _sampled_pairs(a.states, b.states, (rows_a, rows_b), arm, rng, resamples,
+                                 key_rng(seed, MC_KEY + pair_key(arm.key, *shas)))
+    for m in METRICS if not metrics else ():
         if m in cols_a:
             x, y = cols_a[m][rows_a], cols_b[m][rows_b]
             metrics[m] = MetricPair(rate_from=float(x.mean()) if ids else 0.0,
@@ -147,6 +158,21 @@ def _arm_pair(a: Scored, b: Scored, shas: tuple[str, str], arm: Arm, ids: list[s
                    metrics=metrics,
                    fields=_field_pairs(a.states, b.states, (rows_a, rows_b), arm, shas, seed,
                                        resamples))
+
+
+def _sampled_pairs(a: ItemStates, b: ItemStates, rows: tuple[np.ndarray, np.ndarray],
+                   arm: Arm, rng: np.random.Generator, resamples: int,
+                   mc_rng: np.random.Generator) -> dict[str, MetricPair]:
+    """Each metric's mean fraction, A against B, when either replay has k > 1 samples."""
+    (ca, ka), (cb, kb) = counts_of(a, a.arms.index(arm)), counts_of(b, b.arms.index(arm))
+    out = {}
+    for m in METRICS:
+        if m in ca:
+            x, y = ca[m][rows[0]], cb[m][rows[1]]
+            out[m] = MetricPair(rate_from=mean_fraction(x, ka) if x.size else 0.0,
+                                rate_to=mean_fraction(y, kb) if y.size else 0.0,
+                                delta=paired_fractions(x, ka, y, kb, rng, resamples, mc_rng))
+    return out
 
 
 def _field_pairs(a: ItemStates, b: ItemStates, rows: tuple[np.ndarray, np.ndarray], arm: Arm,
@@ -216,7 +242,8 @@ def worse(report: CompareReport, gates: list[tuple[str, str]]) -> list[str]:
             d = pair.delta
             bad = d.delta < 0 if HIGHER_IS_BETTER[metric] else d.delta > 0
             if bad and d.effect:
+                test = f"exact McNemar p={d.mcnemar_p:.3g}" if isinstance(d, Delta) else \
+                    f"sign-flip test on per-item fractions, p={d.p:.3g}"
                 tripped.append(f"{arm} {metric} {100 * pair.rate_from:.1f}% in {c.from_} -> "
-                               f"{100 * pair.rate_to:.1f}% in {c.to} (exact McNemar "
-                               f"p={d.mcnemar_p:.3g})")
+                               f"{100 * pair.rate_to:.1f}% in {c.to} ({test})")
     return tripped

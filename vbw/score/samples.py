@@ -147,6 +147,37 @@ def figures(arms: list[Arm], valid: np.ndarray, right: np.ndarray, vote: np.ndar
                                 "seed": f"bootstrap.seed with the key '{MC_KEY}<from> -> <to>'"})
 
 
+def paired_fractions(before: np.ndarray, k_before: int, after: np.ndarray, k_after: int,
+                     rng: np.random.Generator, resamples: int,
+                     mc_rng: np.random.Generator) -> SampledDelta:
+    """sampled_delta for two runs of the same items with k_before and k_after samples
+    (mode=compare: a greedy replay against a sampled one): per item the difference of
+    fractions, as the integer after*k_before - before*k_after over k_before*k_after; the
+    sign-flip test is unchanged by that scale, the CI resamples items over its values."""
+    if k_before == k_after:
+        return sampled_delta(before, after, k_after, rng, resamples, mc_rng)
+    scale = k_before * k_after
+    diffs = after.astype(np.int64) * k_before - before.astype(np.int64) * k_after
+    n = int(diffs.size)
+    test = "mcnemar" if np.unique(np.abs(diffs[diffs != 0])).size <= 1 else (
+        "exact" if 2 * int(np.abs(diffs).sum()) + 1 <= EXACT_SUPPORT_UP_TO else "monte_carlo")
+    lo, hi = _count_ci(diffs + scale, np.arange(-scale, scale + 1) / scale, rng, resamples) \
+        if n else (0.0, 0.0)
+    return SampledDelta(delta=mean_fraction(after, k_after) - mean_fraction(before, k_before)
+                        if n else 0.0, ci95=(lo, hi), more=int((diffs > 0).sum()),
+                        fewer=int((diffs < 0).sum()), p=sign_flip_p(diffs, scale, mc_rng),
+                        test=test)
+
+
+def counts_of(st: Any, j: int) -> tuple[dict[str, np.ndarray], int]:
+    """Arm column j's per-item counts per metric (vbw.score.metrics' order) and k: over
+    the k samples of a sampled replay's states, else each item's 0/1."""
+    arm = st.arms[j]
+    if getattr(st, "s_right", None) is None:
+        return _columns(st.valid[:, j, None], st.right[:, j, None], arm), 1
+    return _columns(st.s_valid[:, j], st.s_right[:, j], arm), int(st.s_right.shape[2])
+
+
 def _tax(arms: list[Arm], valid: np.ndarray, right: np.ndarray,
          tax: np.ndarray | None) -> dict[str, Any]:
     """The tax over every sample, by each sample's outcome (vbw.score.tax)."""

@@ -12,7 +12,9 @@ from typing import Any
 from vbw.report.markdown import rate_cell
 from vbw.report.verdict import verdict
 from vbw.score.paired import ALPHA
-from vbw.score.results import Delta
+from vbw.report.numbers import pts
+from vbw.report.samples import verdict as sampled_verdict
+from vbw.score.results import Delta, SampledDelta
 
 
 def headline_columns(rows: list[dict[str, Any]]) -> list[str]:
@@ -33,6 +35,9 @@ def headline_cell(row: dict[str, Any], column: str) -> str:
     h = next((h for h in row["headlines"] if f"{h['from']} → {h['to']}" == column), None)
     if h is None:
         return "-"
+    if "test" in h:  # k samples: on per-item fractions (vbw.report.samples)
+        d = SampledDelta.model_validate({k: h[k] for k in SampledDelta.model_fields})
+        return f"{sampled_verdict(d, row['n'])}; CI [{pts(d.ci95[0])}, {pts(d.ci95[1])}]"
     d = Delta.model_validate({k: h[k] for k in Delta.model_fields})
     return verdict(d, row["n"], ci=True)
 
@@ -43,7 +48,17 @@ def headline_note() -> str:
             "column, to − from, with its 95% bootstrap CI; an effect is stated when the exact "
             f"McNemar test gives p<{ALPHA:g}, as in each report; otherwise the observed change "
             "and its CI come first, then that it is not distinguishable from zero at that N, "
-            "with p and the MDE.")
+            "with p and the MDE. A row whose N reads N × k holds k samples per item: its "
+            "change is in mean fractions of samples, decided by the sign-flip test on the "
+            "per-item fractions (the report's samples section).")
+
+
+def n_cell(row: dict[str, Any]) -> str:
+    """N, or `N × k` for a run of k samples per item."""
+    if row["n"] is None:
+        return "-"
+    k = row.get("samples") or 1
+    return f"{row['n']} × {k}" if k > 1 else str(row["n"])
 
 
 def status_cell(row: dict[str, Any]) -> str:

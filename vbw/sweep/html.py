@@ -13,7 +13,7 @@ from urllib.parse import quote
 from vbw.report.interventions import summary_text
 from vbw.score.results import ArmInterventions
 from vbw.sweep.cells import (arm_cell, headline_cell, headline_columns, headline_note,
-                             status_cell)
+                             n_cell, status_cell)
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;
@@ -55,7 +55,7 @@ def _row(row: dict[str, Any], columns: list[str]) -> str:
     cls = "ok" if row["exit_code"] == 0 else "bad"
     cells = [_e(row["job"]), _e(row["task"] or "?"), _e(row["model"] or "?"),
              _e(row["engine"] or "?"), "<code>" + _e(" ".join(row["other_overrides"])) + "</code>",
-             _e(row["n"] if row["n"] is not None else "-"), _arms(row),
+             _e(n_cell(row)), _arms(row),
              *(_e(headline_cell(row, c)) for c in columns),
              f'<span class="{cls}">{_e(status_cell(row))}</span>',
              _link(row["report_html"], "report.html") + " · " + _link(row["report"], "report.md")]

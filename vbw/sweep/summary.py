@@ -26,7 +26,7 @@ from vbw.report.interventions import side_by_side
 from vbw.report.writers import Writer, files_written, write_outputs, written_line
 from vbw.score.results import ArmInterventions, Report
 from vbw.sweep.cells import (arm_cell, headline_cell, headline_columns, headline_note,
-                             status_cell)
+                             n_cell, status_cell)
 from vbw.sweep.html import render_html
 from vbw.sweep.outcome import SUMMARY
 from vbw.sweep.status import JobStatus
@@ -43,15 +43,30 @@ def _rate(r: Any) -> dict[str, Any] | None:
 
 
 def _headlines(r: Report) -> list[dict[str, Any]]:
-    """Every headline comparison's accuracy delta, with the verdict and what decides it."""
+    """Every headline comparison's accuracy delta, with the verdict and what decides it
+    (with k samples: on per-item fractions, vbw.score.samples)."""
     out = []
-    for c in r.comparisons:
+    for c in (r.samples.comparisons if r.samples is not None else r.comparisons):
         if c.kind != "headline":
             continue
         d = c.deltas["answer_accuracy"]
         out.append({"from": c.from_, "to": c.to, "metric": r.correctness_label,
                     **d.model_dump(mode="json")})
     return out
+
+
+def _arms(r: Report) -> dict[str, dict[str, Any]]:
+    """Per arm its rates: over k samples, the mean fractions (and majority and pass@k)."""
+    if r.samples is None:
+        return {k: {"schema_validity": _rate(m.schema_validity),
+                    "answer_accuracy": _rate(m.answer_accuracy),
+                    "wrong_but_valid": _rate(m.wrong_but_valid)} for k, m in r.arms.items()}
+    top = str(r.samples.k)
+    return {k: {"schema_validity": _rate(a.schema_validity),
+                "answer_accuracy": _rate(a.accuracy),
+                "wrong_but_valid": _rate(a.wrong_but_valid),
+                "majority": _rate(a.majority), f"pass_at_{top}": _rate(a.pass_at[top])}
+            for k, a in r.samples.arms.items()}
 
 
 def _load(path: Path) -> Report | None:
@@ -86,10 +101,8 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
         where = rel / Path(name).parent
         rows.append({**base, "task": r.task, "n": r.n, "n_task": r.n_task,
                      "correctness_label": r.correctness_label,
-                     "arms": {k: {"schema_validity": _rate(m.schema_validity),
-                                  "answer_accuracy": _rate(m.answer_accuracy),
-                                  "wrong_but_valid": _rate(m.wrong_but_valid)}
-                              for k, m in r.arms.items()},
+                     "samples": r.samples.k if r.samples is not None else 1,
+                     "arms": _arms(r),
                      "headlines": _headlines(r),
                      "interventions": {k: a.model_dump(mode="json", by_alias=True)
                                        for k, a in r.interventions.items()},
@@ -99,6 +112,7 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
     if not rows:
         task = status.inputs.get("task_choice") if status.inputs else None
         rows.append({**base, "task": task, "n": None, "n_task": None, "correctness_label": None,
+                     "samples": None,
                      "arms": {}, "headlines": [], "report": None, "report_json": None,
                      "report_html": None})
     return rows
@@ -116,7 +130,7 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
         out.append(" | ".join([
             f"| {text(row['job'])}", text(row["task"] or "?"), text(row["model"] or "?"),
             text(row["engine"] or "?"), code(other, in_table=True) if other else "",
-            str(row["n"] if row["n"] is not None else "-"),
+            n_cell(row),
             *(headline_cell(row, c) for c in columns), text(status_cell(row)),
             code(row["report"], in_table=True) if row["report"] else "-"]) + " |")
     if columns:
@@ -124,7 +138,9 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
     for row in rows:
         if not row["arms"]:
             continue
-        out += ["", f"## {text(row['job'])}: {text(' '.join(row['overrides']))}", "",
+        mean = f" (mean over {row['samples']} samples per item)" \
+            if (row.get("samples") or 1) > 1 else ""
+        out += ["", f"## {text(row['job'])}: {text(' '.join(row['overrides']))}{mean}", "",
                 f"| arm | schema validity | {text(row['correctness_label'])} | "
                 "wrong-but-valid |", "|---|---|---|---|"]
         for key, m in row["arms"].items():

@@ -264,3 +264,36 @@ def test_the_item_view_marks_the_fields_two_arms_read_apart(page: Any,
     assert page.locator("#detail table.summary th").last.text_content() == \
         "fields changed between arms"
     assert not page.problems, page.problems
+
+
+def test_an_item_shows_its_k_samples_per_arm(page: Any, tmp_path: Path) -> None:
+    """A k = 3 replay: each arm's section lists samples 2 and 3, with the state, answer
+    and text report.json's per-sample scoring and the replay give them."""
+    import csv
+
+    from tests.score.test_samples import _sampled_replay
+    replay = _sampled_replay(tmp_path / "r", k=3, n=6)
+    out = tmp_path / "out"
+    proc = run_vbw("task=gsm8k", f"replay={replay}", "n=6", "outputs=[html,csv]",
+                   f"hydra.run.dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(out / "answers.csv", newline="", encoding="utf-8") as f:
+        rows = {(r["id"], r["arm"], r["sample"]): r for r in csv.DictReader(f)}
+    page.goto((out / "report.html").as_uri())
+    assert page.locator("#samples table.samples tbody tr").count() == 6  # one per arm
+    rec = json.loads(replay.read_text().splitlines()[2])  # the second item
+    page.locator("#rows tr").nth(1).click()
+    for arm in rec["arms"]:
+        section = page.locator(f'#detail section[data-arm="{arm}"]')
+        samples = section.locator("details.sample")
+        assert samples.count() == 2, arm
+        for i in range(2):
+            box = samples.nth(i)
+            box.locator("summary").click()
+            row = rows[(rec["id"], arm, str(i + 2))]
+            said = box.locator("summary").text_content()
+            state = ("" if row["valid"] == "" else "valid/" if row["valid"] == "1"
+                     else "invalid/") + ("right" if row["right"] == "1" else "wrong")
+            assert f" {state if row['valid'] else 'n/a/' + state};" in said, (arm, said)
+            assert box.locator("pre").text_content() == rec["samples"][i][arm]["text"]
+    assert not page.problems, page.problems

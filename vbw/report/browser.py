@@ -54,6 +54,16 @@ class Turn(_M):
     arm: str | None = None
 
 
+class SampleView(_M):
+    """Another sample of an arm (k > 1 samples): its ledger state, text and answer."""
+    state: str
+    text: Cut | None = None
+    finish_reason: str | None = None
+    answer: str | None = None
+    span: tuple[int, int] | None = None
+    span_kind: str | None = None
+
+
 class ArmView(_M):
     state: str                       # a ledger state ("valid/wrong", "n/a/right") or "excluded"
     text: Cut | None = None          # None: no text recorded
@@ -66,6 +76,7 @@ class ArmView(_M):
     interventions: ArmMarks | None = None  # None: not an enforced arm, or not recorded
     # the task's fields: [name, "right"/"wrong"/"n/a", value read as JSON or None]
     fields: list[tuple[str, str, str | None]] | None = None
+    samples: list[SampleView] | None = None  # k > 1: samples 2..k (this view is sample 1)
 
 
 class ItemView(_M):
@@ -125,21 +136,41 @@ def _turns(arm: Arm, arms: list[Arm], chat: list[tuple[str, str]],
     return out
 
 
+def _span(arm: Arm, rec: ShownArm) -> tuple[tuple[int, int] | None, str | None]:
+    """Where the answer was read, in UTF-16 units, and what was read there."""
+    if rec.span is None or rec.text is None:
+        return None, None
+    return ((utf16(rec.text, rec.span[0]), utf16(rec.text, rec.span[1])),
+            "json" if arm.has_contract else "answer")
+
+
+def _sample(arm: Arm, rec: ShownArm, state: str) -> SampleView:
+    span, kind = _span(arm, rec)
+    return SampleView(state=rec.state or state,
+                      text=None if rec.text is None else clipped(rec.text, rec.length),
+                      finish_reason=rec.finish_reason,
+                      answer=None if rec.answer is None else spell(rec.answer), span=span,
+                      span_kind=kind)
+
+
 def _arm(arm: Arm, rec: ShownArm | None, state: str, turns: list[Turn]) -> ArmView:
+    samples = None if rec is None or not rec.samples else \
+        [_sample(arm, x, "excluded" if state == "excluded" else "not scored")
+         for x in rec.samples]
     if rec is None or rec.text is None:
         return ArmView(state=state, unsupported=rec.unsupported if rec else None,
-                       finish_reason=rec.finish_reason if rec else None, turns=turns)
-    span = None if rec.span is None else (utf16(rec.text, rec.span[0]),
-                                          utf16(rec.text, rec.span[1]))
+                       finish_reason=rec.finish_reason if rec else None, turns=turns,
+                       samples=samples)
+    span, kind = _span(arm, rec)
     marks = None if rec.marks is None else arm_marks(rec, MAX_TEXT_CHARS)
     return ArmView(state=state, text=clipped(rec.text, rec.length),
                    finish_reason=rec.finish_reason,
                    answer=None if rec.answer is None else spell(rec.answer), span=span,
-                   span_kind=("json" if arm.has_contract else "answer") if span else None,
-                   unsupported=rec.unsupported, turns=turns, interventions=marks,
+                   span_kind=kind, unsupported=rec.unsupported, turns=turns,
+                   interventions=marks,
                    fields=None if rec.fields is None else [
                        (name, _FIELD_STATE[code], None if value is None else spell(value))
-                       for name, code, value in rec.fields])
+                       for name, code, value in rec.fields], samples=samples)
 
 
 _FIELD_STATE = {RIGHT: "right", WRONG: "wrong", NOT_READ: "n/a"}

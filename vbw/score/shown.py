@@ -107,6 +107,9 @@ class ShownArm(NamedTuple):
     # the task's fields (vbw.task.fields): (name, code, value read); a checker's parts
     # are one per gold parameter, "name (type)", with no value; None: the task has none
     fields: list[tuple[str, int, Any]] | None = None
+    # k > 1 samples: samples 2..k of the arm, each with its `state` (a ledger state)
+    samples: list[ShownArm] | None = None
+    state: str | None = None
 
 
 class Shown(NamedTuple):
@@ -127,6 +130,7 @@ class Unbuilt(NamedTuple):
     id: str
     arms: dict[str, Any]
     item: Item | None
+    samples: list[dict[str, Any]] | None = None  # samples 2..k's arm records, as read
 
 
 def clip(text: str, limit: int) -> str:
@@ -189,14 +193,21 @@ def _fields(task: Task, item: Item, obj: Any, text: str, answer: Any,
 
 def shown(task: Task, item: Item, arms: list[Arm], records: dict[str, Any],
           steps: tuple[Step, ...] | None, showing: Showing,
-          done: list[Extracted] | None = None) -> Shown:
+          done: list[Extracted] | None = None, samples: list[dict[str, Any]] | None = None,
+          states: list[list[str]] | None = None) -> Shown:
     """The item as shown, from its arm records as decoded (`records`; vbw.replay.record:
     ScoredRecord.arms), as much as `showing` keeps; `done`: each arm's extraction with
-    its span, if scoring did it (vbw.score.states.arm_states)."""
+    its span, if scoring did it (vbw.score.states.arm_states); `samples`: samples 2..k's
+    records, `states[i][j]` sample i + 2's ledger state on arm j (None: not scored)."""
     rendered: dict[tuple[str, str | None], str] = {}
     chats = [[(m["role"], m["content"]) for m in
               task.messages(item, arm, free_text="", rendered=rendered)] for arm in arms]
-    return Shown(item.gold, [None if records.get(a.key) is None else
-                             _arm(task, item, a, records[a.key], steps, showing,
-                                  None if done is None else done[j])
-                             for j, a in enumerate(arms)], chats)
+    out = [None if records.get(a.key) is None else
+           _arm(task, item, a, records[a.key], steps, showing, None if done is None else done[j])
+           for j, a in enumerate(arms)]
+    if samples:
+        out = [rec if rec is None else rec._replace(samples=[
+            _arm(task, item, a, s.get(a.key) or {}, steps, showing, None)._replace(
+                state=None if states is None else states[i][j])
+            for i, s in enumerate(samples)]) for j, (a, rec) in enumerate(zip(arms, out))]
+    return Shown(item.gold, out, chats)

@@ -29,7 +29,7 @@ from vbw.score.landing import answer_steps
 from vbw.score.replaycheck import check_ids
 from vbw.score.shared import SharedAudit
 from vbw.score.shown import Showing, Shown, Unbuilt, shown
-from vbw.score.states import ItemStates, no_arm_message
+from vbw.score.states import STATE_NAMES, ItemStates, no_arm_message
 from vbw.score.tally import Size, Tally
 from vbw.task.arms import Arm
 from vbw.task.audit import Auditor, audit
@@ -181,7 +181,8 @@ class Pass:
         `detailed` an item held is surely shown, so it is built now; above, it is shown
         only if items before it are missing, so it is kept as read (`Unbuilt`) and built
         if it is (`shown_items`): a worker scoring the file's end builds none."""
-        unbuilt = Unbuilt(rec.id, rec.arms or {}, item)
+        unbuilt = Unbuilt(rec.id, rec.arms or {}, item,
+                          [x.arms or {} for x in rec.samples] if rec.samples else None)
         self.t.shown.put(pos, self._built(pos, unbuilt) if pos < self.showing.detailed
                          else unbuilt)
 
@@ -191,9 +192,18 @@ class Pass:
             item = u.item if u.item is not None and u.item.id == u.id else \
                 self.task.item(self._row(pos), u.id)
             done = self._kept[1] if self._kept[0] == pos else None
-            return shown(self.task, item, self.arms, u.arms, self.steps, self.showing, done)
+            return shown(self.task, item, self.arms, u.arms, self.steps, self.showing, done,
+                         u.samples, self._sample_states(pos))
         except VbwError as e:
             return Shown(error=e)
+
+    def _sample_states(self, pos: int) -> list[list[str]] | None:
+        """Samples 2..k's ledger states per arm at a scored position (None: not scored)."""
+        t = self.t
+        if t.s_valid is None or not t.scored[pos]:
+            return None
+        return [[STATE_NAMES[(int(t.s_valid[pos, j, i]) + 1) * 2 + int(t.s_right[pos, j, i])]
+                 for j in range(len(self.arms))] for i in range(1, t.s_valid.shape[2])]
 
     def shown_items(self, selected: list[str]) -> dict[str, Shown]:
         """What the pass kept to show, by item id (a repeated id: its last position's)."""

@@ -165,6 +165,10 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["smollm2-bfcl_simple-tools"] = lambda: _if_exists(
         ROOT / "replays" / "bfcl_simple" / "smollm2_135m" / "server-llama_cpp_python.jsonl",
         _tools)
+    from docs.generate import sampled
+    for task, (greedy, k) in sampled.REPLAYS.items():
+        out[f"sampled-{task}"] = (lambda t=task, g=greedy, s=k: _if_exists(
+            ROOT / "replays" / t / "smollm2_135m" / s, lambda: sampled.block(t, g, s)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)

@@ -44,6 +44,9 @@ def test_unknown_option_in_a_sweep_fails_before_any_job(tmp_path: Path) -> None:
     (["hydra/launcher=nope"], ["hydra/launcher=nope: no such hydra/launcher config",
                                "valid: basic"]),
     (["--config-name", "nope"], ["--config-name nope: no such primary config"]),
+    (["mode=live", "decoding.samples=101"], ["decoding.samples", "less than or equal to 100",
+                                             "(got 101)"]),
+    (["mode=live", "decoding.samples=0"], ["decoding.samples", "greater than or equal to 1"]),
 ])
 def test_command_line_errors_are_one_line_exit_2(tmp_path: Path, args: list[str],
                                                  expect: list[str]) -> None:

@@ -196,6 +196,12 @@ def _arms(answer: int, tax: float | None = None) -> dict:
     return {"constrained[answer]": con, "unconstrained": {"text": str(answer)}}
 
 
+def test_the_largest_k_reads(tmp_path: Path) -> None:
+    line = {"id": "a", "arms": _arms(1), "samples": [_arms(i) for i in range(2, 101)]}
+    (rec,) = open_replay(_sampled(tmp_path, 100, line)).records()
+    assert len(rec.samples) == 99
+
+
 def test_a_sampled_line_streams_every_sample_fast_and_full(tmp_path: Path) -> None:
     line = {"id": "a", "arms": _arms(1, 0.5), "samples": [_arms(2, 0.0), _arms(3, 1.5)]}
     path = _sampled(tmp_path, 3, line)
@@ -229,9 +235,11 @@ def test_a_v1_line_holds_one_sample(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt, k, words", [
-    ("vbw-replay/2", None, r"needs decoding.samples >= 2 \(an integer\), got 1"),
-    ("vbw-replay/2", 1, r"needs decoding.samples >= 2 \(an integer\), got 1"),
-    ("vbw-replay/2", 2.0, r"needs decoding.samples >= 2 \(an integer\), got 2.0"),
+    ("vbw-replay/2", None, r"needs decoding.samples from 2 to 100 \(an integer\), got 1"),
+    ("vbw-replay/2", 1, r"needs decoding.samples from 2 to 100 \(an integer\), got 1"),
+    ("vbw-replay/2", 2.0, r"needs decoding.samples from 2 to 100 \(an integer\), got 2.0"),
+    # the Tally holds items x arms x k per figure: k is bounded as the config bounds it
+    ("vbw-replay/2", 101, r"needs decoding.samples from 2 to 100 \(an integer\), got 101"),
     ("vbw-replay/1", 2, r"decoding.samples=2 needs format 'vbw-replay/2'"),
 ])
 def test_the_header_says_k_and_the_format_agrees(tmp_path: Path, fmt, k, words) -> None:

@@ -18,6 +18,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from vbw.config import MAX_SAMPLES
 from vbw.replay.legacy import LegacyHeader, looks_like_v1
 
 FORMAT = "vbw-replay/1"
@@ -165,9 +166,9 @@ class ReplayHeader(BaseModel):
     @model_validator(mode="after")
     def _samples_match_format(self) -> "ReplayHeader":
         k = (self.decoding or {}).get("samples", 1)
-        if self.version == 2 and (type(k) is not int or k < 2):
-            raise ValueError(f"a {SAMPLED_FORMAT} header needs decoding.samples >= 2 (an "
-                             f"integer), got {k!r}")
+        if self.version == 2 and (type(k) is not int or not 2 <= k <= MAX_SAMPLES):
+            raise ValueError(f"a {SAMPLED_FORMAT} header needs decoding.samples from 2 to "
+                             f"{MAX_SAMPLES} (an integer), got {k!r}")
         if self.version == 1 and k != 1:
             raise ValueError(f"decoding.samples={k!r} needs format {SAMPLED_FORMAT!r}")
         return self

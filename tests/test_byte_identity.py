@@ -21,28 +21,33 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_vbw
+from tests.conftest import ROOT, TASK_CONF, run_vbw
 from vbw.task.arms import ARM_KINDS
+from vbw.task.runner import load_task
 
 DIGESTS = ROOT / "tests" / "reference" / "outputs.sha256.json"
 OUTPUTS = ("report.json", "report.md", "report.html", "quadrants.svg", "ledger.csv",
            "answers.csv")
 
 
-def _kinds(path: Path) -> str:
+def _kinds(path: Path) -> tuple[str, str]:
     """The arm kinds the replay's header lists, in vbw's order (a replay of a preset other
-    than the standard four, e.g. arms=tools, is scored on its own arms)."""
+    than the standard four, e.g. arms=tools, is scored on its own arms), and the schema
+    labels of its arms when they are not all the task's (arms.schemas; '' otherwise)."""
     with open(path, encoding="utf-8") as f:
         arms = json.loads(f.readline())["meta"].get("arms") or list(ARM_KINDS)
     kinds = list(dict.fromkeys(a.split("[")[0] for a in arms))
-    return ",".join(kinds)
+    labels = list(dict.fromkeys(a[a.index("[") + 1:-1] for a in arms if "[" in a))
+    every = load_task(TASK_CONF / f"{path.parts[-3]}.yaml").schema_names
+    return ",".join(kinds), "" if set(labels) == set(every) else ",".join(labels)
 
 
-def replays() -> dict[tuple[str, str], list[str]]:
-    """Committed replays by (task, arm kinds), as paths relative to the repository root."""
-    out: dict[tuple[str, str], list[str]] = {}
+def replays() -> dict[tuple[str, str, str], list[str]]:
+    """Committed replays by (task, arm kinds, schema labels), as paths relative to the
+    repository root."""
+    out: dict[tuple[str, str, str], list[str]] = {}
     for path in sorted((ROOT / "replays").glob("*/*/*.jsonl")):
-        out.setdefault((path.parts[-3], _kinds(path)), []).append(
+        out.setdefault((path.parts[-3], *_kinds(path)), []).append(
             path.relative_to(ROOT).as_posix())
     return out
 
@@ -51,9 +56,10 @@ def digests(work: Path, processes: str = "1") -> dict[str, str]:
     """replay path/output file -> sha256 of the file vbw writes re-scoring it, scoring
     in one process or two (vbw.score.split)."""
     found: dict[str, str] = {}
-    for (task, kinds), paths in replays().items():
-        sweep = work / f"{task}-{kinds.replace(',', '-')}"
-        proc = run_vbw("-m", f"task={task}", f"arms.kinds=[{kinds}]",
+    for (task, kinds, schemas), paths in replays().items():
+        sweep = work / f"{task}-{kinds.replace(',', '-')}{'-' if schemas else ''}{schemas}"
+        only = [f"arms.schemas=[{schemas}]"] if schemas else []
+        proc = run_vbw("-m", f"task={task}", f"arms.kinds=[{kinds}]", *only,
                        f"replay={','.join(paths)}",
                        f"hydra.sweep.dir={sweep}", cwd=ROOT, timeout=600,
                        env={"VBW_PROCESSES": processes})

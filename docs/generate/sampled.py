@@ -83,7 +83,7 @@ def block(task: str, greedy: str, sampled: str) -> str:
         d = paired_fractions(gc["answer_accuracy"], gk, sc["answer_accuracy"], sk,
                              key_rng(42, key), 2000, key_rng(42, MC_KEY + key))
         lines.append(f"- `{arm.key}`: {sampled_verdict(d, n)}; 95% CI [{pts(d.ci95[0])}, "
-                     f"{pts(d.ci95[1])}]; {d.more} items up, {d.fewer} down")
+                     f"{pts(d.ci95[1])}]; items up / down: {d.more} / {d.fewer}")
     lines += ["", f"Within the sampled run ({k} samples per item), on per-item fractions:", ""]
     for c in s.samples.comparisons:
         d = c.deltas["answer_accuracy"]

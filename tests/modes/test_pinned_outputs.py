@@ -37,7 +37,7 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it; and report.json/report.md again when issue 32 added per-field scoring (`fields`, `fields_from`; compare's per-field pairs), the merged run its answers.csv; the merged report.html when issue 33 taught the page's script to list an arm's k samples (the script is embedded; no one-sample page shows anything new)
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it; and report.json/report.md again when issue 32 added per-field scoring (`fields`, `fields_from`; compare's per-field pairs), the merged run its answers.csv
     "compare bfcl-4": {
         "report.json":
             "765dd7309cdea8b5c7893a2014c89827604fff5beb9fee3f7f152bd872a89fdf",
@@ -72,7 +72,7 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "replay.jsonl":
             "1e26839448cdf47c58e97df782aa90be58b206644828a76390334615e6283ab1",
         "report.html":
-            "452b450dcc45f7dcec6f521aa9e6d02e8320a72b2ad91d840130a43bd68b215e",
+            "5c958713d20b9286345191d8a563c1d932fabc6da31bee7af00cb67a197d4e4f",
         "report.json":
             "a22e3193c420a1b12d6da4d903f89764e422762cc1e9991f0e9fcb98a5732116",
         "report.md":

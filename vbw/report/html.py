@@ -181,7 +181,9 @@ def html_chunks(r: Report, svg: str, browser: Browser | None) -> Iterator[str]:
         sv=samples_view(r),
         fv=fields_view(r),
         data=Markup(slot), css=Markup(asset("report.css")),
-        js=Markup(asset("report.js")))
+        js=Markup(asset("report.js")),
+        # k > 1 samples: the script that lists each arm's samples (vbw.report.samples)
+        sjs=Markup(asset("samples.js")) if r.samples is not None else None)
     head, tail = page.split(slot, 1)
     yield head
     if browser is None:

@@ -134,20 +134,41 @@ def test_api_key_appears_in_no_file_the_run_writes(llama_server, tmp_path: Path)
     assert os.environ.get("VBW_TEST_KEY") is None  # the test set it only for the child
 
 
+def _samples(replay: Path) -> dict[str, list[dict[str, str]]]:
+    """Per item, every sample's text per arm."""
+    lines = [json.loads(x) for x in replay.read_text(encoding="utf-8").splitlines()]
+    return {r["id"]: [{k: a["text"] for k, a in arms.items()}
+                      for arms in [r["arms"], *r.get("samples", [])]]
+            for r in lines if "id" in r}
+
+
 def test_a_sampled_run_is_reproduced_by_a_server_that_honours_seeds(
         llama_server, tmp_path: Path) -> None:
-    """llama-cpp-python's server takes each request's seed: two sampled runs agree, and
-    another decoding.seed draws other texts."""
+    """llama-cpp-python's server takes each request's seed: a run of k = 2 samples and the
+    same run in two shards merged agree on every sample, and another decoding.seed draws
+    other texts."""
     sampled = ["task=bfcl_simple", "mode=live", "n=2", "decoding.temperature=0.9",
-               *_server(llama_server), "outputs=[json]"]
+               "decoding.samples=2", *_server(llama_server), "outputs=[json]"]
     got = {}
-    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+    for name, seed in (("a", 5), ("c", 6)):
         proc = run_vbw(*sampled, f"decoding.seed={seed}", f"hydra.run.dir={tmp_path}/{name}",
                        cwd=tmp_path, timeout=600)
         assert proc.returncode == 0, proc.stderr
-        got[name] = _texts(tmp_path / f"{name}/replay.jsonl")
+        got[name] = _samples(tmp_path / f"{name}/replay.jsonl")
+    for i in range(2):
+        proc = run_vbw(*sampled, "decoding.seed=5", "shard.count=2", f"shard.index={i}",
+                       f"replay={tmp_path}/s{i}.jsonl", f"hydra.run.dir={tmp_path}/s{i}",
+                       cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+    merged = run_vbw("mode=merge", "task=bfcl_simple", "outputs=[json]",
+                     f"replays=[{tmp_path}/s0.jsonl,{tmp_path}/s1.jsonl]",
+                     f"hydra.run.dir={tmp_path}/m", cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    got["b"] = _samples(tmp_path / "m/replay.jsonl")
     assert got["a"] == got["b"] and got["a"] != got["c"]
+    assert all(len(samples) == 2 for samples in got["a"].values())
     meta = json.loads((tmp_path / "a/replay.jsonl").read_text().splitlines()[0])["meta"]
+    assert meta["format"] == "vbw-replay/2" and meta["decoding"]["samples"] == 2
     assert meta["decoding"]["strategy"] == "sample" and meta["decoding"]["seed"] == 5
     assert meta["decoding"]["top_k"] == 0 and meta["decoding"]["min_p"] == 0.0
     assert meta["backend"]["seed"] == "honoured"  # the probe at the start

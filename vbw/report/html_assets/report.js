@@ -274,29 +274,7 @@
     if (v.span_kind === "json") ans.push(["marked", "the first JSON object (validity and the answer are read from it)"]);
     sec.appendChild(kv(ans));
     if (v.fields) sec.appendChild(fieldList(v.fields, it.fields_changed || []));
-    if (v.samples) sec.appendChild(sampleList(v.samples));
     return sec;
-  }
-  /* k > 1 samples: the arm's samples 2..k, each with its state, answer and text */
-  function sampleList(samples) {
-    const box = el("div", "samples");
-    box.appendChild(el("div", "role", "samples 2 to " + (samples.length + 1) +
-      " (the output above is sample 1)"));
-    samples.forEach((s, i) => {
-      const d = el("details", "sample");
-      d.dataset.sample = String(i + 2);
-      const sum = el("summary");
-      sum.appendChild(el("span", null, "sample " + (i + 2) + " "));
-      sum.appendChild(badge(s.state));
-      sum.appendChild(el("span", "note", " " + s.state + "; answer: " +
-        (s.answer === null || s.answer === undefined ? "none" : s.answer) +
-        (s.finish_reason ? "; finish_reason " + s.finish_reason : "")));
-      d.appendChild(sum);
-      d.appendChild(s.text ? textBlock(s.text, "output", s.span, s.span_kind, null) :
-        el("p", "note", "no text recorded"));
-      box.appendChild(d);
-    });
-    return box;
   }
   /* the arm's fields: each "name: state (value)", a field two arms read differently
      marked "changed" (class and word, so it reads without colour) */

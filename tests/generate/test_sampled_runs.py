@@ -21,9 +21,10 @@ from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON, THREADS
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
 
-SAMPLED = ["model=smollm2_135m", "task=bfcl_simple", "progress=off", "n=3",
+# the headline arms (prompt_json, constrained) and short caps keep 9 runs of k = 2 quick
+SAMPLED = ["model=smollm2_135m", "task=bfcl_simple", "progress=off", "n=3", "arms=headline",
            "decoding.temperature=0.8", "decoding.seed=7", "decoding.samples=2", "outputs=[json]",
-           "arms.max_tokens.free=24", "arms.max_tokens.json=40", "arms.max_tokens.package=40",
+           "arms.max_tokens.free=16", "arms.max_tokens.json=24", "arms.max_tokens.package=24",
            *([f"threads={THREADS}"] if THREADS else [])]
 TIMINGS = {"seconds", "ttft_seconds", "compile_seconds"}
 
@@ -57,8 +58,8 @@ def test_the_header_records_the_sampler_and_arms_their_tax(sampled_run) -> None:
     for samples in got.values():
         assert len(samples) == 2
         for arms in samples:
-            assert "tax" not in arms["unconstrained"]
-            assert "tax" not in arms["prompt_json[arguments]"]
+            assert list(arms) == ["prompt_json[arguments]", "constrained[arguments]"]
+            assert "tax" not in arms["prompt_json[arguments]"]  # no grammar, no tax
             assert arms["constrained[arguments]"]["tax"] > 0  # BFCL's grammar takes mass away
     # two samples at T = 0.8 are not one text twice: some arm of some item differs
     assert any(s[0][k]["text"] != s[1][k]["text"] for s in got.values() for k in s[0])
@@ -89,7 +90,7 @@ def test_shards_then_merge_give_the_same_samples(sampled_run, tmp_path: Path) ->
                        f"shard.index={i}", f"replay={tmp_path}/s{i}.jsonl",
                        f"hydra.run.dir={tmp_path}/s{i}", cwd=tmp_path, timeout=900)
         assert proc.returncode == 0, proc.stderr
-    merged = run_vbw("mode=merge", "task=bfcl_simple", "outputs=[json]",
+    merged = run_vbw("mode=merge", "task=bfcl_simple", "arms=headline", "outputs=[json]",
                      f"replays=[{tmp_path}/s0.jsonl,{tmp_path}/s1.jsonl]",
                      f"hydra.run.dir={tmp_path}/m", cwd=tmp_path)
     assert merged.returncode == 0, merged.stderr
@@ -97,6 +98,7 @@ def test_shards_then_merge_give_the_same_samples(sampled_run, tmp_path: Path) ->
 
 
 GREEDY = ["model=smollm2_135m", "task=bfcl_simple", "progress=off", "n=1", "outputs=[json]",
+          "arms=headline",
           "arms.max_tokens.free=12", "arms.max_tokens.json=24", "arms.max_tokens.package=24",
           *([f"threads={THREADS}"] if THREADS else [])]
 

@@ -87,17 +87,19 @@ def sampled_delta(before: np.ndarray, after: np.ndarray, k: int, rng: np.random.
                   resamples: int, mc_rng: np.random.Generator) -> SampledDelta:
     """One metric's paired comparison from each item's count (0..k) in either arm."""
     diffs = after.astype(np.int64) - before.astype(np.int64)
-    sizes = np.unique(np.abs(diffs[diffs != 0]))
-    support = 2 * int(np.abs(diffs).sum()) + 1
-    test = "mcnemar" if sizes.size <= 1 else (
-        "exact" if support <= EXACT_SUPPORT_UP_TO else "monte_carlo")
-    p = sign_flip_p(diffs, k, mc_rng)
     lo, hi = fraction_delta_ci(before, after, k, rng, resamples)
     n = int(diffs.size)
     return SampledDelta(delta=mean_fraction(after, k) - mean_fraction(before, k) if n else 0.0,
-                        ci95=(lo, hi),
-                        more=int((diffs > 0).sum()), fewer=int((diffs < 0).sum()), p=p,
-                        test=test)
+                        ci95=(lo, hi), more=int((diffs > 0).sum()),
+                        fewer=int((diffs < 0).sum()), p=sign_flip_p(diffs, k, mc_rng),
+                        test=which_test(diffs))
+
+
+def which_test(diffs: np.ndarray) -> str:
+    """Which test sign_flip_p runs on these per-item differences (SampledDelta.test)."""
+    if np.unique(np.abs(diffs[diffs != 0])).size <= 1:
+        return "mcnemar"
+    return "exact" if 2 * int(np.abs(diffs).sum()) + 1 <= EXACT_SUPPORT_UP_TO else "monte_carlo"
 
 
 def sampled_figures(st: Any, seed: int, resamples: int) -> Sampled | None:
@@ -159,14 +161,12 @@ def paired_fractions(before: np.ndarray, k_before: int, after: np.ndarray, k_aft
     scale = k_before * k_after
     diffs = after.astype(np.int64) * k_before - before.astype(np.int64) * k_after
     n = int(diffs.size)
-    test = "mcnemar" if np.unique(np.abs(diffs[diffs != 0])).size <= 1 else (
-        "exact" if 2 * int(np.abs(diffs).sum()) + 1 <= EXACT_SUPPORT_UP_TO else "monte_carlo")
     lo, hi = _count_ci(diffs + scale, np.arange(-scale, scale + 1) / scale, rng, resamples) \
         if n else (0.0, 0.0)
     return SampledDelta(delta=mean_fraction(after, k_after) - mean_fraction(before, k_before)
                         if n else 0.0, ci95=(lo, hi), more=int((diffs > 0).sum()),
                         fewer=int((diffs < 0).sum()), p=sign_flip_p(diffs, scale, mc_rng),
-                        test=test)
+                        test=which_test(diffs))
 
 
 def counts_of(st: Any, j: int) -> tuple[dict[str, np.ndarray], int]:

@@ -148,7 +148,10 @@ def test_a_sampled_run_is_reproduced_by_a_server_that_honours_seeds(
     same run in two shards merged agree on every sample, and another decoding.seed draws
     other texts."""
     sampled = ["task=bfcl_simple", "mode=live", "n=2", "decoding.temperature=0.9",
-               "decoding.samples=2", *_server(llama_server), "outputs=[json]"]
+               "decoding.samples=2", "arms=headline", "outputs=[json]",
+               *(x for x in _server(llama_server) if not x.startswith("arms.max_tokens")),
+               "arms.max_tokens.free=16", "arms.max_tokens.json=24",
+               "arms.max_tokens.package=24"]
     got = {}
     for name, seed in (("a", 5), ("c", 6)):
         proc = run_vbw(*sampled, f"decoding.seed={seed}", f"hydra.run.dir={tmp_path}/{name}",
@@ -160,7 +163,7 @@ def test_a_sampled_run_is_reproduced_by_a_server_that_honours_seeds(
                        f"replay={tmp_path}/s{i}.jsonl", f"hydra.run.dir={tmp_path}/s{i}",
                        cwd=tmp_path, timeout=600)
         assert proc.returncode == 0, proc.stderr
-    merged = run_vbw("mode=merge", "task=bfcl_simple", "outputs=[json]",
+    merged = run_vbw("mode=merge", "task=bfcl_simple", "arms=headline", "outputs=[json]",
                      f"replays=[{tmp_path}/s0.jsonl,{tmp_path}/s1.jsonl]",
                      f"hydra.run.dir={tmp_path}/m", cwd=tmp_path)
     assert merged.returncode == 0, merged.stderr

@@ -18,6 +18,17 @@ class _M(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def one_verdict(data: Any, p_key: str) -> Any:
+    """A delta's `effect` follows from its p-value (`data[p_key]`): filled in when absent,
+    refused when it disagrees (one verdict, never two: an effect is p < ALPHA)."""
+    if isinstance(data, dict) and isinstance(data.get(p_key), (int, float)):
+        decided = data[p_key] < ALPHA
+        if data.setdefault("effect", decided) != decided:
+            raise ValueError(f"effect={data['effect']} but {p_key}={data[p_key]} "
+                             f"(an effect is p < {ALPHA})")
+    return data
+
+
 class Rate(_M):
     rate: float
     ci95: tuple[float, float]
@@ -60,14 +71,7 @@ class Delta(_M):
     @model_validator(mode="before")
     @classmethod
     def _verdict(cls, data: Any) -> Any:
-        """`effect` follows from the p-value: filled in when absent, refused when it
-        disagrees (one verdict, never two)."""
-        if isinstance(data, dict) and isinstance(data.get("mcnemar_p"), (int, float)):
-            decided = data["mcnemar_p"] < ALPHA
-            if data.setdefault("effect", decided) != decided:
-                raise ValueError(f"effect={data['effect']} but mcnemar_p={data['mcnemar_p']} "
-                                 f"(an effect is p < {ALPHA})")
-        return data
+        return one_verdict(data, "mcnemar_p")
 
 
 class Flips(_M):
@@ -179,13 +183,7 @@ class SampledDelta(_M):
     @model_validator(mode="before")
     @classmethod
     def _verdict(cls, data: Any) -> Any:
-        """`effect` follows from `p` (one verdict, as Delta's)."""
-        if isinstance(data, dict) and isinstance(data.get("p"), (int, float)):
-            decided = data["p"] < ALPHA
-            if data.setdefault("effect", decided) != decided:
-                raise ValueError(f"effect={data['effect']} but p={data['p']} "
-                                 f"(an effect is p < {ALPHA})")
-        return data
+        return one_verdict(data, "p")
 
 
 class SampledComparison(_M):

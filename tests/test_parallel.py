@@ -5,6 +5,7 @@ time, the count comes from one setting, and a child dies with its parent."""
 from __future__ import annotations
 
 import io
+import faulthandler
 import os
 import signal
 import subprocess
@@ -162,3 +163,33 @@ def test_a_child_dies_with_its_parent() -> None:
     while _state(child) not in (None, "Z") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _state(child) in (None, "Z")
+
+
+def test_limited_gives_results_in_unit_order_and_a_lost_for_late_or_dead_children(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(parallel.ENV, "2")
+
+    def unit(u: float) -> float:
+        if u < 0:
+            os.abort()
+        time.sleep(u)
+        return u * 10
+
+    start = time.monotonic()
+    def quiet() -> None:  # the aborting child's fault report off the test's output
+        faulthandler.disable()
+
+    got = parallel.limited(unit, [0.05, 30.0, -1.0, 0.9, 0.1], seconds=1.0, at_start=quiet)
+    assert time.monotonic() - start < 8  # the 30 s unit was killed at its limit
+    assert got[0] == 0.5 and got[3] == 9.0 and got[4] == 1.0  # 0.9 s: within its 1 s
+    assert got[1] == parallel.Lost(True, got[1].status)
+    assert got[2] == parallel.Lost(False, got[2].status) and os.WIFSIGNALED(got[2].status)
+    assert os.WTERMSIG(got[2].status) == signal.SIGABRT
+
+
+def test_limited_runs_at_start_in_the_child_only() -> None:
+    here = os.getpid()
+    pids = parallel.limited(lambda u: (u, os.getpid()), [1, 2], seconds=10,
+                            at_start=lambda: os.environ.__setitem__("VBW_TEST_CHILD", "1"))
+    assert [u for u, _ in pids] == [1, 2] and all(pid != here for _, pid in pids)
+    assert "VBW_TEST_CHILD" not in os.environ

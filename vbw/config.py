@@ -278,6 +278,24 @@ class CompareConfig(StrictModel):
 
 
 
+class ConformanceConfig(StrictModel):
+    """mode=conformance (vbw.modes.conformance): each engine of `engines` in each policy of
+    `whitespace`, over the task's schemas or, with `suite` set, over the vendored
+    JSON-Schema-Test-Suite; `tokenizer` is a conf/model name or a path to any GGUF (only
+    its vocabulary is used: nothing is generated)."""
+
+    tokenizer: str = "smollm2_135m"
+    engines: list[KindName] = ["outlines", "llamacpp", "llguidance"]
+    whitespace: list[Literal["flexible", "compact"]] = ["flexible", "compact"]
+    suite: Literal["draft2020-12"] | None = None
+    schema_seconds: float = Field(default=60.0, gt=0, description=(
+        "Time limit of one schema's compile and walks per engine (then: timed out)."))
+
+    @field_validator("engines", "whitespace", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
 
 class RunConfig(StrictModel):
     """Everything but the task: a task is resolved apart (vbw.task.locate), because its
@@ -307,5 +325,6 @@ class RunConfig(StrictModel):
     shard: Shard = Shard()
     replays: list[str] | None = None  # mode=merge: shard replays (files or folders)
     compare: CompareConfig = CompareConfig()
+    conformance: ConformanceConfig = ConformanceConfig()
     # writers of vbw.report.writers.OUTPUTS (null: vbw's own, all of them); json always
     outputs: list[KindName] | None = None

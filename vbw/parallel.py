@@ -1,7 +1,9 @@
 """vbw's one way to use several processes (imports nothing of vbw): `ordered` runs units in
 `count()` forked processes, results and output in unit order, a unit that fails in a child
-(or a dead or stopped child's) run again here so the first error is raised here; `Child`
-is one forked process running one callable; `Note`, a short text a child leaves behind.
+(or a dead or stopped child's) run again here so the first error is raised here; `limited`
+runs each unit in a child of its own under a time limit, a unit whose child dies or runs
+past it given a `Lost`; `Child` is one forked process running one callable; `Note`, a
+short text a child leaves behind.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import select
 import signal
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO, TypeVar
+from typing import Any, NamedTuple, NoReturn, TextIO, TypeVar
 
 ENV = "VBW_PROCESSES"  # "1": one process; "2" or more: that many, forced; unset: the cores
 U = TypeVar("U")
@@ -102,6 +106,7 @@ class Child:
             except (OSError, ValueError, AttributeError):
                 pass
         self.pid, self._fd, self._inbox, self.status = 0, -1, -1, 0
+        self.timed_out = False
         try:
             read, write = os.pipe()
             box = os.pipe() if inbox else (-1, -1)
@@ -124,16 +129,21 @@ class Child:
         finally:
             _close(fd)
 
-    def result(self, watch: bool = True, grace: float = 0.0) -> Any | None:
+    def result(self, watch: bool = True, grace: float = 0.0,
+               timeout: float | None = None) -> Any | None:
         """The child's result once it exited (wait status in `status`); None if it raised,
-        died or (`watch`) was found stopped. An interrupt kills it after `grace` seconds."""
+        died, (`watch`) was found stopped or ran past `timeout` seconds (then killed, and
+        `timed_out` set). An interrupt kills it after `grace` seconds."""
         if self._fd < 0:
             return None
         chunks = []
+        end = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
                 if not select.select([self._fd], [], [], POLL)[0]:
-                    if watch and _stopped(self.pid):  # (SIGSTOP...)
+                    if (watch and _stopped(self.pid)) or (end is not None
+                                                          and time.monotonic() > end):
+                        self.timed_out = end is not None and time.monotonic() > end
                         self.cancel()
                         return None
                 elif chunk := os.read(self._fd, 1 << 20):
@@ -276,3 +286,33 @@ def ordered(fn: Printing[U, R], units: Sequence[U], processes: int | None = None
         os.environ.pop(ENV, None)
         if before is not None:
             os.environ[ENV] = before
+
+
+class Lost(NamedTuple):
+    """No result from `limited`'s child: it ran past the limit, or died (wait `status`)."""
+
+    timed_out: bool
+    status: int
+
+
+def limited(fn: Callable[[U], R], units: Sequence[U], seconds: float,
+            at_start: Callable[[], None] = lambda: None) -> list[R | Lost]:
+    """`fn(unit)` of every unit in unit order, each in a child of its own (`at_start` first
+    there), `count()` at once, each killed `seconds` after its start (then a Lost, as for
+    one that dies); here, unlimited, without a process to be had."""
+    done: dict[int, R | Lost] = {}
+    running: deque[tuple[int, Child, float]] = deque()
+    todo = deque(enumerate(units))
+    while todo or running:
+        while todo and len(running) < max(1, count()):
+            i, unit = todo.popleft()
+            child = Child(lambda unit=unit: (at_start(), fn(unit))[1])
+            if child.pid:
+                running.append((i, child, time.monotonic()))
+            else:
+                done[i] = fn(unit)
+        if running:
+            i, child, start = running.popleft()
+            got = child.result(timeout=max(0.0, seconds - (time.monotonic() - start)))
+            done[i] = got if got is not None else Lost(child.timed_out, child.status)
+    return [done[i] for i in range(len(units))]

@@ -170,6 +170,11 @@ def blocks() -> dict[str, Callable[[], str]]:
         out[f"sampled-{task}"] = (lambda t=task, g=greedy, s=k: _if_exists(
             ROOT / "replays" / t / "smollm2_135m" / s, lambda: sampled.block(t, g, s)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
+    out["conformance-suite"] = lambda: _if_exists(BENCH / "conformance.json", _suite)
+    out["bench-conformance"] = lambda: _if_exists(BENCH / "conformance.json", _masks)
+    for task in ("bfcl_simple", "gsm8k"):
+        out[f"conformance-{task}"] = (lambda t=task: _if_exists(
+            BENCH / "conformance.json", lambda: _rejections(t)))
     out["example-task"] = _example_task
     out["bench-server"] = lambda: _if_exists(BENCH / "server.json", _server)
     out["bench-hostile"] = lambda: _if_exists(BENCH / "hostile.json", _hostile)
@@ -187,6 +192,24 @@ def blocks() -> dict[str, Callable[[], str]]:
     out["import-contracts"] = _import_contracts
     out["fork-lines"] = _fork_lines
     return out
+
+
+def _suite() -> str:
+    from tests.benchmarks.conformance_table import suite_block
+
+    return suite_block()
+
+
+def _masks() -> str:
+    from tests.benchmarks.conformance_table import mask_block
+
+    return mask_block()
+
+
+def _rejections(task: str) -> str:
+    from docs.generate.conformance import rejections_block
+
+    return rejections_block(task)
 
 
 def _fork_lines() -> str:

@@ -18,11 +18,14 @@ VBW = ROOT / "vbw"
 LAYER = "parallel.py"  # the one module that may fork
 MODULES = [LAYER, "score/split.py", "cli/warm_worker.py", "generate/crashguard.py",
            "report/pagedata.py"]
-FUNCTIONS = [("modes/scoring.py", "_run_tasks"), ("modes/merge/write.py", "_read_shards")]
+FUNCTIONS = [("modes/scoring.py", "_run_tasks"), ("modes/merge/write.py", "_read_shards"),
+             ("generate/conformance/run.py", "check_cases")]
 # issue 31: "at most 500 (from ~1,150)", where the ~1,150 were the forking modules "on top
 # of vbw/pipes.py", the layer before vbw/parallel.py: the users of the layer, not the layer
 TARGET = 500
-CEILING = 700  # the layer and its users together (670 until the 0.1 arm-key split came back)
+# the layer and its users together (670 until the 0.1 arm-key split came back; 700 until
+# issue 34 added `limited`, each unit in its own time-limited child, for mode=conformance)
+CEILING = 760
 FORK = re.compile(r"os\.fork|os\.pipe|mmap|multiprocessing|os\.waitpid|os\.kill")
 
 

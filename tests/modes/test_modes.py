@@ -18,7 +18,8 @@ SWITCH = re.compile(r"cfg\.mode\s*(==|!=|not\s+in\b|in\b)|\bmatch\s+[\w.]*cfg\.m
 
 
 def test_every_mode_is_a_registered_class_of_its_own_module() -> None:
-    assert sorted(MODES.kinds) == ["auto", "check", "compare", "live", "merge", "replay"]
+    assert sorted(MODES.kinds) == ["auto", "check", "compare", "conformance", "live", "merge",
+                                  "replay"]
     assert MODES.group == "vbw.modes"  # an installed package adds one (tests/test_registry.py)
     for name in MODES.kinds:
         cls = MODES.get(name)

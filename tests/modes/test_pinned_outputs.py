@@ -37,28 +37,28 @@ COMPARES = {  # name -> (task, replays, n)
     "gsm8k-n50": ("gsm8k", [GSM / "qwen2_5_0_5b/outlines.jsonl",
                             GSM / "smollm2_135m/llamacpp.jsonl"], 50),
 }
-PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it; and report.json/report.md again when issue 32 added per-field scoring (`fields`, `fields_from`; compare's per-field pairs), the merged run its answers.csv
+PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; report files re-pinned when issue 19 added the one "interventions not recorded" line, the merged page when issue 20 taught its script the tool_call arm's short name, and compare bfcl-4 when issue 19 regenerated the outlines replay it reads (same code: the pins held at 1af2fd5, the revision before); report.md/html and merge's stdout re-pinned when issue 32 reworded non-effects (observed change first) and the interventions section, and compare bfcl-4's report.json when answer_items was added (nothing else in it moved); merge's stdout.txt again when its last line came to list the files written; and the merged report.json when issue 32 added its `task_mismatch` field (null there); merge's answers.csv pinned when issue 32 added it, and its stdout.txt for the closing line that lists it; and report.json/report.md again when issue 32 added per-field scoring (`fields`, `fields_from`; compare's per-field pairs), the merged run its answers.csv; and report.json/md/html (and merge's stdout, which prints report.md) when issue 34 added what each arm cost (`cost`; compare's per replay)
     "compare bfcl-4": {
         "report.json":
-            "765dd7309cdea8b5c7893a2014c89827604fff5beb9fee3f7f152bd872a89fdf",
+            "c4aabb8a92ead30671253a14a181631b867c6b69cbadf9eb69c0649b6184fa71",
         "report.md":
-            "a8b1d7dabf96af3d2aae655c770c7023dd141909a3318646f615ddd1df31d6c2",
+            "8ad5beba771688c7f9d4c158fd36118620ef7ef79222143e0eb6f9619c46be45",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
     "compare gsm8k-3": {
         "report.json":
-            "c9813cd69a735e635d4c1a84b87fa0c9543568a06042d6b1b564c2e38cd6ba6e",
+            "05db0c029a7627803da033767486a07e9df4af07695b5b1518963c2d36332420",
         "report.md":
-            "ef5c19fee00ba15699516cc69126e278833659bd3557974b3664ad938f456236",
+            "e5d3556d7598b7c9aba05236dfc55351fceb471d3080e0d4392576f34b60b4f0",
         "stderr.txt":
             "3ada44968e1bb08a7028889051caf19b25e6948df576a798f9a573094e991124",
     },
     "compare gsm8k-n50": {
         "report.json":
-            "b806925ae91e79842437ce569feabaabd20cd9a0e827f6bffdcf0970571e1a3c",
+            "66cbe7cd998b579d813551d3d84da7dbfd16b69ce2356be50113a136518ceb51",
         "report.md":
-            "64929af4a797cc41e6514d2b5ece343ccb7ea3b527ae88ad85e66b227a0f07c6",
+            "f27ebdc5a8252d2c9b7040a09ca17bdfe029f59c3ff8609af9967932065fd7b9",
         "stderr.txt":
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     },
@@ -72,13 +72,13 @@ PINNED: dict[str, dict[str, str]] = {  # recorded before the streaming change; r
         "replay.jsonl":
             "1e26839448cdf47c58e97df782aa90be58b206644828a76390334615e6283ab1",
         "report.html":
-            "5c958713d20b9286345191d8a563c1d932fabc6da31bee7af00cb67a197d4e4f",
+            "f75470d9ffba9dc64f5472ae96719dcd73492dc7c4aeb6ac1cc9f1a124bb5b87",
         "report.json":
-            "a22e3193c420a1b12d6da4d903f89764e422762cc1e9991f0e9fcb98a5732116",
+            "f325ae9d81e4e5e1a87eab7f6499ad60bc2fa411d4736126878241b1973e1def",
         "report.md":
-            "65ec267772589be1676a1877d6d105a3ab9775a615b09d2631331cba82585821",
+            "cc6b32ad9f4f29770555bcf077cbc725669fa51a604c6204c1bf0b17ab2f3314",
         "stdout.txt":
-            "57fc0975ae413cfa0fac6558777cd95300046f002fcb8a0b56fb6cbabe9db059",
+            "45a3ede75c3d143fc38a5b60ee4d788a7194f06eed3a1c786f7b429ca918f5c4",
     },
 }
 

@@ -139,7 +139,11 @@ def arm_dict(a: ArmRecord) -> dict[str, Any]:
     """What the reports read of an arm record, as its decoded line would hold it."""
     events = None if a.interventions is None else [e.model_dump() for e in a.interventions]
     return {"text": a.text, "finish_reason": a.finish_reason,
-            "unsupported_schema": a.unsupported_schema, "interventions": events}
+            "unsupported_schema": a.unsupported_schema, "interventions": events,
+            "n_tokens": a.n_tokens, "ttft_seconds": a.ttft_seconds, "reuses": a.reuses,
+            # defaults (0.0) are not timings: only what the line held
+            **{k: getattr(a, k) for k in ("seconds", "compile_seconds")
+               if k in a.model_fields_set}}
 
 
 def scored_record(obj: dict[str, Any]) -> ScoredRecord:

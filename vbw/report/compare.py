@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from vbw.report.cost import cost_side_by_side
 from vbw.report.escape import code, text
 from vbw.report.files import MANIFEST
 from vbw.report.interventions import side_by_side
@@ -133,6 +134,7 @@ def render_compare(r: CompareReport) -> str:
         out += _field_table(c)
         out += ["", _identical(c.arms, r.n)]
     out += side_by_side(r.interventions, "compared replay", "replay")
+    out += cost_side_by_side(r.cost)
     out += ["", f"Rates over the N paired items. Δ is B − A with its paired 95% bootstrap "
             f"CI ({r.bootstrap['resamples']} resamples, seed {r.bootstrap['seed']}); "
             "\"A only / B only\": items where the metric holds in one replay only. "

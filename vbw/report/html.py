@@ -28,6 +28,8 @@ from vbw.report.browser import Browser, ItemView
 from vbw.report.fields import html_view as fields_view
 from vbw.report.interventions import html_view
 from vbw.report.samples import html_view as samples_view
+from vbw.report.cost import html_view as cost_view
+from vbw.report.cost import render_cost_svg
 from vbw.report.tax import html_view as tax_view
 from vbw.report.markdown import check_lines, plain_metric_name, rate_cell
 from vbw.report.svg import render_forest
@@ -178,6 +180,7 @@ def html_chunks(r: Report, svg: str, browser: Browser | None) -> Iterator[str]:
         svg=Markup(svg.strip()),  # render_svg escapes what it holds
         forest=Markup(render_forest(r).strip()),  # so does render_forest
         alpha=f"{ALPHA:g}", has_items=browser is not None, iv=html_view(r), tv=tax_view(r),
+        cv=cost_view(r), cost_svg=Markup(render_cost_svg(r)),  # render_cost_svg escapes
         sv=samples_view(r),
         fv=fields_view(r),
         data=Markup(slot), css=Markup(asset("report.css")),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from vbw.report.escape import code, text
 from vbw.report.interventions import markdown_lines
 from vbw.report.samples import markdown_lines as sample_lines
+from vbw.report.cost import markdown_lines as cost_lines
 from vbw.report.tax import markdown_lines as tax_lines
 from vbw.report.fields import markdown_lines as field_lines
 from vbw.report.numbers import pct, rate_cell, size
@@ -110,6 +111,7 @@ def render_markdown(r: Report) -> str:
     out += field_lines(r)
     out += markdown_lines(r)
     out += tax_lines(r)
+    out += cost_lines(r)
     checks = check_lines(r)
     if checks:
         out += ["", "## Task check (found on the scored items; scoring went ahead)", "",

@@ -17,10 +17,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from vbw.score.bootstrap import key_rng
+from vbw.score.cost import summarise_cost
 from vbw.score.interventions import summarise
 from vbw.score.metrics import metric_columns
 from vbw.score.pairs import paired_delta
-from vbw.score.results import METRICS, ArmInterventions, Delta, SampledDelta
+from vbw.score.results import METRICS, ArmCost, ArmInterventions, Delta, SampledDelta
 from vbw.score.sampled import mean_fraction
 from vbw.score.samples import MC_KEY, counts_of, paired_fractions
 from vbw.score.paired import ALPHA, POWER
@@ -105,6 +106,8 @@ class CompareReport(_M):
     comparisons: list[ReplayComparison]
     # replay label -> enforced arm -> its interventions over the paired items (issue 19)
     interventions: dict[str, dict[str, ArmInterventions]] = {}
+    # replay label -> arm -> what it cost over the paired items (vbw.score.cost)
+    cost: dict[str, dict[str, ArmCost]] = {}
 
 
 def pair_key(arm: str, sha_from: str, sha_to: str) -> str:
@@ -214,6 +217,8 @@ def build_comparison(sides: list[ReplaySide], scored: list[Scored], arms: list[A
     return CompareReport(task=task, correctness_label=label, n=len(ids),
                          interventions={side.label: _interventions(s, ids)
                                         for side, s in zip(sides, scored)},
+                         cost={side.label: _cost(s, ids, arms, side.samples)
+                               for side, s in zip(sides, scored)},
                          n_task=len(selected), replays=sides,
                          arms=[a.key for a in arms], arms_left_out=arms_left_out,
                          left_out=_left_out(selected, common, sides),
@@ -229,6 +234,15 @@ def _interventions(s: Scored, ids: list[str]) -> dict[str, ArmInterventions]:
     rows, st = _rows(s.states, ids), s.states
     events = None if st.events is None else st.events[rows]
     return summarise(events, st.arms, st.valid[rows], st.right[rows], [])
+
+
+def _cost(s: Scored, ids: list[str], arms: list[Arm], k: int) -> dict[str, ArmCost]:
+    """One replay's cost per compared arm over the paired items."""
+    rows, st = _rows(s.states, ids), s.states
+    cols = [next(j for j, a in enumerate(st.arms) if a.key == arm.key) for arm in arms]
+    cost = getattr(st, "cost", None)
+    table = None if cost is None else cost[rows][:, cols]
+    return summarise_cost(table, arms, k)
 
 
 def worse(report: CompareReport, gates: list[tuple[str, str]]) -> list[str]:

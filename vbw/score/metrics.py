@@ -15,6 +15,7 @@ from vbw.score.fields import field_metrics
 from vbw.score.pairs import comparison_key, comparison_pairs, paired_delta, role_of
 from vbw.score.states import STATE_NAMES, ItemStates
 from vbw.score.samples import sampled_figures
+from vbw.score.cost import summarise_cost
 from vbw.score.tax import summarise_tax
 from vbw.task.arms import Arm
 
@@ -138,6 +139,9 @@ def build_report(st: ItemStates, *, task: str, label: str, mode: str, meta: dict
         arms=arms, comparisons=comparisons,
         interventions=summarise(st.events, st.arms, st.valid, st.right, comparisons),
         tax=summarise_tax(getattr(st, "tax", None), st.arms, st.valid, st.right),
+        cost=summarise_cost(getattr(st, "cost", None), st.arms,
+                            int(st.s_valid.shape[2]) if getattr(st, "s_valid", None) is not None
+                            else 1),
         samples=sampled_figures(st, seed, resamples),
         fields=fields, fields_from=st.field_label if fields else "",
         ledger=ledger)

@@ -148,6 +148,38 @@ class ArmTax(_M):
     by_outcome: dict[str, TaxFigures]
 
 
+class MeanCI(_M):
+    """A mean over the items that recorded a figure, with its normal-approximation 95% CI
+    (mean +- 1.96 sd / sqrt(items))."""
+    mean: float
+    ci95: tuple[float, float]
+    items: int
+
+
+class CompileCost(_M):
+    """An enforced arm's schema compiles: the first compile of each schema (`first` of
+    them, their median and total seconds) and the cache hits (`cached`, which cost none)."""
+    first: int
+    first_median: float | None  # None: no first compile (every answer found it compiled)
+    first_total: float
+    cached: int
+
+
+class ArmCost(_M):
+    """What one arm cost (vbw.score.cost), each figure over the scored items that recorded
+    it (`recorded`: how many did, per figure) and None when none did: output tokens per
+    answer, seconds per item (all its samples), milliseconds per output token, the median
+    time to first token, and its compiles."""
+    items: int
+    enforced: bool  # whether the arm compiles a schema (its `compile`)
+    recorded: dict[str, int]
+    output_tokens: MeanCI | None
+    seconds_per_item: MeanCI | None
+    ms_per_token: float | None
+    ttft_median: float | None
+    compile: CompileCost | None
+
+
 class SampledArm(_M):
     """One arm over k samples per item (vbw.score.samples), every rate over all N items
     with an item bootstrap that keeps each item's samples together: `accuracy` the mean
@@ -285,6 +317,8 @@ class Report(_M):
     # the grammar's tax per enforced arm that recorded it (vbw.score.tax); left out of
     # report.json when no arm did, so replays from before it report as they always have
     tax: dict[str, ArmTax] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # what each arm cost, from the replay's timings and token counts (vbw.score.cost)
+    cost: dict[str, ArmCost] = {}
     # k > 1 samples per item and arm (vbw.score.samples); left out for one sample
     samples: Sampled | None = Field(default=None, exclude_if=lambda v: v is None)
     # per field, then "all fields" (vbw.score.fields); {}: the task has no fields

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from vbw.score.answers import AnswerParts, item_rows
+from vbw.score.cost import cost_row
+from vbw.score.cost import new_rows as cost_rows
 from vbw.score.digest import NO_TEXT, text_digest
 from vbw.score.interventions import empty_rows, event_row
 from vbw.score.sampled import canonical, majority, vote_code
@@ -98,6 +100,8 @@ class Tally:
     events: np.ndarray = per_item(lambda s: empty_rows(s.n, s.arms), states=True)
     # the grammar's tax in nats (vbw.score.tax); NaN: not recorded
     tax: np.ndarray = per_item(lambda s: new_rows(s.n, s.arms), states=True)
+    # tokens, seconds, time to first token, compile seconds (vbw.score.cost); NaN: none
+    cost: np.ndarray = per_item(lambda s: cost_rows(s.n, s.arms), states=True)
     # k > 1 samples per item and arm (vbw.score.samples): each sample's validity,
     # correctness and tax, and the majority vote's code (VOTE_*); None: one sample
     s_valid: np.ndarray | None = per_item(lambda s: _per_sample(s, np.int8, 0), states=True)
@@ -147,6 +151,8 @@ class Tally:
             self.events[pos] = event_row(rec.texts, rec.interventions, p.arms, p.steps)
         if rec.taxes:
             self.tax[pos] = [rec.taxes.get(a.key, np.nan) for a in p.arms]
+        if rec.arms is not None:
+            self.cost[pos] = cost_row(rec, p.arms)
 
     def _add_samples(self, pos: int, p: Any, rec: Any, item: Any, vrow: list[int],
                      rrow: list[bool], answers: list[Any], csv: list[str] | None) -> None:

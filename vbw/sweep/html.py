@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from vbw.report.interventions import summary_text
 from vbw.score.results import ArmInterventions
+from vbw.report.cost import cost_cells
 from vbw.sweep.cells import (arm_cell, headline_cell, headline_columns, headline_note,
                              n_cell, status_cell)
 
@@ -39,8 +40,14 @@ def _arms(row: dict[str, Any]) -> str:
     items = [f"<li><code>{_e(k)}</code>: validity {_e(arm_cell(m['schema_validity']))}; "
              f"{_e(row['correctness_label'])} {_e(arm_cell(m['answer_accuracy']))}; "
              f"wrong-but-valid {_e(arm_cell(m['wrong_but_valid']))}{_interventions(row, k)}"
-             "</li>" for k, m in row["arms"].items()]
+             f"{_cost(row, k)}</li>" for k, m in row["arms"].items()]
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _cost(row: dict[str, Any], arm: str) -> str:
+    """`; output tokens / answer ...; s / item ...` from the job's report (vbw.score.cost)."""
+    tokens, seconds = cost_cells((row.get("cost") or {}).get(arm))
+    return f"; output tokens / answer {_e(tokens)}; s / item {_e(seconds)}"
 
 
 def _interventions(row: dict[str, Any], arm: str) -> str:

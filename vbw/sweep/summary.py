@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vbw.redact import redact_obj
+from vbw.report.cost import cost_cells
 from vbw.report.escape import code, text
 from vbw.report.interventions import side_by_side
 from vbw.report.writers import Writer, files_written, write_outputs, written_line
@@ -106,6 +107,7 @@ def job_rows(job_dir: Path, sweep_dir: Path, status: JobStatus) -> list[dict[str
                      "headlines": _headlines(r),
                      "interventions": {k: a.model_dump(mode="json", by_alias=True)
                                        for k, a in r.interventions.items()},
+                     "cost": {k: c.model_dump(mode="json") for k, c in r.cost.items()},
                      "report": _if_written(path.parent, where, "report.md"),
                      "report_json": str(where / name.split("/")[-1]),
                      "report_html": _if_written(path.parent, where, "report.html")})
@@ -142,10 +144,12 @@ def render_markdown(sweep_dir: Path, rows: list[dict[str, Any]], exit_code: int)
             if (row.get("samples") or 1) > 1 else ""
         out += ["", f"## {text(row['job'])}: {text(' '.join(row['overrides']))}{mean}", "",
                 f"| arm | schema validity | {text(row['correctness_label'])} | "
-                "wrong-but-valid |", "|---|---|---|---|"]
+                "wrong-but-valid | output tokens / answer | s / item |", "|---" * 6 + "|"]
         for key, m in row["arms"].items():
+            tokens, seconds = cost_cells(row.get("cost", {}).get(key))
             out.append(f"| {code(key, in_table=True)} | {arm_cell(m['schema_validity'])} | "
-                       f"{arm_cell(m['answer_accuracy'])} | {arm_cell(m['wrong_but_valid'])} |")
+                       f"{arm_cell(m['answer_accuracy'])} | {arm_cell(m['wrong_but_valid'])} | "
+                       f"{text(tokens)} | {text(seconds)} |")
     out += side_by_side(interventions(rows), "job's report", "job")
     return "\n".join(out) + "\n"
 

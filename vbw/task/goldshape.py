@@ -13,7 +13,7 @@ How it works and why: docs/design.md, section vbw.task.goldshape.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, NamedTuple
 
 from jsonschema.exceptions import best_match
@@ -126,21 +126,19 @@ def judge(task: Task, item: Item, schema: dict[str, Any], target: Target,
         return Judged("unbuilt", reason=f"check {kind} builds no answer for gold "
                                         f"{shown(gold)}")
     built, reason = [], ""
-    for answer in candidates:
-        try:
-            obj = with_value(schema, parts, answer)
-        except Unsatisfiable as e:
-            return Judged("invalid", Example(
-                item=item.id, gold=gold, answer=None, extracted=None,
-                verdict=f"no value is valid at {target.where} {where!r}: {e}"))
-        except Unbuildable as e:
-            reason = str(e)
-            continue
-        extracted = target.read(obj)
-        right, valid = target.is_right(extracted, item), validators.is_valid(schema, obj)
-        if right and valid:
-            return Judged("ok")
-        built.append((obj, extracted, right, valid))
+    try:
+        for obj, extracted, right, valid in _built(target, item, schema, candidates,
+                                                   validators):
+            if isinstance(obj, Unbuildable):
+                reason = str(obj)
+                continue
+            if right and valid:
+                return Judged("ok")
+            built.append((obj, extracted, right, valid))
+    except Unsatisfiable as e:
+        return Judged("invalid", Example(
+            item=item.id, gold=gold, answer=None, extracted=None,
+            verdict=f"no value is valid at {target.where} {where!r}: {e}"))
     if not built:
         return Judged("unbuilt", reason=f"no instance of the schema was built: {reason}")
     obj, extracted, right, valid = next((b for b in built if b[2]), built[0])  # right first
@@ -150,6 +148,50 @@ def judge(task: Task, item: Item, schema: dict[str, Any], target: Target,
                                        extracted=extracted,
                                        verdict=f"checker {kind} said wrong ({said})"))
     return _invalid(target, item, schema, parts, leaf, obj, extracted, validators)
+
+
+def _built(target: Target, item: Item, schema: dict[str, Any], candidates: list[Any],
+           validators: Validators) -> Iterator[tuple[Any, Any, bool, bool]]:
+    """Per candidate: the instance built around it (an Unbuildable in its place when
+    none could be), what scoring extracts from it, right, valid. Raises Unsatisfiable
+    when no value is valid at the target's path."""
+    for answer in candidates:
+        try:
+            obj = with_value(schema, target.parts or [], answer)
+        except Unbuildable as e:
+            yield e, None, False, False
+            continue
+        extracted = target.read(obj)
+        yield obj, extracted, target.is_right(extracted, item), validators.is_valid(schema, obj)
+
+
+def gold_instance(task: Task, item: Item, schema: dict[str, Any],
+                  validators: Validators) -> Any:
+    """The item's gold-shaped answer under `schema`: the first instance built around the
+    checker's candidates for its gold that is scored right and is valid (what a model
+    that knows the answer would write; mode=conformance walks the engines over it), or
+    None when there is none (mode=check says why).
+
+    Args:
+        task: the task (its answer's path, checker and coercion).
+        item: the item (its gold).
+        schema: one of the item's schemas.
+        validators: validity as scoring decides it.
+    Returns:
+        The JSON value, or None.
+    """
+    target = targets(task)[0]
+    if target.parts is None:
+        return None
+    try:
+        leaf = at_path(schema, target.parts)
+        candidates = target.checker.gold_answers(target.gold(item), leaf)
+        for obj, _, right, valid in _built(target, item, schema, candidates, validators):
+            if right and valid and not isinstance(obj, Unbuildable):
+                return obj
+    except (Unbuildable, Unsatisfiable):
+        return None
+    return None
 
 
 def _invalid(target: Target, item: Item, schema: dict[str, Any], parts: list[str], leaf: Any,

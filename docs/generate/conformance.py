@@ -42,9 +42,10 @@ def rejections_block(task: str) -> str:
         if path.is_file():
             states, _, head = _scored(path)
             scored[name] = (states, head)
-    out = [task_table(task), "", "Gold-shaped answers each engine rejects, and the "
+    out = [task_table(task), "", "Gold-shaped answers an engine rejects, and the "
            "constrained arm's accuracy on those items in each committed replay (the replay's "
-           "engine and whitespace in its name) against its accuracy on the other items:", ""]
+           "engine and whitespace in its name) against its accuracy on the other items "
+           "(engines that reject none are left out):", ""]
     names = list(scored)
     schemas = [a.schema for a in next(iter(scored.values()))[0].arms
                if a.key.startswith("constrained[")]
@@ -52,9 +53,19 @@ def rejections_block(task: str) -> str:
             + " | ".join(f"`{n}` on them" for n in names) + " | "
             + " | ".join(f"`{n}` on the rest" for n in names) + " |",
             "|---" * (3 + 2 * len(names)) + "|"]
-    for e in engines:
-        for schema in schemas:
-            out.append(_row(e, schema, names, scored))
+    rows = [_row(e, schema, names, scored) for e in engines for schema in schemas]
+    rows = [r for r in rows if r is not None]
+    if rows:
+        out += rows
+    else:
+        out = out[:-2] + [
+            "No engine rejects the gold-shaped answer of any of these items, in either "
+            "whitespace policy: on these schemas a constrained arm never forces the model "
+            "away from the answer's own text. Each replay's constrained accuracy, for "
+            "reference: " + "; ".join(
+                f"`{n}` {a.key} {_cell(_accuracy(scored[n][0], set(scored[n][0].ids), a.key))}"
+                for n in names for a in scored[n][0].arms
+                if a.key.startswith("constrained[")) + "."]
     refused = [f"{e['label']}: {sum(not s['compiled'] for s in e['schemas'])}" for e in engines
                if any(not s["compiled"] for s in e["schemas"])]
     if refused:
@@ -63,10 +74,12 @@ def rejections_block(task: str) -> str:
     return "\n".join(out)
 
 
-def _row(e: dict, schema: str, names: list[str], scored: dict) -> str:
+def _row(e: dict, schema: str, names: list[str], scored: dict) -> str | None:
     cut = [f for f in e["findings"] if f["kind"] == "rejected valid" and f["keyword"] == "gold"
            and f["category"] == schema]
     rejected = list(dict.fromkeys(i for f in cut for i in f["items"]))
+    if not rejected:
+        return None
     more = " (findings listed: the first of them)" if e["findings_total"] > len(e["findings"]) \
         else ""
     shown = ", ".join(rejected[:5]) + (f", +{len(rejected) - 5} more" if len(rejected) > 5

@@ -14,6 +14,8 @@ from vbw.score.conformance import Misjudged, SchemaOutcome
 from vbw.task.conformance import Case, task_cases
 from vbw.task.runner import Item, Task
 
+CHECK_SECONDS = 10.0  # a schema's limit per engine here (mode=conformance: schema_seconds)
+
 
 def gold_cases(task: Task, items: list[Item]) -> list[Case]:
     """The task's schemas with their gold-shaped answers only."""
@@ -68,8 +70,8 @@ def engine_lines(task: Task, items: list[Item], cfg: ConformanceConfig, tok: Tok
             except VbwError as e:
                 lines.append(f"warning: engine {name} ({ws}) was not checked: {one_line(e)}")
                 continue
-            outcomes, _, wrong = check_cases(engine, cases, tok, cfg.schema_seconds,
-                                             timed=False)
+            outcomes, _, wrong = check_cases(engine, cases, tok,
+                                             min(cfg.schema_seconds, CHECK_SECONDS), timed=False)
             line = _line(f"{name} ({ws})", task, len(items), wrong, outcomes)
             if line is not None:
                 lines.append(line)

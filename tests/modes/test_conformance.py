@@ -14,9 +14,8 @@ def test_a_tasks_conformance_reports(tmp_path: Path) -> None:
                    "conformance.engines=[llamacpp,llguidance]", "conformance.whitespace=compact",
                    f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    folder = tmp_path / "out" / "bfcl_simple"
-    assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.json",
-                                                        "report.md"]
+    folder = tmp_path / "out"  # one task: the run folder itself, as scoring writes
+    assert {"report.html", "report.json", "report.md"} <= {p.name for p in folder.iterdir()}
     report = load_json(folder / "report.json")
     assert report["mode"] == "conformance" and report["source"] == "task bfcl_simple"
     assert [e["label"] for e in report["engines"]] == ["llamacpp (compact)",
@@ -64,3 +63,27 @@ def test_check_names_the_engine_that_rejects_a_gold_shaped_answer(tmp_path: Path
     off = run_vbw("mode=check", "task=bfcl_simple", "n=39", "conformance.engines=[]",
                   cwd=tmp_path)
     assert "warning: engine" not in off.stdout
+
+
+def test_the_suite_on_llguidance(tmp_path: Path) -> None:
+    proc = run_vbw("mode=conformance", "conformance.suite=draft2020-12",
+                   "conformance.engines=[llguidance]", "conformance.whitespace=compact",
+                   "outputs=[json]", f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path,
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report = load_json(tmp_path / "out" / "report.json")
+    assert (report["source"], report["schemas"], report["instances"]) == (
+        "suite draft2020-12", 368, 1257)
+    [e] = report["engines"]
+    assert e["all"]["invalid_accepted"] == 0 and e["all"]["sound"] == e["all"]["compiled"]
+    assert len(e["categories"]) == 46 and e["categories"]["enum"]["schemas"] > 0
+    assert not (tmp_path / "out" / "report.md").exists()  # outputs=[json]
+
+
+def test_several_tasks_write_a_folder_each(tmp_path: Path) -> None:
+    proc = run_vbw("mode=conformance", "task=demo", "n=3", "conformance.engines=[llguidance]",
+                   "conformance.whitespace=compact", f"hydra.run.dir={tmp_path / 'out'}",
+                   cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for task in ("bfcl_simple", "gsm8k"):
+        assert load_json(tmp_path / "out" / task / "report.json")["source"] == f"task {task}"

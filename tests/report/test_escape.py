@@ -51,11 +51,18 @@ def test_hostile_meta_and_label_do_not_inject_markup(tmp_path: Path) -> None:
     headings = [ln for ln in md.splitlines() if ln.startswith("#")]
     assert headings == ["# vbw report: gsm8k (N=2, replay)",
                         "## Metrics per arm (rate over all N items, 95% bootstrap CI)",
-                        "## Paired comparisons (same items)"]
+                        "## Paired comparisons (same items)", "## What each arm cost"]
     assert not any(ln.startswith("- list") for ln in md.splitlines())
-    rows = [ln for ln in md.splitlines() if ln.startswith("|")]
-    cells = {len(re.split(r"(?<!\\)\|", ln)) for ln in rows}
-    assert cells == {6}  # every table row keeps its 4 columns (plus the two outer bars)
+    tables: list[list[str]] = [[]]  # consecutive table rows
+    for ln in md.splitlines():
+        if ln.startswith("|"):
+            tables[-1].append(ln)
+        elif tables[-1]:
+            tables.append([])
+    widths = [{len(re.split(r"(?<!\\)\|", ln)) for ln in t} for t in tables if t]
+    # every table row keeps its header's columns (the arms table 4, the cost table 6,
+    # plus the two outer bars)
+    assert widths == [{6}, {8}]
     assert "&lt;script&gt;" in md and "AMD # Owned \\| a \\| b \\|" in md
 
 

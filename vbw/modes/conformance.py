@@ -3,24 +3,25 @@
 `conformance.engines` in each policy of `conformance.whitespace`, over the task's schemas
 (gold-shaped answers, a minimal instance, one-keyword mutations) or the vendored
 JSON-Schema-Test-Suite (`conformance.suite=draft2020-12`). Writes report.md/.html/.json
-per task (or for the suite) and exits 0; a run that cannot start exits 2.
+(per task, each in its folder when there are several) and exits 0; a run that cannot
+start exits 2.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from vbw.config import ConformanceConfig
 from vbw.errors import ConfigError
-from vbw.generate.conformance.engines import open_tokenizer, run_engines
-from vbw.generate.conformance.walk import Tokens
-from vbw.generate.provenance import versions
 from vbw.modes import MODES, Job, Mode
 from vbw.report.conformance import conformance_written, write_conformance
 from vbw.score.conformance import ConformanceReport
 from vbw.task.conformance import Case, suite_cases, task_cases
 from vbw.task.runner import Task
+
+if TYPE_CHECKING:  # the live stack is imported by the run only (tests/modes/test_modes.py)
+    from vbw.generate.conformance.walk import Tokens
 
 VALIDITY_SUITE = ("the suite's own verdict (Draft 2020-12; format is an annotation, as its "
                   "required tests expect)")
@@ -31,6 +32,9 @@ def conformance_report(source: str, cases: list[Case], cfg: ConformanceConfig, t
                        model: dict[str, Any], validity: str, err: TextIO | None
                        ) -> ConformanceReport:
     """Run every engine over `cases` and gather report.json."""
+    from vbw.generate.conformance.engines import run_engines
+    from vbw.generate.provenance import versions
+
     engines = run_engines(cases, cfg, tok, err)
     return ConformanceReport(
         source=source, tokenizer=model,
@@ -52,8 +56,11 @@ def _one(job: Job, source: str, cases: list[Case], validity: str, folder: Path,
 
 
 def _task(job: Job, task: Task, tok: Tokens, model: dict[str, Any]) -> None:
+    """One task's reports: in the run folder, or in a folder per task when there are several
+    (as scoring writes them)."""
     cases = task_cases(task, task.items(job.n_of(task)))
-    _one(job, f"task {task.name}", cases, VALIDITY_TASK, job.out_dir / task.name, tok, model)
+    folder = job.out_dir / task.name if len(job.tasks) > 1 else job.out_dir
+    _one(job, f"task {task.name}", cases, VALIDITY_TASK, folder, tok, model)
 
 
 @MODES.register
@@ -62,6 +69,7 @@ class Conformance(Mode):
 
     @staticmethod
     def run(job: Job) -> int:
+        from vbw.generate.conformance.engines import open_tokenizer
         from vbw.generate.engines import ENGINES
 
         cfg = job.cfg.conformance
@@ -74,7 +82,7 @@ class Conformance(Mode):
         tok, model = open_tokenizer(cfg.tokenizer)
         if cfg.suite is not None:
             _one(job, f"suite {cfg.suite}", suite_cases(cfg.suite), VALIDITY_SUITE,
-                 job.out_dir / f"suite-{cfg.suite}", tok, model)
+                 job.out_dir, tok, model)
             return 0
         for task in job.tasks:
             _task(job, task, tok, model)

@@ -158,6 +158,8 @@ def _built(target: Target, item: Item, schema: dict[str, Any], candidates: list[
     for answer in candidates:
         try:
             obj = with_value(schema, target.parts or [], answer)
+        except Unsatisfiable:
+            raise
         except Unbuildable as e:
             yield e, None, False, False
             continue

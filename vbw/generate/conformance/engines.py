@@ -57,15 +57,15 @@ def reference(tok: Tokens, whitespace: str) -> Engine | None:
 
 
 def engine_run(name: str, whitespace: str, cases: list[Case], tok: Tokens, seconds: float,
-               timed: bool = True) -> EngineReport:
+               ref: Engine | None, timed: bool = True) -> EngineReport:
     """One engine in one whitespace policy over `cases` (its vocabulary built here once,
-    not in every schema's child)."""
+    not in every schema's child); `ref`: the reference engine (`reference`)."""
     from vbw.generate.engines import make_engine
 
     engine = ready(make_engine(name, tok.runtime, True, whitespace))  # type: ignore[arg-type]
     start = time.perf_counter()
     outcomes, masks, wrong = check_cases(engine, cases, tok, seconds, timed=timed,
-                                         reference=reference(tok, whitespace))
+                                         reference=ref)
     return engine_report(name, whitespace, outcomes, masks, wrong, time.perf_counter() - start)
 
 
@@ -82,9 +82,10 @@ def run_engines(cases: list[Case], cfg: ConformanceConfig, tok: Tokens,
         One EngineReport per (engine, whitespace), in that order.
     """
     out = []
+    refs = {ws: reference(tok, ws) for ws in cfg.whitespace}  # one per policy, not per run
     for name in cfg.engines:
         for ws in cfg.whitespace:
-            report = engine_run(name, ws, cases, tok, cfg.schema_seconds)
+            report = engine_run(name, ws, cases, tok, cfg.schema_seconds, refs[ws])
             out.append(report)
             if err is not None:
                 a = report.all

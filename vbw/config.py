@@ -238,6 +238,16 @@ class DecodingConfig(StrictModel):
         return {k: getattr(self, k) for k, v in on.items() if v}
 
 
+class BatchConfig(StrictModel):
+    """In-process live generation: how many sequences one llama.cpp decode carries
+    (vbw.generate.batched). 1 is the one-sequence loop of every replay made before the
+    setting; more decode that many completions at once (of several items in flight),
+    each in a KV stream of its own. Recorded in the replay header (`batch`) when above 1:
+    resume and merge refuse a mix. A server batches through backend.concurrency."""
+
+    sequences: int = Field(default=1, ge=1, le=32)
+
+
 class Gate(StrictModel):
     wrong_valid_above: float | None = Field(default=None, ge=0.0, le=1.0)
 
@@ -321,6 +331,7 @@ class RunConfig(StrictModel):
     progress: Literal["auto", "on", "off"] = "auto"
     bootstrap: Bootstrap = Bootstrap()
     decoding: DecodingConfig = DecodingConfig()
+    batch: BatchConfig = BatchConfig()
     gate: Gate = Gate()
     shard: Shard = Shard()
     replays: list[str] | None = None  # mode=merge: shard replays (files or folders)

@@ -89,6 +89,9 @@ class Backend(ABC):
     # distributions this backend runs on beyond its kind's (BackendSettings.requires), e.g.
     # the in-process backend's engine's: both join the replay header's versions
     requires: tuple[str, ...] = ()
+    # completions it decodes at once in this process (batch.sequences): a live run keeps
+    # that many items in flight, each calling `generate` from a thread of its own
+    sequences: int = 1
 
     @abstractmethod
     def compile(self, schema: Mapping[str, Any]) -> float:

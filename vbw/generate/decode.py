@@ -1,42 +1,22 @@
 """The decode loop, as thin as llama-cpp-python's low-level API allows.
 
-It calls `llama_decode` once per token and picks the next token greedily with llama.cpp's
-native greedy sampler (no constraint) or with a `TokenRule` (greedy first, exact), or
-draws it with vbw.generate.sampling's chain under the rule's mask.
+It calls `llama_decode` once per token for one sequence; vbw.generate.completion picks
+each token (llama.cpp's native greedy sampler with no constraint, a `TokenRule` greedy
+first and exact, or vbw.generate.sampling's chain under the rule's mask).
 
 How it works and why: docs/design.md, section vbw.generate.decode.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 
-from vbw.errors import EngineError, one_line
+from vbw.errors import EngineError
 from vbw.generate.backend import Sampling
-from vbw.generate.interventions import Event, event
-from vbw.generate.sampling import choose, step_noise, tax_step
-
-
-class TokenRule(Protocol):
-    """One generation's constraint state over token ids."""
-
-    def allows(self, token: int) -> bool:
-        """Whether `token` may come next (end-of-generation tokens included)."""
-
-    def best(self, logits: np.ndarray) -> int:
-        """The first highest-scoring allowed token (the full-vocabulary path)."""
-
-    def accept(self, token: int) -> None:
-        """Advance the state by the chosen (non end-of-generation) token."""
-
-    # Optional (the loop uses getattr): `allowed() -> np.ndarray | None`, the boolean
-    # vocabulary mask the last `best` call chose from, for the intervention's allowed mass
-    # and the tax; `mask(logits) -> np.ndarray`, that mask without choosing (cheaper).
+from vbw.generate.completion import Completion, Decoded, TokenRule
 
 
 Whitespace = Literal["flexible", "compact"]
@@ -55,19 +35,7 @@ def best_allowed(allowed: np.ndarray, logits: np.ndarray, engine: str) -> int:
     return int(np.where(allowed, logits, -np.inf).argmax())
 
 
-@dataclass(frozen=True)
-class Decoded:
-    tokens: list[int]
-    finish_reason: Literal["stop", "length"]
-    seconds: float
-    ttft_seconds: float
-    masked_steps: int  # steps where the rule changed the token the model would pick
-    # the refused argmaxes (vbw.generate.interventions); None: no rule, or not recorded
-    events: list[Event] | None = None
-    tax: float | None = None  # the grammar's tax in nats (vbw.generate.sampling)
-
-
-def _chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
+def prompt_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
     """[start, end) in chunks of at most `size`, the last never a lone token (unless
     the whole span is one)."""
     bounds = list(range(start, end, size)) + [end]
@@ -147,7 +115,7 @@ class Decoder:
         else:
             self.clear()
             keep = 0
-        for start, end in _chunks(keep, len(tokens), self.n_batch):
+        for start, end in prompt_chunks(keep, len(tokens), self.n_batch):
             self._decode(tokens[start:end], start)
             self.cached.extend(tokens[start:end])
         self.batched = len(self.cached) if len(tokens) > 1 else 0
@@ -158,127 +126,20 @@ class Decoder:
 
     # -- the loop ---------------------------------------------------------------------
 
-    def _mask(self, rule: TokenRule, logits: np.ndarray) -> np.ndarray | None:
-        """The rule's full vocabulary mask at this step (None: a rule that gives none):
-        its `mask(logits)`, or what its `best` chose from."""
-        direct = getattr(rule, "mask", None)
-        if direct is not None:
-            return direct(logits)
-        mask = getattr(rule, "allowed", None)
-        if mask is None:
-            return None
-        rule.best(logits)
-        return mask()
-
-    def _pick(self, rule: TokenRule | None, greedy_first: bool, step: Step) -> int:
-        """The greedy next token. A refused argmax is appended to `step.events` (when
-        recorded) with its log-probabilities: the log-softmax is computed here only, so a
-        step whose argmax is allowed costs nothing more (but the tax's mask)."""
-        if rule is None:
-            return int(self._lib.llama_sampler_sample(self._greedy, self._ctx, -1))
-        logits = self.logits()
-        argmax = int(logits.argmax())
-        if greedy_first and rule.allows(argmax):
-            step.tax_of(logits, lambda: self._mask(rule, logits))
-            return argmax
-        token = int(rule.best(logits))
-        step.searched += 1
-        mask = getattr(rule, "allowed", None)
-        allowed = mask() if mask is not None else None
-        step.tax_of(logits, lambda: allowed)
-        if step.events is not None and token != argmax and 0 <= token < self.n_vocab:
-            step.events.append(event(step.pos, logits, argmax, token, allowed))
-        return token
-
-    def _draw(self, rule: TokenRule | None, s: Sampling, rng: np.random.Generator,
-              step: Step) -> int:
-        """The sampled next token (vbw.generate.sampling): the chain's draw under the
-        rule's mask; where the same noise without the mask draws another token, that
-        token is the one the model wanted (an intervention, as under greedy)."""
-        logits = self.logits()
-        noise = step_noise(rng, self.n_vocab)
-        wanted = choose(logits, s, noise)
-        if rule is None:
-            return wanted
-        allowed = self._mask(rule, logits)
-        if allowed is None:
-            raise EngineError("the engine's constraint gives no vocabulary mask, so it "
-                              "cannot sample (decoding.temperature > 0)")
-        if not allowed.any():
-            raise EngineError("the constraint allows no token at this point")
-        step.tax_of(logits, lambda: allowed)
-        token = choose(logits, s, noise, allowed)
-        if token != wanted:
-            step.searched += 1
-            if step.events is not None:
-                step.events.append(event(step.pos, logits, wanted, token, allowed))
-        return token
-
-    @staticmethod
-    def _guarded(fn: Callable[..., Any], *args: Any, n_out: int) -> Any:
-        """Call into the constraint; any failure ends the generation as an EngineError
-        (tokens after it would not be constrained, so the output must not be used)."""
-        try:
-            return fn(*args)
-        except EngineError:
-            raise
-        except Exception as exc:
-            raise EngineError(f"constraint failed after {n_out} tokens: "
-                              f"{one_line(exc)}") from exc
+    def completion(self, max_tokens: int, rule: TokenRule | None, greedy_first: bool,
+                   sampling: Sampling | None) -> Completion:
+        """A generation's per-sequence state under this decoder's recording switches."""
+        return Completion(self.n_vocab, self.is_eog, max_tokens, rule, greedy_first,
+                          sampling, self.record, self.record_tax)
 
     def run(self, prompt: Sequence[int], max_tokens: int, rule: TokenRule | None = None,
             greedy_first: bool = True, sampling: Sampling | None = None) -> Decoded:
         """Complete `prompt`, greedily or (`sampling`) sampled, stopping on an
         end-of-generation token."""
-        start = time.perf_counter()
+        gen = self.completion(max_tokens, rule, greedy_first, sampling)
         self.prefill(prompt)
-        out: list[int] = []
-        finish: Literal["stop", "length"] = "length"
-        ttft: float | None = None
-        recorded = rule is not None and self.record
-        step = Step([] if recorded else None, 0.0 if recorded and self.record_tax else None)
-        rng = None if sampling is None else np.random.default_rng(sampling.seed)
-        while True:
-            step.pos = len(out)
-            if sampling is None:
-                token = self._guarded(self._pick, rule, greedy_first, step, n_out=len(out))
-            else:
-                token = self._guarded(self._draw, rule, sampling, rng, step, n_out=len(out))
-            if ttft is None:
-                ttft = time.perf_counter() - start
-            if not 0 <= token < self.n_vocab:
-                raise EngineError(f"constraint picked token {token} outside the vocabulary "
-                                  f"after {len(out)} tokens")
-            if self.is_eog(token):
-                finish = "stop"
-                break
-            out.append(token)
-            if rule is not None:
-                self._guarded(rule.accept, token, n_out=len(out) - 1)
-            if len(out) >= max_tokens:
-                break
-            self._decode((token,), len(self.cached))
-            self.cached.append(token)
-        seconds = time.perf_counter() - start
-        return Decoded(out, finish, seconds, ttft if ttft is not None else seconds,
-                       step.searched, step.events, step.tax)
-
-
-@dataclass
-class Step:
-    """What the loop accumulates over a generation's steps: the position of the token
-    being chosen, how often the rule decided it, the interventions and the tax (None:
-    not recorded)."""
-
-    events: list[Event] | None
-    tax: float | None
-    pos: int = 0
-    searched: int = 0
-
-    def tax_of(self, logits: np.ndarray, mask: Callable[[], np.ndarray | None]) -> None:
-        """Add this step's tax (vbw.generate.sampling.tax_step), when recorded and the
-        rule gives a mask; a rule without one leaves the tax unrecorded."""
-        if self.tax is None:
-            return
-        allowed = mask()
-        self.tax = None if allowed is None else self.tax + tax_step(logits, allowed)
+        native = lambda: int(self._lib.llama_sampler_sample(self._greedy, self._ctx, -1))  # noqa: E731
+        while not gen.take(gen.choose(self.logits, native)):
+            self._decode((gen.tokens[-1],), len(self.cached))
+            self.cached.append(gen.tokens[-1])
+        return gen.result()

@@ -115,8 +115,7 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
     if reasons:
         return _unsupported(task, item, arms, reasons, k)
     try:
-        done = [_sample(task, item, arms, backend, caps, mark, decoding, i, compiled, tools)
-                for i in range(k)]
+        done = _samples(task, item, arms, backend, caps, mark, decoding, compiled, tools)
     except UnsupportedSchema as e:  # a server refused the schema when it was sent
         reasons = {a.schema: str(e) for a in arms if a.enforced and a.schema is not None}
         return _unsupported(task, item, arms, reasons, k)
@@ -125,33 +124,43 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
                       prompt_hash=prompt_hash(task, item, arms))
 
 
-def _sample(task: Task, item: Item, arms: list[Arm], backend: Backend, caps: MaxTokens,
-            mark: Callable[[str], None], decoding: DecodingConfig, index: int,
-            compiled: dict[str, float],
-            tools: dict[str, tuple[ToolCall, Tool]]) -> dict[str, ArmRecord]:
-    """Sample `index` of every arm, in the order that lets a prompt cache serve shared
-    prefixes; a compile time still in `compiled` is charged (and taken out)."""
-    out: dict[str, ArmRecord] = {}
-    free_text: str | None = None
-    which = f", sample {index + 1} of {decoding.samples}" if decoding.samples > 1 else ""
+def _samples(task: Task, item: Item, arms: list[Arm], backend: Backend, caps: MaxTokens,
+             mark: Callable[[str], None], decoding: DecodingConfig, compiled: dict[str, float],
+             tools: dict[str, tuple[ToolCall, Tool]]) -> list[dict[str, ArmRecord]]:
+    """Every sample of every arm, arm by arm in the order that lets a prompt cache serve
+    shared prefixes (an arm's k samples one after another share its whole prompt); a
+    compile time still in `compiled` is charged to sample 1 (and taken out)."""
+    k = decoding.samples
+    out: list[dict[str, ArmRecord]] = [{} for _ in range(k)]
+    free_text: list[str | None] = [None] * k
     for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
-        mark(f"generating item {item.id}, arm {arm.key}{which}")
-        if arm.kind == "reason_then_constrain" and free_text is None:
-            free_text = backend.generate(task.messages(item, FREE), GenerateConfig(
-                max_tokens=caps.free,
-                sampling=request_sampling(decoding, item.id, FREE.key, index))).text
-        schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
-        tool, offer = tools.get(arm.key, (None, None))
-        gen = backend.generate(task.messages(item, arm, free_text=free_text),
-                               GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
-                                              tool=offer, sampling=request_sampling(
-                                                  decoding, item.id, arm.key, index)))
-        charged = schema is not None and (arm.kind == "constrained" or
-                                          Arm("constrained", arm.schema) not in arms)
-        gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
-                                     if charged else 0.0})
-        if arm == FREE:
-            free_text = gen.text
-        out[arm.key] = _record(gen, "unconstrained"
-                               if arm.kind == "reason_then_constrain" else None, tool)
-    return {a.key: out[a.key] for a in arms}
+        for index in range(k):
+            which = f", sample {index + 1} of {k}" if k > 1 else ""
+            mark(f"generating item {item.id}, arm {arm.key}{which}")
+            if arm.kind == "reason_then_constrain" and free_text[index] is None:
+                free_text[index] = backend.generate(task.messages(item, FREE), GenerateConfig(
+                    max_tokens=caps.free,
+                    sampling=request_sampling(decoding, item.id, FREE.key, index))).text
+            out[index][arm.key] = _one(task, item, arm, arms, backend, caps, decoding, index,
+                                       compiled, tools, free_text[index])
+            if arm == FREE:
+                free_text[index] = out[index][arm.key].text
+    return [{a.key: sample[a.key] for a in arms} for sample in out]
+
+
+def _one(task: Task, item: Item, arm: Arm, arms: list[Arm], backend: Backend,
+         caps: MaxTokens, decoding: DecodingConfig, index: int, compiled: dict[str, float],
+         tools: dict[str, tuple[ToolCall, Tool]], free_text: str | None) -> ArmRecord:
+    """Sample `index` of one arm."""
+    schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
+    tool, offer = tools.get(arm.key, (None, None))
+    gen = backend.generate(task.messages(item, arm, free_text=free_text),
+                           GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
+                                          tool=offer, sampling=request_sampling(
+                                              decoding, item.id, arm.key, index)))
+    charged = schema is not None and (arm.kind == "constrained" or
+                                      Arm("constrained", arm.schema) not in arms)
+    gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
+                                 if charged else 0.0})
+    return _record(gen, "unconstrained" if arm.kind == "reason_then_constrain" else None,
+                   tool)

@@ -35,7 +35,7 @@ from vbw.task.runner import Item, Task
 
 # header fields that must match for a resumed run to continue the same experiment
 _RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse",
-                "whitespace", "repack", "shard")
+                "whitespace", "repack", "batch", "shard")
 
 
 def _shown(value: Any) -> str:
@@ -123,6 +123,8 @@ def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
     fields["decoding"] = _decoding(fields, cfg)
     if shard is not None:
         fields["shard"] = shard
+    if cfg.batch.sequences > 1:
+        fields["batch"] = cfg.batch.sequences
     return ReplayHeader(format=FORMAT if cfg.decoding.samples == 1 else SAMPLED_FORMAT,
                         task=task.name, task_hash=task.generation_hash(), n=n,
                         arms=[a.key for a in arms],
@@ -172,11 +174,15 @@ def _refuse_tools(arms: list[Arm], refused: str, name: str) -> None:
                           "or drop tool_call from arms.kinds")
 
 
-def check_runnable(arms: list[Arm], backend: BackendSettings) -> None:
+def check_runnable(arms: list[Arm], backend: BackendSettings, sequences: int = 1) -> None:
     """Refuse, at start (before a model is fetched or loaded), an arm the backend kind
-    cannot run."""
+    cannot run, and batch.sequences > 1 where nothing decodes in this process."""
     _refuse_enforced(arms, backend.can_constrain, backend.name)
     _refuse_tools(arms, backend.tools_refused, backend.name)
+    if sequences > 1 and not native(backend):
+        raise ConfigError(f"batch.sequences={sequences}: backend {backend.name!r} decodes "
+                          "in a server, not in this process; a server batches the requests "
+                          "it has in flight (backend.concurrency)")
 
 
 def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out_dir: Path,
@@ -188,7 +194,7 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
     that a crash of it ends the run in one line; the replay keeps the finished items."""
     items, shard = shard_items(items, cfg.shard)
     path = _replay_path(cfg, out_dir)
-    check_runnable(arms, cfg.backend)
+    check_runnable(arms, cfg.backend, cfg.batch.sequences)
     if cfg.decoding.greedy and (cut := cfg.decoding.truncations()):
         named = ", ".join(f"decoding.{k}={v}" for k, v in cut.items())
         print(f"vbw: note: {named} ignored: decoding.temperature=0 decodes greedily",
@@ -202,7 +208,8 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
 
     def work(mark: Callable[[str], None], out: TextIO) -> Path:
         mark("loading the model")
-        opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads)
+        opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads,
+                              cfg.batch.sequences)
         backend = opened.backend
         try:
             return _run(task, items, arms, cfg, path, backend, want, done,
@@ -267,7 +274,7 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
           f"{path}), engine {backend.engine}, "
           + (f"canary passed in {canary:.2f} s" if canary is not None else
              "no canary: the backend cannot constrain (no constrained arm)"), file=err)
-    concurrency = cfg.backend.in_flight
+    concurrency = max(cfg.backend.in_flight, backend.sequences)
     # the shard in every progress line: a sweep's shard jobs may share one stderr
     label = f"{task.name} [shard {want.shard.index} of {want.shard.count}]" if want.shard \
         else task.name

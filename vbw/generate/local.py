@@ -8,6 +8,7 @@ schema once; this backend renders the chat with the GGUF's own template and deco
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,22 +27,30 @@ from vbw.replay import ModelInfo
 
 
 class LocalBackend(Backend):
+    """Generations through one Runtime. With batch.sequences > 1 several threads call
+    `generate` at once: the engine's compiles and the chat rendering take turns (a lock),
+    the decoding is shared in one batch (vbw.generate.batched)."""
+
     def __init__(self, runtime: Runtime, engine: Engine) -> None:
         self.runtime = runtime
         self.engine_impl = engine
         self.engine = engine.name
         self.requires = engine.requires  # llama-cpp-python: the kind's (LocalBackendConfig)
+        self.sequences = runtime.batcher.sequences if runtime.batcher is not None else 1
+        self._lock = threading.Lock()
 
     def compile(self, schema: Mapping[str, Any]) -> float:
-        return self.engine_impl.compile(schema)[1]
+        with self._lock:
+            return self.engine_impl.compile(schema)[1]
 
     def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
         rule = None
         compile_seconds = 0.0
-        if config.schema_ is not None:
-            constraint, compile_seconds = self.engine_impl.compile(config.schema_)
-            rule = constraint.rule()
-        tokens = self.runtime.chat_tokens(messages)
+        with self._lock:
+            if config.schema_ is not None:
+                constraint, compile_seconds = self.engine_impl.compile(config.schema_)
+                rule = constraint.rule()
+            tokens = self.runtime.chat_tokens(messages)
         gen = self.runtime.complete(tokens, max_tokens=config.max_tokens, rule=rule,
                                     greedy_first=self.engine_impl.greedy_first,
                                     sampling=config.sampling)
@@ -49,6 +58,9 @@ class LocalBackend(Backend):
 
     def clear_cache(self) -> None:
         self.runtime.clear_kv()
+
+    def close(self) -> None:
+        self.runtime.close()
 
 
 def _source(model: ModelConfig, mf: ModelFile) -> str:
@@ -106,7 +118,7 @@ class LocalProvider(Provider):
                 "top_p": decoding.top_p, "min_p": decoding.min_p, "chain": CHAIN}
 
     def open(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
-             mf: ModelFile | None, threads: int | None) -> Opened:
+             mf: ModelFile | None, threads: int | None, sequences: int = 1) -> Opened:
         from vbw.generate.engines import make_engine
         from vbw.generate.provenance import hardware
 
@@ -114,8 +126,8 @@ class LocalProvider(Provider):
         start = time.perf_counter()
         runtime = Runtime(mf.path, n_ctx=engine.n_ctx, n_threads=threads, seed=DEFAULT_SEED,
                           reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers,
-                          repack=resolve_repack(model.repack))
-        runtime.decoder.record_tax = engine.tax
+                          repack=resolve_repack(model.repack), sequences=sequences)
+        runtime.record_tax = engine.tax
         load = round(time.perf_counter() - start, 3)
         hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}
         return Opened(LocalBackend(runtime, make_engine(engine.name, runtime,

@@ -91,7 +91,7 @@ class Provider(ABC):
 
     @abstractmethod
     def open(self, backend: Any, model: ModelConfig, engine: EngineConfig,
-             mf: ModelFile | None, threads: int | None) -> Opened:
+             mf: ModelFile | None, threads: int | None, sequences: int = 1) -> Opened:
         """Load the model, or connect; paid for once per run.
 
         Args:
@@ -100,6 +100,8 @@ class Provider(ABC):
             engine: the run's engine config.
             mf: what `prepare` returned.
             threads: CPU threads to use, None for the kind's default.
+            sequences: completions decoded at once in this process (batch.sequences);
+                passed only when above 1, to a kind whose `native` is True.
         Returns:
             The open backend, the seconds loading took and hardware fields for the header.
         """
@@ -145,6 +147,9 @@ def crash_cause(backend: BackendSettings, model: ModelConfig, signal_number: int
 
 
 def open_backend(backend: BackendSettings, model: ModelConfig, engine: EngineConfig,
-                 mf: ModelFile | None, threads: int | None) -> Opened:
-    """Load the model (local) or connect (server)."""
+                 mf: ModelFile | None, threads: int | None, sequences: int = 1) -> Opened:
+    """Load the model (local) or connect (server); `sequences` > 1 batches in process."""
+    if sequences > 1:
+        return provider(backend).open(backend, model, engine, mf, threads,
+                                      sequences=sequences)
     return provider(backend).open(backend, model, engine, mf, threads)

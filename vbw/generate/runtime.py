@@ -15,7 +15,9 @@ from typing import Any
 
 from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Generation, Sampling
-from vbw.generate.decode import Decoder, TokenRule
+from vbw.generate.completion import TokenRule
+from vbw.generate.batched import BatchDecoder
+from vbw.generate.decode import Decoder
 from vbw.generate.interventions import to_interventions
 from vbw.generate.repack import extra_bufts
 from vbw.generate.repack import resolve as resolve_repack
@@ -72,6 +74,8 @@ class Runtime:
     between calls (faster); `reuse_kv=False` clears the cache before every completion.
     `repack=False` loads the weights without llama.cpp's extra buffer types, True with
     them; None (the default) decides as `model.repack=auto` does (vbw.generate.repack).
+    `sequences` > 1 decodes that many completions at once (vbw.generate.batched), on a
+    context of its own whose KV cache holds `n_ctx` tokens per sequence.
     """
 
     def __init__(
@@ -84,6 +88,7 @@ class Runtime:
         reuse_kv: bool = True,
         gpu_layers: int = 0,
         repack: bool | None = None,
+        sequences: int = 1,
     ) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
@@ -121,7 +126,47 @@ class Runtime:
         self.chat_template: str | None = self.llm.metadata.get("tokenizer.chat_template")
         self.decoder = Decoder(llama_cpp, self.llm.ctx, self.n_vocab, self.llm.n_batch,
                                self.is_eog)
+        self.batcher: BatchDecoder | None = None
+        self._batch_ctx: Any = None
+        if sequences > 1:
+            self._batch_ctx = self._context(sequences)
+            self.batcher = BatchDecoder(llama_cpp, self._batch_ctx, self.n_vocab,
+                                        self.llm.n_batch, self.is_eog, sequences, reuse_kv)
         self._template: Any = None
+
+    def _context(self, sequences: int) -> Any:
+        """A second context on the loaded weights for `sequences` sequences at once."""
+        lib = self._lib
+        own = self.llm.context_params
+        params = type(own)()
+        ctypes.memmove(ctypes.byref(params), ctypes.byref(own), ctypes.sizeof(own))
+        params.n_ctx = self.n_ctx * sequences
+        params.n_seq_max = sequences
+        params.kv_unified = False  # a stream per sequence (vbw.generate.batched)
+        ctx = lib.llama_init_from_model(self.llm.model, params)
+        if not ctx:
+            raise EngineError(f"cannot create a context for batch.sequences={sequences} "
+                              f"(n_ctx {self.n_ctx} per sequence): out of memory?")
+        return ctx
+
+    @property
+    def record_tax(self) -> bool:
+        """Whether completions record the grammar's tax (engine.tax)."""
+        return self.decoder.record_tax
+
+    @record_tax.setter
+    def record_tax(self, on: bool) -> None:
+        self.decoder.record_tax = on
+        if self.batcher is not None:
+            self.batcher.record_tax = on
+
+    def close(self) -> None:
+        """Stop the batch thread and free its context (the model goes with the Llama)."""
+        if self.batcher is not None:
+            self.batcher.close()
+            self.batcher = None
+            self._lib.llama_free(self._batch_ctx)
+            self._batch_ctx = None
 
     # -- vocabulary ---------------------------------------------------------------
 
@@ -209,6 +254,8 @@ class Runtime:
     def clear_kv(self) -> None:
         """Forget all cached state so the next completion evaluates its prompt from scratch."""
         self.decoder.clear()
+        if self.batcher is not None:
+            self.batcher.clear()
 
     def complete(
         self,
@@ -234,9 +281,12 @@ class Runtime:
             raise EngineError(
                 f"prompt of {len(tokens)} tokens + max_tokens={max_tokens} exceeds n_ctx={self.n_ctx}"
             )
-        if not self.reuse_kv:
-            self.clear_kv()
-        done = self.decoder.run(tokens, max_tokens, rule, greedy_first, sampling)
+        if self.batcher is not None:  # its `reuse` keeps no prefix when reuse_kv is off
+            done = self.batcher.run(tokens, max_tokens, rule, greedy_first, sampling)
+        else:
+            if not self.reuse_kv:
+                self.clear_kv()
+            done = self.decoder.run(tokens, max_tokens, rule, greedy_first, sampling)
         text = self.llm.detokenize(done.tokens).decode("utf-8", errors="replace")
         found = (None if done.events is None else
                  to_interventions(done.events, done.tokens, self.token_bytes, self.is_eog))

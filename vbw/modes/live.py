@@ -30,7 +30,7 @@ def live_replay(task: Task, arms: list[Arm], cfg: RunConfig, task_dir: Path, err
     items = task.items(cfg.n)
     audit_or_fail(task, items, None)  # its warnings are printed once, when scoring
     try:
-        check_runnable(arms, cfg.backend)  # refused before the model
+        check_runnable(arms, cfg.backend, cfg.batch.sequences)  # refused before the model
         model = prepare(cfg.backend, cfg.model)
     except VbwError as e:
         if unrecorded is None:

@@ -126,6 +126,9 @@ class ReplayHeader(BaseModel):
     repack: bool | None = _doc(
         "Whether llama.cpp's extra weight buffer types (AMX, CPU_REPACK) were used "
         "(model.repack); absent in server runs and in replays from before the setting.")
+    batch: int | None = _doc(
+        "How many sequences one llama.cpp decode carried (batch.sequences), when above "
+        "1; absent: one at a time (every replay from before the setting).")
     whitespace: Literal["flexible", "compact"] | None = _doc(
         "JSON whitespace the engine allowed: its own rule (flexible) or none (compact). "
         "In-process replays from before the setting are read as flexible.")

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from vbw.errors import UnsupportedSchema
-from vbw.generate.decode import TokenRule, Whitespace
+from vbw.generate.completion import TokenRule
+from vbw.generate.decode import Whitespace
 from vbw.generate.runtime import Runtime
 from vbw.registry import Registry
 from vbw.task.schema.sources import schema_key

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from vbw.errors import EngineError, UnsupportedSchema, one_line
-from vbw.generate.decode import TokenRule
+from vbw.generate.completion import TokenRule
 from vbw.generate.engines.base import ENGINES, Constraint, Engine
 from vbw.generate.runtime import Runtime
 

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from vbw.errors import EngineError, one_line
-from vbw.generate.decode import TokenRule, Whitespace, best_allowed, unpack_bitmask
+from vbw.generate.completion import TokenRule
+from vbw.generate.decode import Whitespace, best_allowed, unpack_bitmask
 from vbw.generate.engines.base import ENGINES, Constraint, Engine
 from vbw.generate.runtime import LIVE_EXTRA_HINT, Runtime
 

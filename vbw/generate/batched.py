@@ -1,0 +1,287 @@
+"""Several sequences in one llama.cpp decode (`batch.sequences` > 1).
+
+Threads (one per item in flight, vbw.generate.live) hand their completions to one
+`BatchDecoder`, whose own thread owns the llama.cpp context: each step it decodes one
+token of every live sequence in one `llama_decode` (one row and one `seq_id` each), so the
+weights are read once for all of them; a finished sequence leaves the batch and a waiting
+one joins at the next step (continuous batching). Each sequence keeps its own rule,
+sampler, seed, interventions and tax (vbw.generate.completion, as in the one-sequence loop).
+
+Each sequence has a KV stream of its own (a unified cache places a sequence's cells
+wherever others left holes, and attention then sums them in another order: the texts
+would depend on which sequences shared the batch). A sequence takes the free slot whose
+cells hold most of its prompt: the whole prompt is evaluated once and shared with its end
+logits (the k samples of an arm, prompt_json[S] then constrained[S]); a shared prefix is
+kept under vbw.generate.decode's exact-reuse rule (prompt tokens evaluated in batches of
+two or more, at least the last two evaluated again).
+
+How it works and why: docs/design.md, section vbw.generate.batched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from vbw.errors import EngineError
+from vbw.generate.backend import Sampling
+from vbw.generate.completion import Completion, Decoded, TokenRule
+from vbw.generate.decode import prompt_chunks
+
+
+@dataclass
+class _Job:
+    prompt: list[int]
+    gen: Completion
+    done: Future[Decoded]
+
+
+@dataclass
+class _Slot:
+    """One llama.cpp sequence id: the prompt whose cells it holds, and its job if live."""
+
+    seq: int
+    cached: tuple[int, ...] = ()  # prompt tokens in its cells (evaluated in batches >= 2)
+    end: np.ndarray | None = None  # the logits at the end of `cached` (a whole prompt)
+    job: _Job | None = None
+    row: int = -1  # its row in the last decode; -1: its first step reads `end`
+    pos: int = 0  # the position of its next token
+    used: int = 0  # when it last took a job (least recently used slots are taken first)
+
+
+def _common(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class BatchDecoder:
+    """Owns a context of `sequences` sequences (unified KV cache) and the thread that
+    decodes them; `run` is called from any thread and blocks until its sequence ends."""
+
+    def __init__(self, lib: Any, ctx: Any, n_vocab: int, n_batch: int,
+                 is_eog: Callable[[int], bool], sequences: int, reuse: bool = True) -> None:
+        self._lib = lib
+        self._ctx = ctx
+        self._memory = lib.llama_get_memory(ctx)
+        self.n_vocab = n_vocab
+        self.n_batch = n_batch
+        self.is_eog = is_eog
+        self.reuse = reuse
+        self._batch = lib.llama_batch_init(max(n_batch, sequences), 0, 1)
+        self._slots = [_Slot(seq) for seq in range(sequences)]
+        self._queue: deque[_Job] = deque()
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._tick = 0
+        self.record = True  # interventions (as vbw.generate.decode.Decoder.record)
+        self.record_tax = True
+        # what the benchmark and the tests read: prompt tokens evaluated, decode steps of
+        # generated tokens and the rows they carried (rows / steps: the mean batch)
+        self.prompt_tokens = 0
+        self.steps = 0
+        self.rows = 0
+        self.padded = 0  # padding rows (free slots between live ones)
+
+    @property
+    def sequences(self) -> int:
+        return len(self._slots)
+
+    # -- the callers' side ------------------------------------------------------------
+
+    def run(self, prompt: Sequence[int], max_tokens: int, rule: TokenRule | None = None,
+            greedy_first: bool = True, sampling: Sampling | None = None) -> Decoded:
+        """Complete `prompt` in the batch (as vbw.generate.decode.Decoder.run does alone)."""
+        gen = Completion(self.n_vocab, self.is_eog, max_tokens, rule, greedy_first, sampling,
+                         self.record, self.record_tax)
+        job = _Job([int(t) for t in prompt], gen, Future())
+        with self._cv:
+            if self._closed:
+                raise EngineError("the batch decoder is closed")
+            self._queue.append(job)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="vbw-batch",
+                                                daemon=True)
+                self._thread.start()
+            self._cv.notify()
+        return job.done.result()
+
+    def clear(self) -> None:
+        """Forget every cached prompt (between runs; live sequences keep theirs)."""
+        with self._cv:
+            for slot in self._slots:
+                if slot.job is None:
+                    self._lib.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+                    slot.cached, slot.end = (), None
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join()
+        if self._batch is not None:
+            self._lib.llama_batch_free(self._batch)
+            self._batch = None
+
+    # -- the decoding thread -----------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._closed and not self._queue and not self._live():
+                    self._cv.wait()
+                if self._closed:
+                    self._fail_all(EngineError("the batch decoder was closed"))
+                    return
+                free = [s for s in self._slots if s.job is None]
+                jobs = [self._queue.popleft() for _ in range(min(len(free), len(self._queue)))]
+            try:
+                self._choose()
+                for job in jobs:
+                    self._admit(job)
+                self._decode_rows()
+            except EngineError as e:  # llama.cpp refused a decode: every live one fails
+                self._fail_all(e)
+            except BaseException as e:  # vbw's own bug: said to every caller, not lost
+                self._fail_all(e)
+                raise
+
+    def _live(self) -> list[_Slot]:
+        return [s for s in self._slots if s.job is not None]
+
+    def _fail_all(self, exc: BaseException) -> None:
+        for slot in self._live():
+            self._finish(slot, exc)
+        while self._queue:
+            self._queue.popleft().done.set_exception(exc)
+
+    def _finish(self, slot: _Slot, exc: BaseException | None = None) -> None:
+        job, slot.job = slot.job, None
+        assert job is not None
+        # generated cells go; the prompt's stay for the next prompt that shares them
+        self._lib.llama_memory_seq_rm(self._memory, slot.seq, len(slot.cached), -1)
+        if exc is None:
+            job.done.set_result(job.gen.result())
+        else:
+            job.done.set_exception(exc)
+
+    def _logits(self, row: int) -> np.ndarray:
+        ptr = self._lib.llama_get_logits_ith(self._ctx, row)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def _advance(self, slot: _Slot) -> None:
+        """Choose the slot's next token from its logits; finish it when it is over."""
+        job = slot.job
+        assert job is not None
+        row, end = slot.row, slot.end
+        read = (lambda: self._logits(row)) if row >= 0 else (lambda: end)
+        try:
+            over = job.gen.take(job.gen.choose(read))  # type: ignore[arg-type]
+        except EngineError as e:
+            self._finish(slot, e)
+            return
+        if over:
+            self._finish(slot)
+
+    def _choose(self) -> None:
+        for slot in self._live():
+            self._advance(slot)
+
+    def _decode_rows(self) -> None:
+        """One token of every live sequence in one decode. llama.cpp splits a batch at a
+        gap in its sequence ids (a KV stream per sequence), so a free slot between two
+        live ones gets a padding row, whose cell is removed again."""
+        live = self._live()
+        if not live:
+            return
+        first, last = live[0].seq, live[-1].seq
+        rows = self._slots[first:last + 1]
+        batch = self._batch
+        batch.n_tokens = len(rows)
+        for i, slot in enumerate(rows):
+            job = slot.job
+            batch.token[i] = job.gen.tokens[-1] if job is not None else 0
+            batch.pos[i] = slot.pos if job is not None else len(slot.cached)
+            batch.seq_id[i][0] = slot.seq
+            batch.n_seq_id[i] = 1
+            batch.logits[i] = job is not None
+        self._call_decode()
+        for i, slot in enumerate(rows):
+            if slot.job is not None:  # llama_get_logits_ith takes the batch position
+                slot.row, slot.pos = i, slot.pos + 1
+            else:
+                self._lib.llama_memory_seq_rm(self._memory, slot.seq, len(slot.cached), -1)
+        self.steps += 1
+        self.rows += len(live)
+        self.padded += len(rows) - len(live)
+
+    def _call_decode(self) -> None:
+        code = self._lib.llama_decode(self._ctx, self._batch)
+        if code != 0:
+            raise EngineError(f"llama_decode returned {code} (batch.sequences="
+                              f"{self.sequences}: the KV cache may be full)")
+
+    # -- joining the batch ---------------------------------------------------------------
+
+    def _admit(self, job: _Job) -> None:
+        """Give the job a free slot, bring its cells to the prompt, take its first token."""
+        slot = self._slot_for(job.prompt)
+        self._tick += 1
+        slot.used, slot.job, slot.row = self._tick, job, -1
+        job.gen.start = time.perf_counter()
+        try:
+            self._prefill(slot, job.prompt)
+        except EngineError as e:
+            self._lib.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+            slot.cached, slot.end = (), None
+            self._finish(slot, e)
+            return
+        self._advance(slot)
+
+    def _slot_for(self, prompt: Sequence[int]) -> _Slot:
+        """The free slot whose cells hold most of the prompt, else the least recently used."""
+        free = [s for s in self._slots if s.job is None]
+        return max(free, key=lambda s: (_common(s.cached, prompt) if self.reuse else 0,
+                                        -s.used))
+
+    def _prefill(self, slot: _Slot, tokens: list[int]) -> None:
+        """Bring the slot's cells to `tokens`: the whole prompt it already holds is
+        shared with its end logits; a shared prefix is kept under the exact-reuse rule."""
+        keep = _common(slot.cached, tokens) if self.reuse else 0
+        if keep == len(tokens) == len(slot.cached) and slot.end is not None:
+            slot.pos = len(tokens)
+            self._lib.llama_memory_seq_rm(self._memory, slot.seq, keep, -1)
+            return
+        keep = max(0, min(keep, len(tokens) - 2))
+        self._lib.llama_memory_seq_rm(self._memory, slot.seq, keep if keep > 0 else -1, -1)
+        slot.cached, slot.end = tuple(tokens[:keep]), None
+        for start, end in prompt_chunks(keep, len(tokens), self.n_batch):
+            self._decode_prompt(slot.seq, tokens, start, end)
+        self.prompt_tokens += len(tokens) - keep
+        slot.cached = tuple(tokens) if len(tokens) > 1 else ()
+        slot.end = self._logits(-1).copy()
+        slot.pos = len(tokens)
+
+    def _decode_prompt(self, seq: int, tokens: Sequence[int], start: int, end: int) -> None:
+        batch = self._batch
+        batch.n_tokens = end - start
+        for i, pos in enumerate(range(start, end)):
+            batch.token[i] = tokens[pos]
+            batch.pos[i] = pos
+            batch.seq_id[i][0] = seq
+            batch.n_seq_id[i] = 1
+            batch.logits[i] = False
+        batch.logits[end - start - 1] = True
+        self._call_decode()

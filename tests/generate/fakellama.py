@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from vbw.generate.batched import BatchDecoder
 from vbw.generate.decode import Decoder, best_allowed
 from vbw.generate.runtime import Runtime
 
@@ -25,13 +26,20 @@ Model = Callable[[Sequence[int]], np.ndarray]
 
 
 class FakeLib:
-    """The llama_cpp functions Decoder calls, over one sequence whose logits `model` gives."""
+    """The llama_cpp functions Decoder and BatchDecoder call, over sequences (one KV
+    stream each) whose logits `model` gives from each sequence's own tokens."""
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.seq: list[int] = []  # what the fake KV cache holds
-        self._logits = (ctypes.c_float * N_VOCAB)()
+        self.seqs: dict[int, list[int]] = {}  # what the fake KV cache holds, per sequence
+        self._rows: dict[int, ctypes.Array] = {}  # batch position -> its logits
+        self._last = -1
         self.decoded = 0  # llama_decode calls
+        self.rows: list[int] = []  # rows per llama_decode call
+
+    @property
+    def seq(self) -> list[int]:
+        return self.seqs.setdefault(0, [])
 
     def llama_batch_init(self, n: int, _embd: int, _seqs: int) -> SimpleNamespace:
         return SimpleNamespace(n_tokens=0, token=[0] * n, pos=[0] * n, n_seq_id=[0] * n,
@@ -39,24 +47,36 @@ class FakeLib:
 
     def llama_decode(self, _ctx: object, batch: SimpleNamespace) -> int:
         n = batch.n_tokens
-        assert batch.logits[n - 1] and batch.pos[0] == len(self.seq)  # the loop's bookkeeping
-        self.seq.extend(batch.token[:n])
-        self._logits[:] = [float(x) for x in self.model(self.seq)]
+        assert batch.logits[n - 1] or any(batch.logits[:n])  # the loops' bookkeeping
+        self._rows = {}
+        for i in range(n):
+            seq = self.seqs.setdefault(batch.seq_id[i][0], [])
+            assert batch.pos[i] == len(seq), (i, batch.pos[i], len(seq))
+            seq.append(batch.token[i])
+            if batch.logits[i]:
+                row = (ctypes.c_float * N_VOCAB)()
+                row[:] = [float(x) for x in self.model(seq)]
+                self._rows[i] = row
+                self._last = i
         self.decoded += 1
+        self.rows.append(n)
         return 0
 
-    def llama_get_logits_ith(self, _ctx: object, _i: int) -> object:
-        return ctypes.cast(self._logits, ctypes.POINTER(ctypes.c_float))
+    def llama_get_logits_ith(self, _ctx: object, i: int) -> object:
+        row = self._rows[self._last if i == -1 else i]
+        return ctypes.cast(row, ctypes.POINTER(ctypes.c_float))
 
-    def llama_sampler_sample(self, _sampler: object, _ctx: object, _i: int) -> int:
-        return int(np.asarray(self._logits[:], np.float32).argmax())
+    def llama_sampler_sample(self, _sampler: object, ctx: object, i: int) -> int:
+        row = self._rows[self._last if i == -1 else i]
+        return int(np.asarray(row[:], np.float32).argmax())
 
-    def llama_memory_seq_rm(self, _memory: object, _seq: int, keep: int, _end: int) -> bool:
-        del self.seq[keep:]
+    def llama_memory_seq_rm(self, _memory: object, seq: int, keep: int, _end: int) -> bool:
+        for s in (list(self.seqs) if seq == -1 else [seq]):
+            del self.seqs.setdefault(s, [])[max(keep, 0):]
         return True
 
     def llama_memory_clear(self, _memory: object, _data: bool) -> None:
-        self.seq = []
+        self.seqs = {}
 
     def llama_vocab_is_eog(self, _vocab: object, token: int) -> bool:
         return token == EOG
@@ -74,14 +94,18 @@ class FakeLib:
         pass
 
 
-def runtime(model: Model, n_batch: int = 4) -> Runtime:
-    """A Runtime whose Decoder runs on FakeLib (complete() and its records are vbw's)."""
+def runtime(model: Model, n_batch: int = 4, sequences: int = 1) -> Runtime:
+    """A Runtime whose Decoder (or, `sequences` > 1, BatchDecoder) runs on FakeLib
+    (complete() and its records are vbw's)."""
     rt = Runtime.__new__(Runtime)
     lib = FakeLib(model)
     rt._lib, rt.vocab, rt.n_ctx, rt.reuse_kv, rt.n_vocab = lib, None, 512, False, N_VOCAB
     rt.llm = SimpleNamespace(detokenize=lambda ts: b"".join(VOCAB[t] for t in ts))
     rt.token_bytes = VOCAB.__getitem__  # type: ignore[method-assign]
     rt.decoder = Decoder(lib, None, N_VOCAB, n_batch, rt.is_eog)
+    rt.sequences = sequences
+    rt.batcher = (BatchDecoder(lib, None, N_VOCAB, n_batch, rt.is_eog, sequences)
+                  if sequences > 1 else None)
     return rt
 
 

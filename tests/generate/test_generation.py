@@ -173,3 +173,75 @@ def test_arms_schemas_generates_one_schema_s_arms_with_the_real_model(tmp_path: 
     lines = [json.loads(x) for x in (tmp_path / "replay.jsonl").read_text().splitlines()]
     assert lines[0]["meta"]["arms"] == keys and list(lines[1]["arms"]) == keys
     assert list(load_json(tmp_path / "report.json")["arms"]) == keys
+
+
+@pytest.fixture(scope="module")
+def batched_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 5-item run with two sequences per llama.cpp decode (items finish a few apart)."""
+    out = tmp_path_factory.mktemp("batched")
+    proc = run_vbw("mode=live", "n=5", *FAST, "batch.sequences=2", f"hydra.run.dir={out}",
+                   cwd=out, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_a_batched_run_records_its_batch_and_the_one_sequence_texts(full_run: Path,
+                                                                    batched_run: Path) -> None:
+    meta = json.loads((batched_run / "replay.jsonl").read_text().splitlines()[0])["meta"]
+    assert meta["batch"] == 2
+    assert "batch" not in json.loads((full_run / "replay.jsonl").read_text()
+                                     .splitlines()[0])["meta"]
+    one = _texts(full_run / "replay.jsonl")
+    assert {k: v for k, v in _texts(batched_run / "replay.jsonl").items() if k in one} == one
+
+
+def test_a_batched_run_killed_then_resumed_matches_uninterrupted(batched_run: Path,
+                                                                tmp_path: Path) -> None:
+    replay = tmp_path / "r.jsonl"
+    args = ["mode=live", "n=5", *FAST, "batch.sequences=2", f"replay={replay}",
+            f"hydra.run.dir={tmp_path}/a"]
+    proc = start_vbw(*args, cwd=tmp_path, output=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if replay.is_file() and len(_texts(replay)) >= 1:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = _texts(replay)
+    assert 1 <= len(done) < 5, "the kill should land mid-run"
+    other = run_vbw(*args[:-1], "resume=true", "batch.sequences=3",
+                    f"hydra.run.dir={tmp_path}/c", cwd=tmp_path)
+    assert other.returncode == 2 and "meta.batch is 2, this run has 3" in other.stderr
+    resumed = run_vbw(*args[:-1], "resume=true", f"hydra.run.dir={tmp_path}/b",
+                      cwd=tmp_path, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _texts(replay) == _texts(batched_run / "replay.jsonl")
+
+
+def test_batched_shards_merge_to_the_batched_run(batched_run: Path, tmp_path: Path) -> None:
+    dirs = []
+    for i, sequences in ((0, 2), (1, 2), (1, 3)):
+        d = tmp_path / f"s{i}-{sequences}"
+        proc = run_vbw("mode=live", "n=5", *FAST, f"batch.sequences={sequences}",
+                       f"shard.index={i}", "shard.count=2", f"hydra.run.dir={d}",
+                       cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        dirs.append(d)
+    merged = tmp_path / "m"
+    proc = run_vbw("mode=merge", f"replays=[{dirs[0]},{dirs[1]}]", "task=bfcl_simple",
+                   "model=smollm2_135m", f"hydra.run.dir={merged}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert _texts(merged / "replay.jsonl") == _texts(batched_run / "replay.jsonl")
+    mixed = run_vbw("mode=merge", f"replays=[{dirs[0]},{dirs[2]}]", "task=bfcl_simple",
+                    "model=smollm2_135m", f"hydra.run.dir={tmp_path}/x", cwd=tmp_path)
+    assert mixed.returncode == 2 and "meta.batch" in mixed.stderr, mixed.stderr
+
+
+def test_batch_sequences_on_a_server_is_refused_in_one_line(tmp_path: Path) -> None:
+    proc = run_vbw("mode=live", "task=bfcl_simple", "n=1", "backend=openai",
+                   "backend.base_url=http://127.0.0.1:9", "backend.model=m",
+                   "backend.dialect=llama_server", "batch.sequences=4",
+                   f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "batch.sequences=4" in proc.stderr and "backend.concurrency" in proc.stderr

@@ -73,9 +73,12 @@ def test_k_samples_run_every_arm_k_times_with_their_own_seeds() -> None:
     seeds = [c.sampling.seed for _, c in backend.calls]
     assert len(set(seeds)) == 3 * 6  # one seed per arm and sample
     want = [request_sampling(dec, item.id, "unconstrained", i).seed for i in range(3)]
-    assert [seeds[6 * i] for i in range(3)] == want
+    # arm by arm, an arm's samples one after another (its prompt cached once for all)
+    assert seeds[:3] == want
+    assert [len(m) for m, _ in backend.calls[3:6]] == [3, 3, 3]
+    assert backend.calls[6][0] == backend.calls[7][0] == backend.calls[8][0]
     # sample i's reason_then_constrain extends sample i's unconstrained text
-    assert [backend.calls[6 * i + 1][0][1]["content"] for i in range(3)] == \
+    assert [backend.calls[3 + i][0][1]["content"] for i in range(3)] == \
         [s["unconstrained"].text for s in [rec.arms, *rec.samples]]
     charged = [k for s in [rec.arms, *rec.samples] for k, a in s.items() if a.compile_seconds]
     assert charged == ["constrained[answer]", "constrained[reasoning]"]  # the first sample's

@@ -69,6 +69,6 @@ def test_the_local_backend_adds_its_engines_packages_to_its_kinds() -> None:
     from vbw.generate.local import LocalBackend
 
     engine = SimpleNamespace(name="llguidance", requires=ENGINES.get("llguidance").requires)
-    backend = LocalBackend(None, engine)  # type: ignore[arg-type]
+    backend = LocalBackend(SimpleNamespace(sequences=1), engine)  # type: ignore[arg-type]
     assert (*BACKENDS.get("local").requires, *backend.requires) == \
         ("llama-cpp-python", "llguidance")

@@ -216,6 +216,7 @@ OTHER_RUN = {
     "kv_reuse": lambda h: {"kv_reuse": not h["kv_reuse"]},
     "whitespace": lambda h: {"whitespace": "compact"},
     "repack": lambda h: {"repack": not h.get("repack", True)},  # absent: a scripted run
+    "batch": lambda h: {"batch": 4},
     "versions": lambda h: {"versions": {**h["versions"], "outlines": "0.0.1"}},
 }
 

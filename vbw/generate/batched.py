@@ -1,19 +1,10 @@
 """Several sequences in one llama.cpp decode (`batch.sequences` > 1).
 
-Threads (one per item in flight, vbw.generate.live) hand their completions to one
-`BatchDecoder`, whose own thread owns the llama.cpp context: each step it decodes one
-token of every live sequence in one `llama_decode` (one row and one `seq_id` each), so the
-weights are read once for all of them; a finished sequence leaves the batch and a waiting
-one joins at the next step (continuous batching). Each sequence keeps its own rule,
-sampler, seed, interventions and tax (vbw.generate.completion, as in the one-sequence loop).
-
-Each sequence has a KV stream of its own (a unified cache places a sequence's cells
-wherever others left holes, and attention then sums them in another order: the texts
-would depend on which sequences shared the batch). A sequence takes the free slot whose
-cells hold most of its prompt: the whole prompt is evaluated once and shared with its end
-logits (the k samples of an arm, prompt_json[S] then constrained[S]); a shared prefix is
-kept under vbw.generate.decode's exact-reuse rule (prompt tokens evaluated in batches of
-two or more, at least the last two evaluated again).
+Threads (one per item in flight) hand their completions to one `BatchDecoder`, whose own
+thread owns the context: each step decodes one token of every live sequence in one
+`llama_decode`; a finished sequence leaves and a waiting one joins (continuous batching).
+Each sequence keeps its own rule, sampler, seed, interventions and tax, and a KV stream
+of its own, so its text is the one the one-sequence loop gives it.
 
 How it works and why: docs/design.md, section vbw.generate.batched.
 """
@@ -103,9 +94,8 @@ class BatchDecoder:
     def run(self, prompt: Sequence[int], max_tokens: int, rule: TokenRule | None = None,
             greedy_first: bool = True, sampling: Sampling | None = None) -> Decoded:
         """Complete `prompt` in the batch (as vbw.generate.decode.Decoder.run does alone)."""
-        gen = Completion(self.n_vocab, self.is_eog, max_tokens, rule, greedy_first, sampling,
-                         self.record, self.record_tax)
-        job = _Job([int(t) for t in prompt], gen, Future())
+        job = _Job([int(t) for t in prompt],
+                   self._completion(max_tokens, rule, greedy_first, sampling), Future())
         with self._cv:
             if self._closed:
                 raise EngineError("the batch decoder is closed")
@@ -116,6 +106,11 @@ class BatchDecoder:
                 self._thread.start()
             self._cv.notify()
         return job.done.result()
+
+    def _completion(self, max_tokens: int, rule: TokenRule | None, greedy_first: bool,
+                    sampling: Sampling | None) -> Completion:
+        return Completion(self.n_vocab, self.is_eog, max_tokens, rule, greedy_first,
+                          sampling, self.record, self.record_tax)
 
     def clear(self) -> None:
         """Forget every cached prompt (between runs; live sequences keep theirs)."""

@@ -36,7 +36,7 @@ class LocalBackend(Backend):
         self.engine_impl = engine
         self.engine = engine.name
         self.requires = engine.requires  # llama-cpp-python: the kind's (LocalBackendConfig)
-        self.sequences = runtime.batcher.sequences if runtime.batcher is not None else 1
+        self.sequences = runtime.sequences
         self._lock = threading.Lock()
 
     def compile(self, schema: Mapping[str, Any]) -> float:

@@ -126,6 +126,7 @@ class Runtime:
         self.chat_template: str | None = self.llm.metadata.get("tokenizer.chat_template")
         self.decoder = Decoder(llama_cpp, self.llm.ctx, self.n_vocab, self.llm.n_batch,
                                self.is_eog)
+        self.sequences = sequences
         self.batcher: BatchDecoder | None = None
         self._batch_ctx: Any = None
         if sequences > 1:

@@ -1,0 +1,259 @@
+"""Benchmark: batched live decoding (batch.sequences) against the one-sequence loop and
+against the machine's limit, on SmolLM2-135M.
+
+    python -m tests.benchmarks.bench_batched   # writes tests/benchmarks/batched.json (~20 min)
+
+Run it on an otherwise idle machine (llama.cpp spin-waits its threads). Every case runs
+in a fresh process: llama.cpp's OpenMP threads belong to the thread that first decodes,
+and a second thread decoding in the same process competes with them, which would charge
+one case for another. Everything comes from ONE run:
+- bare: `llama_decode` of B sequences, one token each per step (each in its own KV
+  stream, as vbw's batch has them; every row's logits read and its argmax taken), no
+  engine, B = 1, 2, 4, 8, 16: the ceiling the batch can reach on this machine;
+- roofline: the model's weight bytes read once per step over the memory bandwidth
+  (numpy copy): the steps per second memory alone would allow;
+- loop: vbw's own live path (vbw.generate.items.generate_item for every arm, items in
+  flight through vbw.generate.live.in_order) over the first items of GSM8K and BFCL
+  simple, schemas compiled beforehand: output tokens per second of all arms, greedy and
+  with k = 5 samples, batch.sequences = 1 (today's loop) and more; greedy texts compared
+  with the one-sequence run's. tok/s: all output tokens over the wall clock; decode tok/s:
+  the tokens after each generation's first over the wall clock less prompt evaluation
+  (bench_live's decode figure, which a batch is compared on with the bare decode);
+- mask: each engine's seconds per step per sequence spent choosing tokens (the rule's
+  mask and vbw's picking) in a batch of 8, on BFCL simple.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(os.environ.get("VBW_BENCH_OUT", Path(__file__).resolve().parent / "batched.json"))
+THREADS = int(os.environ.get("VBW_BENCH_THREADS", "2"))
+ITEMS = int(os.environ.get("VBW_BENCH_ITEMS", "20"))
+SAMPLED_ITEMS = int(os.environ.get("VBW_BENCH_SAMPLED_ITEMS", "4"))
+BARE = (1, 2, 4, 8, 16)
+SEQUENCES = (1, 4, 8, 16)
+CAP = 384
+ARM_KINDS = ["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
+
+
+def _model_path() -> str:
+    from vbw.config import bundled_model
+    from vbw.generate.model import resolve_model
+
+    return resolve_model(bundled_model("smollm2_135m")).path
+
+
+def bare(sequences: int, steps: int = 128) -> dict:
+    """Tokens per second of `sequences` rows per llama_decode, nothing else per step but
+    reading each row's logits and its argmax (the same context settings as vbw's)."""
+    import numpy as np
+
+    from vbw.generate.runtime import Runtime
+
+    rt = Runtime(_model_path(), n_ctx=1024, n_threads=THREADS, sequences=max(sequences, 2))
+    lib, ctx, n_vocab = rt._lib, rt._batch_ctx, rt.n_vocab
+    prompt = rt.chat_tokens("Natalia sold clips to 48 of her friends in April, and then she "
+                            "sold half as many clips in May. How many clips did Natalia sell "
+                            "altogether in April and May?")
+    batch = lib.llama_batch_init(512, 0, 1)
+
+    def decode(rows: list[tuple[int, int, int, bool]]) -> None:
+        batch.n_tokens = len(rows)
+        for i, (token, pos, seq, logits) in enumerate(rows):
+            batch.token[i], batch.pos[i], batch.seq_id[i][0] = token, pos, seq
+            batch.n_seq_id[i], batch.logits[i] = 1, logits
+        if lib.llama_decode(ctx, batch) != 0:
+            raise RuntimeError("llama_decode failed")
+
+    for seq in range(sequences):
+        decode([(t, i, seq, i == len(prompt) - 1) for i, t in enumerate(prompt)])
+    tokens = [int(prompt[-1])] * sequences
+    start = time.perf_counter()
+    for step in range(steps):
+        decode([(tokens[s], len(prompt) + step, s, True) for s in range(sequences)])
+        for s in range(sequences):
+            row = np.ctypeslib.as_array(lib.llama_get_logits_ith(ctx, s), shape=(n_vocab,))
+            tokens[s] = int(row.argmax())
+    seconds = time.perf_counter() - start
+    lib.llama_batch_free(batch)
+    rt.close()
+    return {"sequences": sequences, "tok_s": round(sequences * steps / seconds, 1),
+            "ms_per_step": round(1000 * seconds / steps, 2)}
+
+
+def roofline() -> dict:
+    """Weight bytes, memory bandwidth (a numpy copy of 512 MiB, best of 5) and the decode
+    steps per second memory alone allows."""
+    import numpy as np
+
+    size = Path(_model_path()).stat().st_size
+    a = np.ones(64 << 20, dtype=np.float64)  # 512 MiB
+    b = np.empty_like(a)
+    best = min(_timed(lambda: np.copyto(b, a)) for _ in range(5))
+    bandwidth = 2 * a.nbytes / best  # read and write
+    return {"weights_bytes": size, "bandwidth_gb_s": round(bandwidth / 1e9, 1),
+            "steps_per_s": round(bandwidth / size, 1)}
+
+
+def _timed(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
+         items: int = ITEMS) -> dict:
+    """vbw's live path over the task's first `items` items, every arm: output tokens per
+    second (wall clock of the whole generation, compiles done beforehand)."""
+    from vbw.config import DecodingConfig, MaxTokens
+    from vbw.generate.engines import make_engine
+    from vbw.generate.items import generate_item
+    from vbw.generate.live import in_order
+    from vbw.generate.local import LocalBackend
+    from vbw.generate.runtime import Runtime
+    from vbw.task.arms import task_arms
+    from vbw.task.runner import load_task
+
+    task = load_task(ROOT / "conf" / "task" / f"{task_name}.yaml")
+    arms = task_arms(task.schema_names, task.spec.answer_schema, ARM_KINDS)
+    todo = task.items(items)
+    rt = Runtime(_model_path(), n_ctx=4096, n_threads=THREADS, sequences=sequences)
+    backend = LocalBackend(rt, make_engine(engine, rt))
+    for item in todo:
+        for arm in arms:
+            if arm.enforced:
+                try:
+                    backend.compile(item.schemas[arm.schema])  # type: ignore[index]
+                except Exception:
+                    pass  # generate_item records it unsupported
+    caps = MaxTokens(free=CAP, json=CAP, package=CAP)
+    decoding = (DecodingConfig() if samples == 1
+                else DecodingConfig(temperature=0.7, samples=samples))
+    choosing = _time_choosing(rt)
+    prefill = _time_prefill(rt)
+    start = time.perf_counter()
+    records = list(in_order(todo, lambda it: generate_item(task, it, arms, backend, caps,
+                                                           decoding=decoding),
+                            max(1, sequences)))
+    wall = time.perf_counter() - start
+    tokens = sum(a.n_tokens or 0 for r in records
+                 for sample in [r.arms, *(r.samples or [])] for a in sample.values())
+    generations = sum(1 for r in records for sample in [r.arms, *(r.samples or [])]
+                      for a in sample.values() if a.n_tokens)
+    out = {"task": task_name, "sequences": sequences, "samples": samples, "engine": engine,
+           "items": len(todo), "tokens": tokens, "seconds": round(wall, 2),
+           "tok_s": round(tokens / wall, 1), "prefill_s": round(prefill[0], 2),
+           "decode_tok_s": round((tokens - generations) / (wall - prefill[0]), 1),
+           "texts": {r.id: {k: a.text for k, a in r.arms.items()} for r in records}}
+    b = rt.batcher
+    if b is not None:
+        out.update(steps=b.steps, mean_batch=round(b.rows / max(b.steps, 1), 2),
+                   padded=b.padded, prompt_tokens=b.prompt_tokens,
+                   choose_us_per_row=round(1e6 * choosing[0] / max(b.rows, 1), 1),
+                   decode_ms_per_step=round(1000 * choosing[1] / max(b.steps, 1), 2))
+    rt.close()
+    return out
+
+
+def _time_choosing(rt: Any) -> list[float]:
+    """[seconds choosing tokens, seconds in batched llama_decode], filled as it runs."""
+    totals = [0.0, 0.0]
+    b = rt.batcher
+    if b is None:
+        return totals
+    advance, decode_rows = b._advance, b._decode_rows
+
+    def timed_advance(slot: Any) -> None:
+        start = time.perf_counter()
+        advance(slot)
+        totals[0] += time.perf_counter() - start
+
+    def timed_rows() -> None:
+        start = time.perf_counter()
+        decode_rows()
+        totals[1] += time.perf_counter() - start
+
+    b._advance, b._decode_rows = timed_advance, timed_rows
+    return totals
+
+
+def _time_prefill(rt: Any) -> list[float]:
+    """[seconds evaluating prompts], filled as it runs, in either loop: the rest of the
+    wall clock is decoding (and vbw's work around it)."""
+    totals = [0.0]
+    owner, name = (rt.batcher, "_prefill") if rt.batcher is not None else (rt.decoder, "prefill")
+    inner = getattr(owner, name)
+
+    def timed(*args: Any) -> None:
+        start = time.perf_counter()
+        inner(*args)
+        totals[0] += time.perf_counter() - start
+
+    setattr(owner, name, timed)
+    return totals
+
+
+def _case(kind: str, **kw: Any) -> dict:
+    """One case in a fresh process (see the module docstring)."""
+    proc = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_batched", "--case",
+                           json.dumps({"kind": kind, **kw})], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{kind} {kw}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _differ(one: dict, other: dict) -> int:
+    """Greedy texts that differ between two runs of the same items."""
+    return sum(other["texts"][i][k] != text for i, arms in one["texts"].items()
+               for k, text in arms.items())
+
+
+def main() -> None:
+    from vbw.generate.provenance import cpu_name, versions
+
+    result: dict = {"cpu": cpu_name(), "threads": THREADS, "items": ITEMS,
+                    "sampled_items": SAMPLED_ITEMS, "cap": CAP,
+                    "versions": versions(("llama-cpp-python", "outlines", "llguidance")),
+                    "measured": time.strftime("%Y-%m-%d")}
+    result["roofline"] = _case("roofline")
+    result["bare"] = [_case("bare", sequences=b) for b in BARE]
+    print(json.dumps(result["bare"]), flush=True)
+    runs = []
+    for task_name in ("gsm8k", "bfcl_simple"):
+        greedy = {s: _case("loop", task_name=task_name, sequences=s, samples=1)
+                  for s in SEQUENCES}
+        for s, run in greedy.items():
+            run["texts_differ"] = _differ(greedy[1], run)
+        sampled = {s: _case("loop", task_name=task_name, sequences=s, samples=5,
+                            items=SAMPLED_ITEMS) for s in (1, 8)}
+        for run in [*greedy.values(), *sampled.values()]:
+            run.pop("texts")
+            runs.append(run)
+            print(json.dumps(run), flush=True)
+    result["loop"] = runs
+    result["mask"] = []
+    for engine in ("outlines", "llguidance", "llamacpp"):
+        run = _case("loop", task_name="bfcl_simple", sequences=8, samples=1, engine=engine,
+                    items=8)
+        run.pop("texts")
+        result["mask"].append(run)
+        print(json.dumps(run), flush=True)
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--case":
+        spec = json.loads(sys.argv[2])
+        kind = spec.pop("kind")
+        print(json.dumps({"roofline": roofline, "bare": bare, "loop": loop}[kind](**spec)))
+    else:
+        main()

@@ -1,0 +1,254 @@
+"""Several sequences in one decode (vbw.generate.batched): each sequence's record is the
+one the one-sequence loop gives it (tokens, interventions, tax), on scripted models and
+rules and on the real SmolLM2; rows share llama_decode calls; a prompt a slot holds is
+evaluated once; a failing sequence fails alone."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, scripted_model
+from tests.generate.fakellama import runtime as fake_runtime
+from vbw.errors import EngineError
+from vbw.generate.batched import _Job
+from vbw.generate.backend import Generation, Sampling
+
+PROMPTS = [[1, 9, 4], [1, 9, 5, 5], [3, 4, 4, 8, 1], [9, 9]]
+
+
+def _script(seed: int, steps: int = 30) -> tuple[list[int], list[set[int]]]:
+    rng = np.random.default_rng(seed)
+    wanted = [int(t) for t in rng.integers(1, N_VOCAB, steps + 1)]
+    allowed = []
+    for k in range(steps):
+        pool = [t for t in range(1, N_VOCAB) if t != wanted[k]]
+        chosen = {int(t) for t in rng.choice(pool, int(rng.integers(1, 4)), replace=False)}
+        allowed.append(chosen | {wanted[k]} if rng.random() < 0.5 else chosen)
+    return wanted, allowed
+
+
+def _model_of(prompts: list[list[int]], seed: int):  # type: ignore[no-untyped-def]
+    """One scripted model per prompt, told apart by the prompt's first tokens."""
+    scripts = {tuple(p): scripted_model(_script(seed + i)[0], len(p), seed + i)
+               for i, p in enumerate(prompts)}
+
+    def logits(context):  # type: ignore[no-untyped-def]
+        for prompt, model in scripts.items():
+            if tuple(context[:len(prompt)]) == prompt:
+                return model(context)
+        if any(tuple(p[:len(context)]) == tuple(context) for p in scripts):
+            return np.zeros(N_VOCAB, np.float32)  # a prompt's chunk: logits not read
+        raise AssertionError(f"no script for {context}")
+    return logits
+
+
+def _record(gen: Generation) -> tuple:
+    return (gen.text, gen.n_tokens, gen.finish_reason, gen.tax,
+            [i.model_dump() for i in gen.interventions or []])
+
+
+def _complete(rt, i: int, seed: int, sampling: Sampling | None = None) -> Generation:  # type: ignore[no-untyped-def]
+    rule = ScriptedRule(_script(seed + i)[1])
+    return rt.complete(PROMPTS[i], max_tokens=100, rule=rule, sampling=sampling)
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+@pytest.mark.parametrize("sequences", [2, 4])
+def test_every_sequence_of_a_batch_records_what_it_records_alone(sequences: int,
+                                                                 sampled: bool) -> None:
+    seed = 7
+    model = _model_of(PROMPTS, seed)
+    sampling = (lambda i: Sampling(temperature=0.8, top_k=0, top_p=1.0, min_p=0.0,
+                                   seed=100 + i)) if sampled else (lambda i: None)
+    alone = [_complete(fake_runtime(model), i, seed, sampling(i)) for i in range(4)]
+    rt = fake_runtime(model, sequences=sequences)
+    with ThreadPoolExecutor(4) as pool:
+        batched = list(pool.map(lambda i: _complete(rt, i, seed, sampling(i)), range(4)))
+    assert [_record(g) for g in batched] == [_record(g) for g in alone]
+    assert all(g.interventions and g.tax is not None and g.tax > 0 for g in batched)
+    assert max(rt._lib.rows) >= 2  # sequences did share decode calls
+    rt.batcher.close()
+
+
+def test_a_one_sequence_batch_records_the_same_as_the_loop() -> None:
+    seed = 3
+    model = _model_of(PROMPTS, seed)
+    for i in range(4):
+        rt = fake_runtime(model, sequences=2)
+        rt.batcher._slots = rt.batcher._slots[:1]  # one slot: one sequence at a time
+        assert _record(_complete(rt, i, seed)) == _record(_complete(fake_runtime(model), i,
+                                                                    seed))
+        rt.batcher.close()
+
+
+def test_a_whole_prompt_held_by_a_slot_is_evaluated_once() -> None:
+    wanted, _ = _script(5)
+    rt = fake_runtime(scripted_model(wanted, 4, 5), sequences=3)
+    texts = {rt.complete([1, 9, 4, 4], max_tokens=6).text for _ in range(5)}
+    assert len(texts) == 1 and rt.batcher.prompt_tokens == 4
+    rt.complete([1, 9, 4, 5], max_tokens=6)  # shares 3 tokens: the last two evaluated again
+    assert rt.batcher.prompt_tokens == 4 + 2
+    rt.batcher.close()
+
+
+def test_a_failing_constraint_fails_its_sequence_alone() -> None:
+    seed = 11
+    model = _model_of(PROMPTS, seed)
+    rt = fake_runtime(model, sequences=4)
+
+    class Broken(ScriptedRule):
+        def accept(self, token: int) -> None:
+            if self.k == 2:
+                raise ValueError("boom")
+            super().accept(token)
+
+    def one(i: int) -> Generation | str:
+        try:
+            if i == 1:
+                return rt.complete(PROMPTS[i], max_tokens=100,
+                                   rule=Broken(_script(seed + i)[1]))
+            return _complete(rt, i, seed)
+        except EngineError as e:
+            return str(e)
+
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(one, range(4)))
+    assert out[1] == "constraint failed after 2 tokens: ValueError: boom"
+    alone = [_complete(fake_runtime(model), i, seed) for i in (0, 2, 3)]
+    assert [_record(out[i]) for i in (0, 2, 3)] == [_record(g) for g in alone]  # type: ignore[arg-type]
+    rt.batcher.close()
+
+
+def test_waiting_sequences_join_as_others_finish() -> None:
+    """Continuous batching: 2 slots, 4 completions of different lengths; never more than
+    two live rows, a gap between live slots padded, every cell of a finished sequence's
+    output removed."""
+    wanted = [4] * 50
+    rt = fake_runtime(scripted_model(wanted, 2, 0), sequences=2)
+    caps = [3, 9, 5, 2]
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda c: rt.complete([c + 1, 9], max_tokens=c), caps))
+    assert [g.n_tokens for g in out] == caps
+    generated = [n for n in rt._lib.rows if n <= 2]
+    assert max(rt._lib.rows[1:]) <= 2 and len(generated) >= max(caps)
+    assert all(len(cells) <= 2 for cells in rt._lib.seqs.values())  # prompts kept only
+    rt.batcher.close()
+
+
+def test_a_gap_between_live_slots_gets_a_padding_row_that_leaves_no_cell() -> None:
+    """Slots 0, 1 and 2 live, slot 1 ends first: llama.cpp would split a batch at the gap
+    in sequence ids, so slot 1 gets a padding row; its cell is removed after each step."""
+    rt = fake_runtime(scripted_model([4] * 20, 2, 0), sequences=3)
+    b = rt.batcher
+    jobs = [_Job(list(p), b._completion(cap, None, True, None), Future())
+            for p, cap in (([1, 9], 12), ([2, 9], 2), ([3, 9], 12))]
+    b._queue.extend(jobs)  # admitted in this order, into slots 0, 1, 2
+    b._thread = threading.Thread(target=b._loop, daemon=True)
+    b._thread.start()
+    out = [job.done.result(timeout=10) for job in jobs]
+    assert [d.tokens for d in out] == [[4] * 12, [4] * 2, [4] * 12]
+    assert b.padded == 12 - 2 and b.rows == 12 + 2 + 12 - 3  # the first tokens need no row
+    assert rt._lib.seqs[1] == [2, 9]  # the padding rows' cells are gone
+    b.close()
+
+
+def test_a_closed_batch_refuses_work() -> None:
+    rt = fake_runtime(scripted_model([EOG], 2, 0), sequences=2)
+    rt.batcher.close()
+    with pytest.raises(EngineError, match="closed"):
+        rt.complete([1, 9], max_tokens=3)
+
+
+# -- the real model ------------------------------------------------------------------
+
+LIVE_CAPS = {"free": 64, "json": 64, "package": 64}
+
+
+def _items(task_name: str, n: int):  # type: ignore[no-untyped-def]
+    from tests.conftest import TASK_CONF
+    from vbw.task.arms import task_arms
+    from vbw.task.runner import load_task
+
+    task = load_task(TASK_CONF / f"{task_name}.yaml")
+    arms = task_arms(task.schema_names, task.spec.answer_schema,
+                     ["unconstrained", "prompt_json", "constrained", "reason_then_constrain"])
+    return task, task.items(n), arms
+
+
+def _arm_records(rec) -> dict:  # type: ignore[no-untyped-def]
+    return {k: (a.text, a.n_tokens, a.finish_reason, a.tax,
+                [i.model_dump() for i in a.interventions or []])
+            for k, a in rec.arms.items()}
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("engine", ["outlines", "llguidance", "llamacpp"])
+def test_a_batch_of_real_items_gives_each_arm_its_one_sequence_record(runtime, smollm2_file,
+                                                                      engine: str) -> None:
+    """Four items in flight on SmolLM2, every arm of each: the same texts, interventions
+    and tax as the one-sequence loop (each sequence has a KV stream of its own)."""
+    from tests.generate.conftest import THREADS
+    from vbw.config import MaxTokens
+    from vbw.generate.engines import make_engine
+    from vbw.generate.items import generate_item
+    from vbw.generate.live import in_order
+    from vbw.generate.local import LocalBackend
+    from vbw.generate.runtime import Runtime
+
+    caps = MaxTokens.model_validate(LIVE_CAPS)
+    batched_rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=4)
+    try:
+        for task_name, n in (("bfcl_simple", 3), ("gsm8k", 2)):
+            task, items, arms = _items(task_name, n)
+            one = LocalBackend(runtime, make_engine(engine, runtime))
+            alone = [generate_item(task, it, arms, one, caps) for it in items]
+            many = LocalBackend(batched_rt, make_engine(engine, batched_rt))
+            together = list(in_order(items, lambda it: generate_item(task, it, arms, many,
+                                                                     caps), 4))
+            assert [_arm_records(r) for r in together] == [_arm_records(r) for r in alone]
+            assert any(a.interventions for r in together for a in r.arms.values())
+        assert batched_rt.batcher.rows > batched_rt.batcher.steps  # batches of several
+    finally:
+        batched_rt.close()
+
+
+@pytest.mark.live
+def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
+    """decoding.samples=5: the five samples of unconstrained, prompt_json and constrained
+    (prompt_json's very prompt) take the slot that holds it: each prompt is evaluated once."""
+    from tests.generate.conftest import THREADS
+    from vbw.config import DecodingConfig, MaxTokens
+    from vbw.generate.engines import make_engine
+    from vbw.generate.items import generate_item
+    from vbw.generate.local import LocalBackend
+    from vbw.generate.runtime import Runtime
+
+    rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=2)
+    evaluated: dict[tuple[int, ...], int] = {}
+    inner = rt.batcher._decode_prompt
+
+    def counted(seq: int, tokens, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
+        evaluated[tuple(tokens)] = evaluated.get(tuple(tokens), 0) + end - start
+        inner(seq, tokens, start, end)
+
+    rt.batcher._decode_prompt = counted  # type: ignore[method-assign]
+    try:
+        task, items, arms = _items("gsm8k", 1)
+        backend = LocalBackend(rt, make_engine("outlines", rt))
+        rec = generate_item(task, items[0], arms, backend, MaxTokens.model_validate(LIVE_CAPS),
+                            decoding=DecodingConfig(temperature=0.8, samples=5))
+        assert rec.samples is not None and len(rec.samples) == 4
+        shared = [a for a in arms if a.kind in ("unconstrained", "prompt_json", "constrained")]
+        prompts = {a.key: tuple(rt.chat_tokens(task.messages(items[0], a))) for a in shared}
+        for arm in shared:
+            assert evaluated.get(prompts[arm.key], 0) <= len(prompts[arm.key]), arm.key
+            if arm.kind == "constrained":
+                twin = prompts[arm.key.replace("constrained", "prompt_json")]
+                assert prompts[arm.key] == twin and evaluated.get(twin, 0) <= len(twin)
+        assert prompts and sum(evaluated.values()) < sum(5 * len(p) for p in prompts.values())
+    finally:
+        rt.close()

@@ -75,6 +75,11 @@ class FakeLib:
             del self.seqs.setdefault(s, [])[max(keep, 0):]
         return True
 
+    def llama_memory_seq_cp(self, _memory: object, src: int, dst: int, p0: int,
+                            p1: int) -> None:
+        assert p0 == p1 == -1, "llama.cpp copies a stream between streams only whole"
+        self.seqs[dst] = list(self.seqs.get(src, []))
+
     def llama_memory_clear(self, _memory: object, _data: bool) -> None:
         self.seqs = {}
 

@@ -95,6 +95,18 @@ def test_a_whole_prompt_held_by_a_slot_is_evaluated_once() -> None:
     rt.batcher.close()
 
 
+def test_a_prompt_queued_k_times_at_once_is_evaluated_once() -> None:
+    """Five completions of one prompt queued together land in five slots: the first
+    evaluates it, the others copy its stream (whole, as llama.cpp copies streams)."""
+    wanted, _ = _script(6)
+    rt = fake_runtime(scripted_model(wanted, 4, 6), sequences=5)
+    request = ([1, 9, 4, 4], 6, None, True, None)
+    out = rt.complete_many([request] * 5)
+    assert len({g.text for g in out}) == 1 and rt.batcher.prompt_tokens == 4
+    assert max(rt._lib.rows) == 5  # the five decoded side by side
+    rt.batcher.close()
+
+
 def test_a_failing_constraint_fails_its_sequence_alone() -> None:
     seed = 11
     model = _model_of(PROMPTS, seed)

@@ -116,6 +116,19 @@ class Backend(ABC):
             The completion and its timings.
         """
 
+    def generate_many(self, requests: Sequence[tuple[Sequence[Message], GenerateConfig]]
+                      ) -> list[Generation]:
+        """Several independent completions; a backend that decodes several at once
+        (`sequences` > 1) starts them together, in this order. The default: one by one.
+
+        Args:
+            requests: (messages, config) pairs, as `generate` takes them.
+        Returns:
+            Their generations, in the same order; the first failure (in that order) is
+            raised once every request has ended.
+        """
+        return [self.generate(messages, config) for messages, config in requests]
+
     def clear_cache(self) -> None:
         """Forget cached prompt state (after the canary); a no-op where there is none."""
 

@@ -94,6 +94,11 @@ class BatchDecoder:
     def run(self, prompt: Sequence[int], max_tokens: int, rule: TokenRule | None = None,
             greedy_first: bool = True, sampling: Sampling | None = None) -> Decoded:
         """Complete `prompt` in the batch (as vbw.generate.decode.Decoder.run does alone)."""
+        return self.submit(prompt, max_tokens, rule, greedy_first, sampling).result()
+
+    def submit(self, prompt: Sequence[int], max_tokens: int, rule: TokenRule | None = None,
+               greedy_first: bool = True, sampling: Sampling | None = None) -> Future[Decoded]:
+        """Queue a completion; completions join the batch in the order they are queued."""
         job = _Job([int(t) for t in prompt],
                    self._completion(max_tokens, rule, greedy_first, sampling), Future())
         with self._cv:
@@ -105,7 +110,7 @@ class BatchDecoder:
                                                 daemon=True)
                 self._thread.start()
             self._cv.notify()
-        return job.done.result()
+        return job.done
 
     def _completion(self, max_tokens: int, rule: TokenRule | None, greedy_first: bool,
                     sampling: Sampling | None) -> Completion:
@@ -246,28 +251,48 @@ class BatchDecoder:
         self._advance(slot)
 
     def _slot_for(self, prompt: Sequence[int]) -> _Slot:
-        """The free slot whose cells hold most of the prompt, else the least recently used."""
+        """The free slot whose cells hold most of the prompt, else the lowest free one
+        (live slots kept together: a gap between them costs a padding row)."""
         free = [s for s in self._slots if s.job is None]
         return max(free, key=lambda s: (_common(s.cached, prompt) if self.reuse else 0,
-                                        -s.used))
+                                        -s.seq))
 
     def _prefill(self, slot: _Slot, tokens: list[int]) -> None:
-        """Bring the slot's cells to `tokens`: the whole prompt it already holds is
-        shared with its end logits; a shared prefix is kept under the exact-reuse rule."""
-        keep = _common(slot.cached, tokens) if self.reuse else 0
-        if keep == len(tokens) == len(slot.cached) and slot.end is not None:
+        """Bring the slot's cells to `tokens`. A whole prompt held by a slot is shared with
+        its end logits: in place, or by copying that slot's stream (llama.cpp copies a
+        stream only whole; cells past the prompt are dropped); a prefix the slot itself
+        holds is kept under the exact-reuse rule."""
+        lib, mem, seq = self._lib, self._memory, slot.seq
+        whole = self._holder(slot, tokens)
+        if whole is not None:
+            if whole is not slot:
+                lib.llama_memory_seq_rm(mem, seq, -1, -1)
+                lib.llama_memory_seq_cp(mem, whole.seq, seq, -1, -1)
+                slot.cached, slot.end = whole.cached, whole.end
+            lib.llama_memory_seq_rm(mem, seq, len(tokens), -1)
             slot.pos = len(tokens)
-            self._lib.llama_memory_seq_rm(self._memory, slot.seq, keep, -1)
             return
+        keep = _common(slot.cached, tokens) if self.reuse else 0
         keep = max(0, min(keep, len(tokens) - 2))
-        self._lib.llama_memory_seq_rm(self._memory, slot.seq, keep if keep > 0 else -1, -1)
+        lib.llama_memory_seq_rm(mem, seq, keep if keep > 0 else -1, -1)
         slot.cached, slot.end = tuple(tokens[:keep]), None
         for start, end in prompt_chunks(keep, len(tokens), self.n_batch):
-            self._decode_prompt(slot.seq, tokens, start, end)
+            self._decode_prompt(seq, tokens, start, end)
         self.prompt_tokens += len(tokens) - keep
         slot.cached = tuple(tokens) if len(tokens) > 1 else ()
         slot.end = self._logits(-1).copy()
         slot.pos = len(tokens)
+
+    def _holder(self, slot: _Slot, tokens: list[int]) -> _Slot | None:
+        """A slot whose cells hold exactly this whole prompt, with its end logits (the
+        taking slot itself first)."""
+        if not self.reuse:
+            return None
+        want = tuple(tokens)
+        for other in [slot, *self._slots]:
+            if other.end is not None and other.cached == want:
+                return other
+        return None
 
     def _decode_prompt(self, seq: int, tokens: Sequence[int], start: int, end: int) -> None:
         batch = self._batch

@@ -127,40 +127,55 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
 def _samples(task: Task, item: Item, arms: list[Arm], backend: Backend, caps: MaxTokens,
              mark: Callable[[str], None], decoding: DecodingConfig, compiled: dict[str, float],
              tools: dict[str, tuple[ToolCall, Tool]]) -> list[dict[str, ArmRecord]]:
-    """Every sample of every arm, arm by arm in the order that lets a prompt cache serve
-    shared prefixes (an arm's k samples one after another share its whole prompt); a
-    compile time still in `compiled` is charged to sample 1 (and taken out)."""
+    """Every sample of every arm in two rounds: the free text first (unconstrained, which
+    reason_then_constrain extends), then the other arms, arm by arm in the order that lets
+    a prompt cache serve shared prefixes (an arm's k samples one after another share its
+    whole prompt). A backend that decodes several at once starts a round's together."""
     k = decoding.samples
     out: list[dict[str, ArmRecord]] = [{} for _ in range(k)]
     free_text: list[str | None] = [None] * k
-    for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2)):
-        for index in range(k):
-            which = f", sample {index + 1} of {k}" if k > 1 else ""
-            mark(f"generating item {item.id}, arm {arm.key}{which}")
-            if arm.kind == "reason_then_constrain" and free_text[index] is None:
-                free_text[index] = backend.generate(task.messages(item, FREE), GenerateConfig(
-                    max_tokens=caps.free,
-                    sampling=request_sampling(decoding, item.id, FREE.key, index))).text
-            out[index][arm.key] = _one(task, item, arm, arms, backend, caps, decoding, index,
-                                       compiled, tools, free_text[index])
-            if arm == FREE:
-                free_text[index] = out[index][arm.key].text
+    if FREE in arms or any(a.kind == "reason_then_constrain" for a in arms):
+        gens = _round(backend, mark, item, [(FREE, i) for i in range(k)], k, lambda arm, i: (
+            task.messages(item, FREE), GenerateConfig(
+                max_tokens=caps.free, sampling=request_sampling(decoding, item.id, FREE.key, i))))
+        free_text = [g.text for g in gens]
+        if FREE in arms:
+            for i, gen in enumerate(gens):
+                out[i][FREE.key] = _record(gen)
+    rest = [(arm, i) for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2))
+            if arm != FREE for i in range(k)]
+
+    def request(arm: Arm, i: int) -> tuple[list, GenerateConfig]:
+        schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
+        return task.messages(item, arm, free_text=free_text[i]), GenerateConfig(
+            max_tokens=cap(caps, arm), schema=schema, tool=tools.get(arm.key, (None, None))[1],
+            sampling=request_sampling(decoding, item.id, arm.key, i))
+
+    for (arm, i), gen in zip(rest, _round(backend, mark, item, rest, k, request)):
+        charged = arm.enforced and (arm.kind == "constrained" or
+                                    Arm("constrained", arm.schema) not in arms)
+        gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
+                                     if charged else 0.0})
+        out[i][arm.key] = _record(gen, "unconstrained" if arm.kind == "reason_then_constrain"
+                                  else None, tools.get(arm.key, (None, None))[0])
     return [{a.key: sample[a.key] for a in arms} for sample in out]
 
 
-def _one(task: Task, item: Item, arm: Arm, arms: list[Arm], backend: Backend,
-         caps: MaxTokens, decoding: DecodingConfig, index: int, compiled: dict[str, float],
-         tools: dict[str, tuple[ToolCall, Tool]], free_text: str | None) -> ArmRecord:
-    """Sample `index` of one arm."""
-    schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
-    tool, offer = tools.get(arm.key, (None, None))
-    gen = backend.generate(task.messages(item, arm, free_text=free_text),
-                           GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
-                                          tool=offer, sampling=request_sampling(
-                                              decoding, item.id, arm.key, index)))
-    charged = schema is not None and (arm.kind == "constrained" or
-                                      Arm("constrained", arm.schema) not in arms)
-    gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)
-                                 if charged else 0.0})
-    return _record(gen, "unconstrained" if arm.kind == "reason_then_constrain" else None,
-                   tool)
+def _round(backend: Backend, mark: Callable[[str], None], item: Item,
+           todo: list[tuple[Arm, int]], k: int,
+           request: Callable[[Arm, int], tuple[list, GenerateConfig]]) -> list[Generation]:
+    """The generations of `todo` ((arm, sample index) pairs): one by one, each `mark`ed,
+    or started together on a backend that decodes several at once."""
+    def label(arm: Arm, i: int) -> str:
+        return f"arm {arm.key}" + (f", sample {i + 1} of {k}" if k > 1 else "")
+
+    if backend.sequences == 1:
+        gens = []
+        for arm, i in todo:
+            mark(f"generating item {item.id}, {label(arm, i)}")
+            gens.append(backend.generate(*request(arm, i)))
+        return gens
+    if todo:
+        mark(f"generating item {item.id}, {len(todo)} together: "
+             + "; ".join(label(arm, i) for arm, i in todo))
+    return backend.generate_many([request(arm, i) for arm, i in todo])

@@ -44,17 +44,23 @@ class LocalBackend(Backend):
             return self.engine_impl.compile(schema)[1]
 
     def generate(self, messages: Sequence[Message], config: GenerateConfig) -> Generation:
-        rule = None
-        compile_seconds = 0.0
+        return self.generate_many([(messages, config)])[0]
+
+    def generate_many(self, requests: Sequence[tuple[Sequence[Message], GenerateConfig]]
+                      ) -> list[Generation]:
+        prepared = []
         with self._lock:
-            if config.schema_ is not None:
-                constraint, compile_seconds = self.engine_impl.compile(config.schema_)
-                rule = constraint.rule()
-            tokens = self.runtime.chat_tokens(messages)
-        gen = self.runtime.complete(tokens, max_tokens=config.max_tokens, rule=rule,
-                                    greedy_first=self.engine_impl.greedy_first,
-                                    sampling=config.sampling)
-        return gen.model_copy(update={"compile_seconds": compile_seconds})
+            for messages, config in requests:
+                rule, seconds = None, 0.0
+                if config.schema_ is not None:
+                    constraint, seconds = self.engine_impl.compile(config.schema_)
+                    rule = constraint.rule()
+                prepared.append((self.runtime.chat_tokens(messages), rule, seconds, config))
+        done = self.runtime.complete_many([(tokens, config.max_tokens, rule,
+                                            self.engine_impl.greedy_first, config.sampling)
+                                           for tokens, rule, _, config in prepared])
+        return [gen.model_copy(update={"compile_seconds": seconds})
+                for gen, (_, _, seconds, _) in zip(done, prepared)]
 
     def clear_cache(self) -> None:
         self.runtime.clear_kv()

@@ -15,7 +15,7 @@ from typing import Any
 
 from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Generation, Sampling
-from vbw.generate.completion import TokenRule
+from vbw.generate.completion import Decoded, TokenRule
 from vbw.generate.batched import BatchDecoder
 from vbw.generate.decode import Decoder
 from vbw.generate.interventions import to_interventions
@@ -273,6 +273,34 @@ class Runtime:
         `rule` constrains every token (vbw.generate.decode); an exception inside it
         fails the generation as an EngineError, never an unconstrained continuation.
         """
+        tokens = self._checked(prompt, max_tokens)
+        if self.batcher is not None:  # its `reuse` keeps no prefix when reuse_kv is off
+            done = self.batcher.run(tokens, max_tokens, rule, greedy_first, sampling)
+        else:
+            if not self.reuse_kv:
+                self.clear_kv()
+            done = self.decoder.run(tokens, max_tokens, rule, greedy_first, sampling)
+        return self._generation(done)
+
+    def complete_many(self, requests: Sequence[tuple[Sequence[int], int, TokenRule | None,
+                                                     bool, Sampling | None]]
+                      ) -> list[Generation]:
+        """Several completions of token ids: (prompt, max_tokens, rule, greedy_first,
+        sampling) each; with a batch, all queued at once in this order (the first failure
+        raised once all have ended), else one after another as `complete`."""
+        if self.batcher is None:
+            return [self.complete(p, max_tokens=m, rule=r, greedy_first=g, sampling=s)
+                    for p, m, r, g, s in requests]
+        checked = [self._checked(p, m) for p, m, *_ in requests]
+        futures = [self.batcher.submit(tokens, m, r, g, s)
+                   for tokens, (_, m, r, g, s) in zip(checked, requests)]
+        errors = [f.exception() for f in futures]  # waits for every one
+        for error in errors:
+            if error is not None:
+                raise error
+        return [self._generation(f.result()) for f in futures]
+
+    def _checked(self, prompt: str | Sequence[int], max_tokens: int) -> list[int]:
         if max_tokens < 1:
             raise EngineError(f"max_tokens must be >= 1, got {max_tokens}")
         tokens = self.tokenize(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
@@ -282,12 +310,9 @@ class Runtime:
             raise EngineError(
                 f"prompt of {len(tokens)} tokens + max_tokens={max_tokens} exceeds n_ctx={self.n_ctx}"
             )
-        if self.batcher is not None:  # its `reuse` keeps no prefix when reuse_kv is off
-            done = self.batcher.run(tokens, max_tokens, rule, greedy_first, sampling)
-        else:
-            if not self.reuse_kv:
-                self.clear_kv()
-            done = self.decoder.run(tokens, max_tokens, rule, greedy_first, sampling)
+        return tokens
+
+    def _generation(self, done: Decoded) -> Generation:
         text = self.llm.detokenize(done.tokens).decode("utf-8", errors="replace")
         found = (None if done.events is None else
                  to_interventions(done.events, done.tokens, self.token_bytes, self.is_eog))

@@ -170,6 +170,7 @@ def blocks() -> dict[str, Callable[[], str]]:
         out[f"sampled-{task}"] = (lambda t=task, g=greedy, s=k: _if_exists(
             ROOT / "replays" / t / "smollm2_135m" / s, lambda: sampled.block(t, g, s)))
     out["bench-live"] = lambda: _if_exists(BENCH / "live.json", _live)
+    out["bench-batched"] = lambda: _if_exists(BENCH / "batched.json", _batched)
     out["conformance-suite"] = lambda: _if_exists(BENCH / "conformance.json", _suite)
     out["bench-conformance"] = lambda: _if_exists(BENCH / "conformance.json", _masks)
     for task in ("bfcl_simple", "gsm8k"):
@@ -386,6 +387,12 @@ def _example_task() -> str:
     """The example user task, verbatim, so the README's complete example cannot drift."""
     text = (ROOT / "examples/qa/task/capitals.yaml").read_text(encoding="utf-8")
     return f"```yaml\n{text}```"
+
+
+def _batched() -> str:
+    from tests.benchmarks.batched_table import batched_block
+
+    return batched_block()
 
 
 def _live() -> str:

@@ -11,6 +11,7 @@ How it works and why: docs/design.md, section vbw.generate.batched.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from collections import deque
@@ -54,6 +55,23 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int) -> Any:
+    """A second llama.cpp context on `llm`'s loaded weights for `sequences` sequences at
+    once, `n_ctx` tokens each, each in a KV stream of its own; every other setting copied
+    from `llm`'s own context (flash attention off, as there)."""
+    own = llm.context_params
+    params = type(own)()
+    ctypes.memmove(ctypes.byref(params), ctypes.byref(own), ctypes.sizeof(own))
+    params.n_ctx = n_ctx * sequences
+    params.n_seq_max = sequences
+    params.kv_unified = False
+    ctx = lib.llama_init_from_model(llm.model, params)
+    if not ctx:
+        raise EngineError(f"cannot create a context for batch.sequences={sequences} "
+                          f"(n_ctx {n_ctx} per sequence): out of memory?")
+    return ctx
 
 
 class BatchDecoder:

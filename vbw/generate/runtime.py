@@ -16,7 +16,7 @@ from typing import Any
 from vbw.errors import EngineError, one_line
 from vbw.generate.backend import Generation, Sampling
 from vbw.generate.completion import Decoded, TokenRule
-from vbw.generate.batched import BatchDecoder
+from vbw.generate.batched import BatchDecoder, batch_context
 from vbw.generate.decode import Decoder
 from vbw.generate.interventions import to_interventions
 from vbw.generate.repack import extra_bufts
@@ -130,25 +130,10 @@ class Runtime:
         self.batcher: BatchDecoder | None = None
         self._batch_ctx: Any = None
         if sequences > 1:
-            self._batch_ctx = self._context(sequences)
+            self._batch_ctx = batch_context(llama_cpp, self.llm, n_ctx, sequences)
             self.batcher = BatchDecoder(llama_cpp, self._batch_ctx, self.n_vocab,
                                         self.llm.n_batch, self.is_eog, sequences, reuse_kv)
         self._template: Any = None
-
-    def _context(self, sequences: int) -> Any:
-        """A second context on the loaded weights for `sequences` sequences at once."""
-        lib = self._lib
-        own = self.llm.context_params
-        params = type(own)()
-        ctypes.memmove(ctypes.byref(params), ctypes.byref(own), ctypes.sizeof(own))
-        params.n_ctx = self.n_ctx * sequences
-        params.n_seq_max = sequences
-        params.kv_unified = False  # a stream per sequence (vbw.generate.batched)
-        ctx = lib.llama_init_from_model(self.llm.model, params)
-        if not ctx:
-            raise EngineError(f"cannot create a context for batch.sequences={sequences} "
-                              f"(n_ctx {self.n_ctx} per sequence): out of memory?")
-        return ctx
 
     @property
     def record_tax(self) -> bool:

@@ -119,7 +119,7 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     from vbw.config import DecodingConfig, MaxTokens
     from vbw.generate.engines import make_engine
     from vbw.generate.items import generate_item
-    from vbw.generate.live import in_order
+    from vbw.generate.live import in_order, items_in_flight
     from vbw.generate.local import LocalBackend
     from vbw.generate.runtime import Runtime
     from vbw.task.arms import task_arms
@@ -145,7 +145,7 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     start = time.perf_counter()
     records = list(in_order(todo, lambda it: generate_item(task, it, arms, backend, caps,
                                                            decoding=decoding),
-                            max(1, sequences)))
+                            items_in_flight(sequences)))
     wall = time.perf_counter() - start
     tokens = sum(a.n_tokens or 0 for r in records
                  for sample in [r.arms, *(r.samples or [])] for a in sample.values())

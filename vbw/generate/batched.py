@@ -269,11 +269,11 @@ class BatchDecoder:
         self._advance(slot)
 
     def _slot_for(self, prompt: Sequence[int]) -> _Slot:
-        """The free slot whose cells hold most of the prompt, else the lowest free one
-        (live slots kept together: a gap between them costs a padding row)."""
+        """The free slot whose cells hold most of the prompt, else the least recently
+        used (a prompt just freed is the likeliest prefix of its item's next one)."""
         free = [s for s in self._slots if s.job is None]
         return max(free, key=lambda s: (_common(s.cached, prompt) if self.reuse else 0,
-                                        -s.seq))
+                                        -s.used))
 
     def _prefill(self, slot: _Slot, tokens: list[int]) -> None:
         """Bring the slot's cells to `tokens`. A whole prompt held by a slot is shared with

@@ -94,6 +94,12 @@ def in_order(todo: list[Item], make: Callable[[Item], ItemRecord],
                 fut.cancel()
 
 
+def items_in_flight(sequences: int, server: int = 1) -> int:
+    """Items generated at once: a server's `concurrency`, or twice the sequences of an
+    in-process batch (so completions wait to join it when one leaves)."""
+    return max(server, 2 * sequences if sequences > 1 else 1)
+
+
 def _named(item: Item, make: Callable[[Item], ItemRecord]) -> ItemRecord:
     try:
         return make(item)
@@ -274,7 +280,7 @@ def _run(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, path: P
           f"{path}), engine {backend.engine}, "
           + (f"canary passed in {canary:.2f} s" if canary is not None else
              "no canary: the backend cannot constrain (no constrained arm)"), file=err)
-    concurrency = max(cfg.backend.in_flight, backend.sequences)
+    concurrency = items_in_flight(backend.sequences, cfg.backend.in_flight)
     # the shard in every progress line: a sweep's shard jobs may share one stderr
     label = f"{task.name} [shard {want.shard.index} of {want.shard.count}]" if want.shard \
         else task.name

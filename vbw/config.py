@@ -240,12 +240,21 @@ class DecodingConfig(StrictModel):
 
 class BatchConfig(StrictModel):
     """In-process live generation: how many sequences one llama.cpp decode carries
-    (vbw.generate.batched). 1 is the one-sequence loop of every replay made before the
-    setting; more decode that many completions at once (of several items in flight),
-    each in a KV stream of its own. Recorded in the replay header (`batch`) when above 1:
-    resume and merge refuse a mix. A server batches through backend.concurrency."""
+    (vbw.generate.batched). null: `IN_PROCESS` in process (the best of
+    tests/benchmarks/bench_batched.py on the reference 2-core machine), nothing for a
+    server, which batches through backend.concurrency. 1 is the one-sequence loop of every
+    replay made before the setting; more decode that many completions at once (of several
+    items in flight), each in a KV stream of its own. Recorded in the replay header
+    (`batch`) when above 1: resume and merge refuse a mix."""
 
-    sequences: int = Field(default=1, ge=1, le=32)
+    IN_PROCESS: ClassVar[int] = 8
+    sequences: int | None = Field(default=None, ge=1, le=32)
+
+    def resolved(self, in_process: bool) -> int:
+        """The sequences per decode of a run in process or not (null resolved)."""
+        if self.sequences is not None:
+            return self.sequences
+        return self.IN_PROCESS if in_process else 1
 
 
 class Gate(StrictModel):

@@ -168,6 +168,25 @@ def test_a_gap_between_live_slots_gets_a_padding_row_that_leaves_no_cell() -> No
     b.close()
 
 
+def test_a_bug_in_the_loop_reaches_every_caller_and_later_ones() -> None:
+    """A failure that is not an EngineError (vbw's own bug) ends the batch thread; every
+    waiting completion and every later one gets it, none waits forever."""
+    rt = fake_runtime(scripted_model([4] * 9, 2, 0), sequences=2)
+
+    def broken(slot, tokens):  # type: ignore[no-untyped-def]
+        raise ZeroDivisionError("bug")
+
+    rt.batcher._prefill = broken  # type: ignore[method-assign]
+    with ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(rt.complete, [i + 1, 9], max_tokens=3) for i in range(3)]
+        for f in futures:
+            with pytest.raises(ZeroDivisionError):
+                f.result(timeout=10)
+    with pytest.raises(ZeroDivisionError):
+        rt.complete([1, 9], max_tokens=3)
+    rt.batcher.close()
+
+
 def test_a_closed_batch_refuses_work() -> None:
     rt = fake_runtime(scripted_model([EOG], 2, 0), sequences=2)
     rt.batcher.close()
@@ -264,3 +283,14 @@ def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
         assert prompts and sum(evaluated.values()) < sum(5 * len(p) for p in prompts.values())
     finally:
         rt.close()
+
+
+def test_the_in_process_default_is_the_benchmark_s_best() -> None:
+    """batch.sequences null means BatchConfig.IN_PROCESS, which must be what the committed
+    bench_batched run found best (docs/performance.md says so from the same figures)."""
+    import json
+
+    from tests.benchmarks.batched_table import BATCHED, best_sequences
+    from vbw.config import BatchConfig
+
+    assert BatchConfig.IN_PROCESS == best_sequences(json.loads(BATCHED.read_text()))

@@ -20,8 +20,9 @@ from tests.generate.conftest import HAVE_LLAMA, LIVE_REASON, THREADS
 
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not HAVE_LLAMA, reason=LIVE_REASON)]
 
-# small caps keep each item to a second or two on 2 cores
-FAST = ["model=smollm2_135m", "task=bfcl_simple", "progress=off",
+# small caps keep each item to a second or two on 2 cores; one sequence at a time (the
+# one-sequence loop's texts are the reference; a kill lands between items)
+FAST = ["model=smollm2_135m", "task=bfcl_simple", "progress=off", "batch.sequences=1",
         "arms.max_tokens.free=40", "arms.max_tokens.json=40", "arms.max_tokens.package=40",
         *([f"threads={THREADS}"] if THREADS else [])]
 

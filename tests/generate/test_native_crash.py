@@ -20,6 +20,7 @@ from vbw.generate.repack import crash_flag
 pytestmark = pytest.mark.live
 
 FAST = ["model=smollm2_135m", "task=gsm8k", "n=2", "progress=off", "mode=live",
+        "batch.sequences=1",  # one item at a time: the second item's arm is the one to crash
         "arms.kinds=[unconstrained,constrained]", "arms.max_tokens.free=16",
         "arms.max_tokens.json=16", "arms.max_tokens.package=16",
         *([f"threads={THREADS}"] if THREADS else [])]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPLAYS, TASK_CONF
-from vbw.config import RunConfig
+from vbw.config import BatchConfig, RunConfig
 from vbw.errors import ReplayError
 from vbw.generate.items import prompt_hash
 from vbw.generate.live import _check_resume
@@ -135,3 +135,19 @@ def test_a_replay_from_before_the_repack_setting_was_made_with_repacking(tmp_pat
     assert _check(path, _planned_repack("on")) == {"gsm8k_test_0"}
     with pytest.raises(ReplayError, match="cannot resume: meta.repack is True, this run has False"):
         _check(path, _planned_repack("off"), allow=True)
+
+
+def test_in_process_runs_batch_by_default_and_resume_names_the_setting(tmp_path: Path) -> None:
+    """batch.sequences null: 8 sequences per decode in process (the header's `batch`); a
+    replay of one sequence at a time (no `batch`, as every replay before the setting) is
+    resumed with batch.sequences=1, which the refusal names."""
+    one_cfg = _cfg().model_copy(update={"batch": BatchConfig(sequences=1)})
+    one = planned_header(TASK, one_cfg, len(ITEMS), ARMS, MODEL)
+    assert one.batch is None and _planned_header().batch == BatchConfig.IN_PROCESS == 8
+    path = _started(tmp_path / "r.jsonl", one)
+    with pytest.raises(ReplayError, match="cannot resume: meta.batch is 1, this run has 8; "
+                                          "pass batch.sequences=1$"):
+        _check(path, _planned_header())
+    assert _check(path, one) == {"gsm8k_test_0"}
+    assert BatchConfig().resolved(in_process=False) == 1  # a server: never batched here
+    assert BatchConfig(sequences=3).resolved(in_process=True) == 3

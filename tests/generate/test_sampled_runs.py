@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.live,
 
 # the headline arms (prompt_json, constrained) and short caps keep 9 runs of k = 2 quick
 SAMPLED = ["model=smollm2_135m", "task=bfcl_simple", "progress=off", "n=3", "arms=headline",
+           "batch.sequences=1",  # one item at a time: a kill lands between items
            "decoding.temperature=0.8", "decoding.seed=7", "decoding.samples=2", "outputs=[json]",
            "arms.max_tokens.free=16", "arms.max_tokens.json=24", "arms.max_tokens.package=24",
            *([f"threads={THREADS}"] if THREADS else [])]

@@ -77,3 +77,12 @@ def test_sums_item_seconds_not_last_run_wall(tmp_path: Path) -> None:
     line = _line(p)
     assert line == ("generated 2026-01-01T00:00:00+00:00 to 2026-01-02T00:00:00+00:00, "
                     "42 s summed over 2 items on c (outlines, m.gguf) by vbw 0.2.0")
+
+
+def test_a_batched_replay_says_its_sequences_per_decode() -> None:
+    h = ReplayHeader.model_validate({**MINIMAL, "task_hash": "h", "engine": "outlines",
+                                     "model": {"name": "m"}, "repack": False, "batch": 8})
+    line = provenance(h, [], None)
+    assert "(outlines, m, repack off, 8 sequences per decode)" in line
+    assert "sequences per decode" not in provenance(
+        ReplayHeader.model_validate({**MINIMAL, "engine": "outlines"}), [], None)

@@ -93,6 +93,7 @@ class BatchDecoder:
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._broken: BaseException | None = None  # the bug that stopped the thread
         self._tick = 0
         self.record = True  # interventions (as vbw.generate.decode.Decoder.record)
         self.record_tax = True
@@ -120,6 +121,8 @@ class BatchDecoder:
         job = _Job([int(t) for t in prompt],
                    self._completion(max_tokens, rule, greedy_first, sampling), Future())
         with self._cv:
+            if self._broken is not None:
+                raise self._broken
             if self._closed:
                 raise EngineError("the batch decoder is closed")
             self._queue.append(job)
@@ -165,16 +168,21 @@ class BatchDecoder:
                     return
                 free = [s for s in self._slots if s.job is None]
                 jobs = [self._queue.popleft() for _ in range(min(len(free), len(self._queue)))]
+            pending = deque(jobs)
             try:
                 self._choose()
-                for job in jobs:
-                    self._admit(job)
+                while pending:
+                    self._admit(pending.popleft())
                 self._decode_rows()
-            except EngineError as e:  # llama.cpp refused a decode: every live one fails
+            except BaseException as e:  # every caller hears it: none waits forever
+                for job in pending:
+                    job.done.set_exception(e)
                 self._fail_all(e)
-            except BaseException as e:  # vbw's own bug: said to every caller, not lost
-                self._fail_all(e)
-                raise
+                if not isinstance(e, EngineError):  # vbw's own bug: no more decoding
+                    with self._cv:
+                        self._broken = e
+                        self._fail_all(e)
+                    return
 
     def _live(self) -> list[_Slot]:
         return [s for s in self._slots if s.job is not None]

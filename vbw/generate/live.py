@@ -52,9 +52,12 @@ def _check_resume(path: Path, want: ReplayHeader, task: Task, items: list[Item],
         was, wanted = getattr(old.header, key), getattr(want, key)
         if key == "repack" and was is None and wanted is not None:
             was = True  # an in-process replay from before the setting: llama.cpp's default
+        if key == "batch":
+            was, wanted = was or 1, wanted or 1  # absent: one sequence at a time
         if was != wanted:
+            hint = f"; pass batch.sequences={was}" if key == "batch" else ""
             raise ReplayError(f"{path}: cannot resume: meta.{key} is {_shown(was)}, "
-                              f"this run has {_shown(wanted)}")
+                              f"this run has {_shown(wanted)}{hint}")
     was_b, want_b = old.header.backend, want.backend
     if (was_b and was_b.identity()) != (want_b and want_b.identity()):
         raise ReplayError(f"{path}: cannot resume: meta.backend is {_shown(was_b)}, this "
@@ -129,8 +132,8 @@ def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
     fields["decoding"] = _decoding(fields, cfg)
     if shard is not None:
         fields["shard"] = shard
-    if cfg.batch.sequences > 1:
-        fields["batch"] = cfg.batch.sequences
+    if (sequences := cfg.batch.resolved(native(cfg.backend))) > 1:
+        fields["batch"] = sequences
     return ReplayHeader(format=FORMAT if cfg.decoding.samples == 1 else SAMPLED_FORMAT,
                         task=task.name, task_hash=task.generation_hash(), n=n,
                         arms=[a.key for a in arms],
@@ -180,12 +183,13 @@ def _refuse_tools(arms: list[Arm], refused: str, name: str) -> None:
                           "or drop tool_call from arms.kinds")
 
 
-def check_runnable(arms: list[Arm], backend: BackendSettings, sequences: int = 1) -> None:
+def check_runnable(arms: list[Arm], backend: BackendSettings, sequences: int | None = None
+                   ) -> None:
     """Refuse, at start (before a model is fetched or loaded), an arm the backend kind
     cannot run, and batch.sequences > 1 where nothing decodes in this process."""
     _refuse_enforced(arms, backend.can_constrain, backend.name)
     _refuse_tools(arms, backend.tools_refused, backend.name)
-    if sequences > 1 and not native(backend):
+    if sequences is not None and sequences > 1 and not native(backend):
         raise ConfigError(f"batch.sequences={sequences}: backend {backend.name!r} decodes "
                           "in a server, not in this process; a server batches the requests "
                           "it has in flight (backend.concurrency)")
@@ -215,7 +219,7 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
     def work(mark: Callable[[str], None], out: TextIO) -> Path:
         mark("loading the model")
         opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads,
-                              cfg.batch.sequences)
+                              cfg.batch.resolved(native(cfg.backend)))
         backend = opened.backend
         try:
             return _run(task, items, arms, cfg, path, backend, want, done,

@@ -34,7 +34,9 @@ def provenance(header: ReplayHeader, seconds: Sequence[float | None],
                 "model": model, "generator": who}
     missing = [name for name, value in recorded.items() if value is None]
     repack = None if header.repack is None else f"repack {'on' if header.repack else 'off'}"
-    engine_model = ", ".join(x for x in (header.engine, model, repack) if x is not None)
+    batch = f"{header.batch} sequences per decode" if header.batch else None
+    engine_model = ", ".join(x for x in (header.engine, model, repack, batch)
+                             if x is not None)
     known = [when or "generated", f"on {cpu}" if cpu else "",
              f"({engine_model})" if engine_model else "", who or ""]
     clauses = [" ".join(k for k in known if k)] if len(missing) < len(recorded) else []

@@ -108,10 +108,23 @@ def runtime(model: Model, n_batch: int = 4, sequences: int = 1) -> Runtime:
     rt.llm = SimpleNamespace(detokenize=lambda ts: b"".join(VOCAB[t] for t in ts))
     rt.token_bytes = VOCAB.__getitem__  # type: ignore[method-assign]
     rt.decoder = Decoder(lib, None, N_VOCAB, n_batch, rt.is_eog)
-    rt.sequences = sequences
     rt.batcher = (BatchDecoder(lib, None, N_VOCAB, n_batch, rt.is_eog, sequences)
                   if sequences > 1 else None)
     return rt
+
+
+def script(seed: int, steps: int = 40) -> tuple[list[int], list[set[int]]]:
+    """The model's argmax and the rule's allowed tokens per step: the argmax allowed at
+    about half the steps, among one to four allowed tokens; the rule then forces the end
+    of generation the model does not want (its argmax one step longer)."""
+    rng = np.random.default_rng(seed)
+    wanted = [int(t) for t in rng.integers(1, N_VOCAB, steps + 1)]
+    allowed = []
+    for k in range(steps):
+        pool = [t for t in range(1, N_VOCAB) if t != wanted[k]]
+        chosen = {int(t) for t in rng.choice(pool, int(rng.integers(1, 4)), replace=False)}
+        allowed.append(chosen | {wanted[k]} if rng.random() < 0.5 else chosen)
+    return wanted, allowed
 
 
 def scripted_model(wanted: Sequence[int], prompt_len: int, seed: int = 0) -> Model:

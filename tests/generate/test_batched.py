@@ -11,7 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, scripted_model
+from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, script, scripted_model
 from tests.generate.fakellama import runtime as fake_runtime
 from vbw.errors import EngineError
 from vbw.generate.batched import _Job
@@ -20,15 +20,8 @@ from vbw.generate.backend import Generation, Sampling
 PROMPTS = [[1, 9, 4], [1, 9, 5, 5], [3, 4, 4, 8, 1], [9, 9]]
 
 
-def _script(seed: int, steps: int = 30) -> tuple[list[int], list[set[int]]]:
-    rng = np.random.default_rng(seed)
-    wanted = [int(t) for t in rng.integers(1, N_VOCAB, steps + 1)]
-    allowed = []
-    for k in range(steps):
-        pool = [t for t in range(1, N_VOCAB) if t != wanted[k]]
-        chosen = {int(t) for t in rng.choice(pool, int(rng.integers(1, 4)), replace=False)}
-        allowed.append(chosen | {wanted[k]} if rng.random() < 0.5 else chosen)
-    return wanted, allowed
+def _script(seed: int) -> tuple[list[int], list[set[int]]]:
+    return script(seed, steps=30)
 
 
 def _model_of(prompts: list[list[int]], seed: int):  # type: ignore[no-untyped-def]

@@ -33,6 +33,20 @@ def _texts(path: Path) -> dict[str, dict[str, str | None]]:
             for r in lines[1:] if "id" in r}
 
 
+def _killed_after_an_item(args: list[str], replay: Path, tmp_path: Path,
+                          poll: float) -> dict[str, dict[str, str | None]]:
+    """Start `vbw args`, SIGKILL it once `replay` holds a finished item; its texts then."""
+    proc = start_vbw(*args, cwd=tmp_path, output=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline:       # wait for the first finished item, then kill
+        if replay.is_file() and len(_texts(replay)) >= 1:
+            break
+        time.sleep(poll)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return _texts(replay)
+
+
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An uninterrupted 3-item run on the outlines engine: the reference for the others."""
@@ -80,15 +94,7 @@ def test_replay_rescored_gives_the_same_report(full_run: Path, tmp_path: Path) -
 def test_sigkill_then_resume_matches_uninterrupted(full_run: Path, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     args = ["mode=live", "n=3", *FAST, f"replay={replay}", f"hydra.run.dir={tmp_path}/a"]
-    proc = start_vbw(*args, cwd=tmp_path, output=subprocess.DEVNULL)
-    deadline = time.time() + 300
-    while time.time() < deadline:       # wait for the first finished item, then kill
-        if replay.is_file() and len(_texts(replay)) >= 1:
-            break
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = _texts(replay)
+    done = _killed_after_an_item(args, replay, tmp_path, poll=0.05)
     assert 1 <= len(done) < 3, "the kill should land mid-run"
     # a fresh start on the same path is refused: never overwrite generations
     refused = run_vbw(*args, cwd=tmp_path)
@@ -201,15 +207,7 @@ def test_a_batched_run_killed_then_resumed_matches_uninterrupted(batched_run: Pa
     replay = tmp_path / "r.jsonl"
     args = ["mode=live", "n=5", *FAST, "batch.sequences=2", f"replay={replay}",
             f"hydra.run.dir={tmp_path}/a"]
-    proc = start_vbw(*args, cwd=tmp_path, output=subprocess.DEVNULL)
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if replay.is_file() and len(_texts(replay)) >= 1:
-            break
-        time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = _texts(replay)
+    done = _killed_after_an_item(args, replay, tmp_path, poll=0.02)
     assert 1 <= len(done) < 5, "the kill should land mid-run"
     other = run_vbw(*args[:-1], "resume=true", "batch.sequences=3",
                     f"hydra.run.dir={tmp_path}/c", cwd=tmp_path)

@@ -4,11 +4,10 @@ engine that has the shortcut (live), and on scripted models and rules (no model)
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from tests.conftest import TASK_CONF
-from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, scripted_model
+from tests.generate.fakellama import EOG, ScriptedRule, script, scripted_model
 from tests.generate.fakellama import runtime as fake_runtime
 from vbw.config import MaxTokens
 from vbw.generate.engines import ENGINES
@@ -20,23 +19,9 @@ from vbw.task.runner import load_task
 CAPS = MaxTokens(free=96, json=96, package=96)
 
 
-def _script(seed: int, steps: int = 40) -> tuple[list[int], list[set[int]]]:
-    """The model's argmax and the rule's allowed tokens per step: the argmax allowed at
-    about half the steps, among one to four allowed tokens; the rule then forces the end
-    of generation the model does not want (its argmax one step longer)."""
-    rng = np.random.default_rng(seed)
-    wanted = [int(t) for t in rng.integers(1, N_VOCAB, steps + 1)]
-    allowed = []
-    for k in range(steps):
-        pool = [t for t in range(1, N_VOCAB) if t != wanted[k]]
-        chosen = {int(t) for t in rng.choice(pool, int(rng.integers(1, 4)), replace=False)}
-        allowed.append(chosen | {wanted[k]} if rng.random() < 0.5 else chosen)
-    return wanted, allowed
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_first_records_the_same_interventions_on_a_scripted_model(seed: int) -> None:
-    wanted, allowed = _script(seed)
+    wanted, allowed = script(seed)
     runs = {}
     for shortcut in (True, False):
         rt = fake_runtime(scripted_model(wanted, 3, seed))

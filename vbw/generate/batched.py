@@ -25,7 +25,7 @@ import numpy as np
 from vbw.errors import EngineError
 from vbw.generate.backend import Sampling
 from vbw.generate.completion import Completion, Decoded, TokenRule
-from vbw.generate.decode import prompt_chunks
+from vbw.generate.decode import common_prefix, fill_prompt, prompt_chunks
 
 
 @dataclass
@@ -48,15 +48,6 @@ class _Slot:
     used: int = 0  # when it last took a job (least recently used slots are taken first)
 
 
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int) -> Any:
     """A second llama.cpp context on `llm`'s loaded weights for `sequences` sequences at
     once, `n_ctx` tokens each, each in a KV stream of its own; every other setting copied
@@ -75,7 +66,7 @@ def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int) -> Any:
 
 
 class BatchDecoder:
-    """Owns a context of `sequences` sequences (unified KV cache) and the thread that
+    """Owns a context of `sequences` sequences (a KV stream each) and the thread that
     decodes them; `run` is called from any thread and blocks until its sequence ends."""
 
     def __init__(self, lib: Any, ctx: Any, n_vocab: int, n_batch: int,
@@ -280,8 +271,8 @@ class BatchDecoder:
         """The free slot whose cells hold most of the prompt, else the least recently
         used (a prompt just freed is the likeliest prefix of its item's next one)."""
         free = [s for s in self._slots if s.job is None]
-        return max(free, key=lambda s: (_common(s.cached, prompt) if self.reuse else 0,
-                                        -s.used))
+        return max(free, key=lambda s: (common_prefix(s.cached, prompt) if self.reuse
+                                        else 0, -s.used))
 
     def _prefill(self, slot: _Slot, tokens: list[int]) -> None:
         """Bring the slot's cells to `tokens`. A whole prompt held by a slot is shared with
@@ -298,10 +289,9 @@ class BatchDecoder:
             lib.llama_memory_seq_rm(mem, seq, len(tokens), -1)
             slot.pos = len(tokens)
             return
-        keep = _common(slot.cached, tokens) if self.reuse else 0
+        keep = common_prefix(slot.cached, tokens) if self.reuse else 0
         keep = max(0, min(keep, len(tokens) - 2))
         lib.llama_memory_seq_rm(mem, seq, keep if keep > 0 else -1, -1)
-        slot.cached, slot.end = tuple(tokens[:keep]), None
         for start, end in prompt_chunks(keep, len(tokens), self.n_batch):
             self._decode_prompt(seq, tokens, start, end)
         self.prompt_tokens += len(tokens) - keep
@@ -321,13 +311,5 @@ class BatchDecoder:
         return None
 
     def _decode_prompt(self, seq: int, tokens: Sequence[int], start: int, end: int) -> None:
-        batch = self._batch
-        batch.n_tokens = end - start
-        for i, pos in enumerate(range(start, end)):
-            batch.token[i] = tokens[pos]
-            batch.pos[i] = pos
-            batch.seq_id[i][0] = seq
-            batch.n_seq_id[i] = 1
-            batch.logits[i] = False
-        batch.logits[end - start - 1] = True
+        fill_prompt(self._batch, tokens[start:end], start, seq)
         self._call_decode()

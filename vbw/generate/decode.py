@@ -44,6 +44,30 @@ def prompt_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
     return list(zip(bounds, bounds[1:]))
 
 
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens `a` and `b` share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def fill_prompt(batch: Any, tokens: Sequence[int], n_past: int, seq: int = 0) -> None:
+    """Put `tokens` (positions from `n_past`) into `batch` as sequence `seq`, the last
+    one's logits asked for: a prompt chunk, or one generated token of one sequence."""
+    n = len(tokens)
+    batch.n_tokens = n
+    for i, token in enumerate(tokens):
+        batch.token[i] = token
+        batch.pos[i] = n_past + i
+        batch.seq_id[i][0] = seq
+        batch.n_seq_id[i] = 1
+        batch.logits[i] = False
+    batch.logits[n - 1] = True
+
+
 class Decoder:
     """Owns the context's KV bookkeeping and one reusable single-sequence batch."""
 
@@ -80,17 +104,8 @@ class Decoder:
     # -- evaluation -----------------------------------------------------------------
 
     def _decode(self, tokens: Sequence[int], n_past: int) -> None:
-        batch = self._batch
-        n = len(tokens)
-        batch.n_tokens = n
-        for i, token in enumerate(tokens):
-            batch.token[i] = token
-            batch.pos[i] = n_past + i
-            batch.seq_id[i][0] = 0
-            batch.n_seq_id[i] = 1
-            batch.logits[i] = False
-        batch.logits[n - 1] = True
-        code = self._lib.llama_decode(self._ctx, batch)
+        fill_prompt(self._batch, tokens, n_past)
+        code = self._lib.llama_decode(self._ctx, self._batch)
         if code != 0:
             raise EngineError(f"llama_decode returned {code}")
 
@@ -104,12 +119,8 @@ class Decoder:
         evaluated again, and no chunk is a single token. A prompt then gets the very
         logits it would get from an empty cache (tests/generate/test_live.py checks it).
         """
-        keep = 0
-        for a, b in zip(self.cached[: self.batched], tokens):
-            if a != b:
-                break
-            keep += 1
-        keep = max(0, min(keep, len(tokens) - 2))
+        keep = max(0, min(common_prefix(self.cached[: self.batched], tokens),
+                          len(tokens) - 2))
         if keep > 0 and self._lib.llama_memory_seq_rm(self._memory, -1, keep, -1):
             self.cached = self.cached[:keep]
         else:

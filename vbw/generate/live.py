@@ -219,7 +219,7 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
     def work(mark: Callable[[str], None], out: TextIO) -> Path:
         mark("loading the model")
         opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads,
-                              cfg.batch.resolved(native(cfg.backend)))
+                              want.batch or 1)  # the header's: batch.sequences resolved
         backend = opened.backend
         try:
             return _run(task, items, arms, cfg, path, backend, want, done,

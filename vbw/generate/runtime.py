@@ -126,7 +126,6 @@ class Runtime:
         self.chat_template: str | None = self.llm.metadata.get("tokenizer.chat_template")
         self.decoder = Decoder(llama_cpp, self.llm.ctx, self.n_vocab, self.llm.n_batch,
                                self.is_eog)
-        self.sequences = sequences
         self.batcher: BatchDecoder | None = None
         self._batch_ctx: Any = None
         if sequences > 1:
@@ -134,6 +133,11 @@ class Runtime:
             self.batcher = BatchDecoder(llama_cpp, self._batch_ctx, self.n_vocab,
                                         self.llm.n_batch, self.is_eog, sequences, reuse_kv)
         self._template: Any = None
+
+    @property
+    def sequences(self) -> int:
+        """Completions decoded at once (batch.sequences; 1: the one-sequence loop)."""
+        return self.batcher.sequences if self.batcher is not None else 1
 
     @property
     def record_tax(self) -> bool:

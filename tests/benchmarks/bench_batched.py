@@ -9,7 +9,9 @@ and a second thread decoding in the same process competes with them, which would
 one case for another. Everything comes from ONE run:
 - bare: `llama_decode` of B sequences, one token each per step (each in its own KV
   stream, as vbw's batch has them; every row's logits read and its argmax taken), no
-  engine, B = 1, 2, 4, 8, 16: the ceiling the batch can reach on this machine;
+  engine, B = 1, 2, 4, 8, 16: the ceiling the batch can reach on this machine, after a
+  short prompt; and at B = 1, 8, 16 after the prompts of each task's first B items (the
+  contexts vbw's rows attend over: the ceiling at the same batch size for that task);
 - roofline: the model's weight bytes read once per step over the memory bandwidth
   (numpy copy): the steps per second memory alone would allow;
 - loop: vbw's own live path (vbw.generate.items.generate_item for every arm, items in
@@ -40,6 +42,7 @@ ITEMS = int(os.environ.get("VBW_BENCH_ITEMS", "20"))
 SAMPLED_ITEMS = int(os.environ.get("VBW_BENCH_SAMPLED_ITEMS", "4"))
 BARE = (1, 2, 4, 8, 16)
 SEQUENCES = (1, 8, 16)
+TASKS = ("gsm8k", "bfcl_simple")
 CAP = 384
 ARM_KINDS = ["unconstrained", "prompt_json", "constrained", "reason_then_constrain"]
 
@@ -51,18 +54,32 @@ def _model_path() -> str:
     return resolve_model(bundled_model("smollm2_135m")).path
 
 
-def bare(sequences: int, steps: int = 64) -> dict:
+def _task_prompts(rt: Any, task_name: str, n: int) -> list[list[int]]:
+    """The prompt_json prompts (the same as constrained's) of the task's first `n` items."""
+    from vbw.task.arms import task_arms
+    from vbw.task.runner import load_task
+
+    task = load_task(ROOT / "conf" / "task" / f"{task_name}.yaml")
+    arm = next(a for a in task_arms(task.schema_names, task.spec.answer_schema,
+                                    ["prompt_json"]))
+    return [list(rt.chat_tokens(task.messages(item, arm))) for item in task.items(n)]
+
+
+def bare(sequences: int, task_name: str | None = None, steps: int = 64) -> dict:
     """Tokens per second of `sequences` rows per llama_decode, nothing else per step but
-    reading each row's logits and its argmax (the same context settings as vbw's)."""
+    reading each row's logits and its argmax (the same context settings as vbw's). Each
+    sequence starts after a short GSM8K question, or, with `task_name`, after the prompt
+    of one of the task's items (attention then spans the contexts vbw's rows have)."""
     import numpy as np
 
     from vbw.generate.runtime import Runtime
 
-    rt = Runtime(_model_path(), n_ctx=1024, n_threads=THREADS, sequences=max(sequences, 2))
+    rt = Runtime(_model_path(), n_ctx=4096, n_threads=THREADS, sequences=max(sequences, 2))
     lib, ctx, n_vocab = rt._lib, rt._batch_ctx, rt.n_vocab
-    prompt = rt.chat_tokens("Natalia sold clips to 48 of her friends in April, and then she "
-                            "sold half as many clips in May. How many clips did Natalia sell "
-                            "altogether in April and May?")
+    prompts = (_task_prompts(rt, task_name, sequences) if task_name else
+               [rt.chat_tokens("Natalia sold clips to 48 of her friends in April, and then "
+                               "she sold half as many clips in May. How many clips did "
+                               "Natalia sell altogether in April and May?")] * sequences)
     batch = lib.llama_batch_init(512, 0, 1)
 
     def decode(rows: list[tuple[int, int, int, bool]]) -> None:
@@ -73,14 +90,16 @@ def bare(sequences: int, steps: int = 64) -> dict:
         if lib.llama_decode(ctx, batch) != 0:
             raise RuntimeError("llama_decode failed")
 
-    for seq in range(sequences):
-        decode([(t, i, seq, i == len(prompt) - 1) for i, t in enumerate(prompt)])
-    tokens = [int(prompt[-1])] * sequences
+    for seq, prompt in enumerate(prompts):
+        rows = [(t, i, seq, i == len(prompt) - 1) for i, t in enumerate(prompt)]
+        for start in range(0, len(rows), 512):
+            decode(rows[start:start + 512])
+    tokens = [int(p[-1]) for p in prompts]
     times = []
     for rep in range(3):  # the median of three spans of `steps` steps
         start = time.perf_counter()
         for step in range(rep * steps, (rep + 1) * steps):
-            decode([(tokens[s], len(prompt) + step, s, True) for s in range(sequences)])
+            decode([(tokens[s], len(prompts[s]) + step, s, True) for s in range(sequences)])
             for s in range(sequences):
                 row = np.ctypeslib.as_array(lib.llama_get_logits_ith(ctx, s), shape=(n_vocab,))
                 tokens[s] = int(row.argmax())
@@ -88,7 +107,9 @@ def bare(sequences: int, steps: int = 64) -> dict:
     seconds = sorted(times)[1]
     lib.llama_batch_free(batch)
     rt.close()
-    return {"sequences": sequences, "tok_s": round(sequences * steps / seconds, 1),
+    return {"sequences": sequences, "task": task_name,
+            "mean_prompt": round(sum(map(len, prompts)) / sequences),
+            "tok_s": round(sequences * steps / seconds, 1),
             "ms_per_step": round(1000 * seconds / steps, 2)}
 
 
@@ -159,7 +180,7 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     b = rt.batcher
     if b is not None:
         out.update(steps=b.steps, mean_batch=round(b.rows / max(b.steps, 1), 2),
-                   padded=b.padded, prompt_tokens=b.prompt_tokens,
+                   moved=b.slots.moved, prompt_tokens=b.prompt_tokens,
                    choose_us_per_row=round(1e6 * choosing[0] / max(b.rows, 1), 1),
                    decode_ms_per_step=round(1000 * choosing[1] / max(b.steps, 1), 2))
     rt.close()
@@ -230,8 +251,11 @@ def main() -> None:
     result["roofline"] = _case("roofline")
     result["bare"] = [_case("bare", sequences=b) for b in BARE]
     print(json.dumps(result["bare"]), flush=True)
+    result["bare_task"] = [_case("bare", sequences=b, task_name=t) for t in TASKS
+                           for b in SEQUENCES]
+    print(json.dumps(result["bare_task"]), flush=True)
     runs = []
-    for task_name in ("gsm8k", "bfcl_simple"):
+    for task_name in TASKS:
         greedy = {s: _case("loop", task_name=task_name, sequences=s, samples=1)
                   for s in SEQUENCES}
         for s, run in greedy.items():

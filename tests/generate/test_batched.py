@@ -72,7 +72,7 @@ def test_a_one_sequence_batch_records_the_same_as_the_loop() -> None:
     model = _model_of(PROMPTS, seed)
     for i in range(4):
         rt = fake_runtime(model, sequences=2)
-        rt.batcher._slots = rt.batcher._slots[:1]  # one slot: one sequence at a time
+        rt.batcher.slots.all = rt.batcher.slots.all[:1]  # one slot: one sequence at a time
         assert _record(_complete(rt, i, seed)) == _record(_complete(fake_runtime(model), i,
                                                                     seed))
         rt.batcher.close()
@@ -97,6 +97,29 @@ def test_a_prompt_queued_k_times_at_once_is_evaluated_once() -> None:
     out = rt.complete_many([request] * 5)
     assert len({g.text for g in out}) == 1 and rt.batcher.prompt_tokens == 4
     assert max(rt._lib.rows) == 5  # the five decoded side by side
+    rt.batcher.close()
+
+
+@pytest.mark.parametrize("shared", [7, 8])
+def test_a_prefix_another_slot_holds_is_copied_when_it_spares_enough(shared: int) -> None:
+    """Two prompts queued together take two slots; the second reuses the first's prefix
+    by copying its stream when that spares at least COPY_WORTH (8) tokens."""
+    from vbw.generate.slots import Slots
+
+    assert Slots.COPY_WORTH == 8
+    wanted, _ = _script(8)
+    first = list(range(1, 13))  # 12 tokens
+    second = first[:shared] + [40] * (12 - shared)
+    scripted = scripted_model(wanted, 12, 8)
+
+    def model(context):  # type: ignore[no-untyped-def]  # a chunk's logits: not read
+        return scripted(context) if len(context) >= 12 else np.zeros(N_VOCAB, np.float32)
+    rt = fake_runtime(model, sequences=2)
+    out = rt.complete_many([(first, 6, None, True, None), (second, 6, None, True, None)])
+    copied = shared >= 8
+    assert rt.batcher.prompt_tokens == 12 + (12 - shared if copied else 12)
+    alone = [fake_runtime(model).complete(p, max_tokens=6) for p in (first, second)]
+    assert [_record(g) for g in out] == [_record(g) for g in alone]
     rt.batcher.close()
 
 
@@ -144,9 +167,10 @@ def test_waiting_sequences_join_as_others_finish() -> None:
     rt.batcher.close()
 
 
-def test_a_gap_between_live_slots_gets_a_padding_row_that_leaves_no_cell() -> None:
+def test_a_gap_between_live_slots_is_closed_by_moving_the_highest_sequence() -> None:
     """Slots 0, 1 and 2 live, slot 1 ends first: llama.cpp would split a batch at the gap
-    in sequence ids, so slot 1 gets a padding row; its cell is removed after each step."""
+    in sequence ids (the fake refuses one), so slot 2's sequence moves into slot 1, once,
+    and decodes on with its cells; slot 2 keeps only its prompt."""
     rt = fake_runtime(scripted_model([4] * 20, 2, 0), sequences=3)
     b = rt.batcher
     jobs = [_Job(list(p), b._completion(cap, None, True, None), Future())
@@ -156,8 +180,9 @@ def test_a_gap_between_live_slots_gets_a_padding_row_that_leaves_no_cell() -> No
     b._thread.start()
     out = [job.done.result(timeout=10) for job in jobs]
     assert [d.tokens for d in out] == [[4] * 12, [4] * 2, [4] * 12]
-    assert b.padded == 12 - 2 and b.rows == 12 + 2 + 12 - 3  # the first tokens need no row
-    assert rt._lib.seqs[1] == [2, 9]  # the padding rows' cells are gone
+    assert b.slots.moved == 1 and b.rows == 12 + 2 + 12 - 3  # the first tokens need no row
+    assert rt._lib.rows[3:] == [3, 2] + [2] * 9  # after three prompts: no padding row
+    assert rt._lib.seqs[1] == [3, 9] and rt._lib.seqs[2] == [3, 9]
     b.close()
 
 
@@ -214,7 +239,8 @@ def _arm_records(rec) -> dict:  # type: ignore[no-untyped-def]
 def test_a_batch_of_real_items_gives_each_arm_its_one_sequence_record(runtime, smollm2_file,
                                                                       engine: str) -> None:
     """Four items in flight on SmolLM2, every arm of each: the same texts, interventions
-    and tax as the one-sequence loop (each sequence has a KV stream of its own)."""
+    and tax as the one-sequence loop (each sequence has a KV stream of its own; prefixes
+    copied from other streams and sequences moved into gaps change nothing)."""
     from tests.generate.conftest import THREADS
     from vbw.config import MaxTokens
     from vbw.generate.engines import make_engine
@@ -236,6 +262,7 @@ def test_a_batch_of_real_items_gives_each_arm_its_one_sequence_record(runtime, s
             assert [_arm_records(r) for r in together] == [_arm_records(r) for r in alone]
             assert any(a.interventions for r in together for a in r.arms.values())
         assert batched_rt.batcher.rows > batched_rt.batcher.steps  # batches of several
+        assert batched_rt.batcher.slots.moved > 0  # sequences moved into gaps, unchanged
     finally:
         batched_rt.close()
 

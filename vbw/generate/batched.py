@@ -25,7 +25,8 @@ import numpy as np
 from vbw.errors import EngineError
 from vbw.generate.backend import Sampling
 from vbw.generate.completion import Completion, Decoded, TokenRule
-from vbw.generate.decode import common_prefix, fill_prompt, prompt_chunks
+from vbw.generate.decode import fill_prompt, fill_row, prompt_chunks
+from vbw.generate.slots import Slot, Slots
 
 
 @dataclass
@@ -33,19 +34,6 @@ class _Job:
     prompt: list[int]
     gen: Completion
     done: Future[Decoded]
-
-
-@dataclass
-class _Slot:
-    """One llama.cpp sequence id: the prompt whose cells it holds, and its job if live."""
-
-    seq: int
-    cached: tuple[int, ...] = ()  # prompt tokens in its cells (evaluated in batches >= 2)
-    end: np.ndarray | None = None  # the logits at the end of `cached` (a whole prompt)
-    job: _Job | None = None
-    row: int = -1  # its row in the last decode; -1: its first step reads `end`
-    pos: int = 0  # the position of its next token
-    used: int = 0  # when it last took a job (least recently used slots are taken first)
 
 
 def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int) -> Any:
@@ -77,15 +65,13 @@ class BatchDecoder:
         self.n_vocab = n_vocab
         self.n_batch = n_batch
         self.is_eog = is_eog
-        self.reuse = reuse
         self._batch = lib.llama_batch_init(max(n_batch, sequences), 0, 1)
-        self._slots = [_Slot(seq) for seq in range(sequences)]
+        self.slots = Slots(lib, self._memory, sequences, reuse)
         self._queue: deque[_Job] = deque()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._broken: BaseException | None = None  # the bug that stopped the thread
-        self._tick = 0
         self.record = True  # interventions (as vbw.generate.decode.Decoder.record)
         self.record_tax = True
         # what the benchmark and the tests read: prompt tokens evaluated, decode steps of
@@ -93,11 +79,10 @@ class BatchDecoder:
         self.prompt_tokens = 0
         self.steps = 0
         self.rows = 0
-        self.padded = 0  # padding rows (free slots between live ones)
 
     @property
     def sequences(self) -> int:
-        return len(self._slots)
+        return len(self.slots.all)
 
     # -- the callers' side ------------------------------------------------------------
 
@@ -132,10 +117,8 @@ class BatchDecoder:
     def clear(self) -> None:
         """Forget every cached prompt (between runs; live sequences keep theirs)."""
         with self._cv:
-            for slot in self._slots:
-                if slot.job is None:
-                    self._lib.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-                    slot.cached, slot.end = (), None
+            for slot in self.slots.free():
+                self.slots.forget(slot)
 
     def close(self) -> None:
         with self._cv:
@@ -152,18 +135,19 @@ class BatchDecoder:
     def _loop(self) -> None:
         while True:
             with self._cv:
-                while not self._closed and not self._queue and not self._live():
+                while not self._closed and not self._queue and not self.slots.live():
                     self._cv.wait()
                 if self._closed:
                     self._fail_all(EngineError("the batch decoder was closed"))
                     return
-                free = [s for s in self._slots if s.job is None]
-                jobs = [self._queue.popleft() for _ in range(min(len(free), len(self._queue)))]
+                free = len(self.slots.free())
+                jobs = [self._queue.popleft() for _ in range(min(free, len(self._queue)))]
             pending = deque(jobs)
             try:
                 self._choose()
                 while pending:
                     self._admit(pending.popleft())
+                self.slots.close_gaps()
                 self._decode_rows()
             except BaseException as e:  # every caller hears it: none waits forever
                 for job in pending:
@@ -175,20 +159,14 @@ class BatchDecoder:
                         self._fail_all(e)
                     return
 
-    def _live(self) -> list[_Slot]:
-        return [s for s in self._slots if s.job is not None]
-
     def _fail_all(self, exc: BaseException) -> None:
-        for slot in self._live():
+        for slot in self.slots.live():
             self._finish(slot, exc)
         while self._queue:
             self._queue.popleft().done.set_exception(exc)
 
-    def _finish(self, slot: _Slot, exc: BaseException | None = None) -> None:
-        job, slot.job = slot.job, None
-        assert job is not None
-        # generated cells go; the prompt's stay for the next prompt that shares them
-        self._lib.llama_memory_seq_rm(self._memory, slot.seq, len(slot.cached), -1)
+    def _finish(self, slot: Slot, exc: BaseException | None = None) -> None:
+        job = self.slots.release(slot)
         if exc is None:
             job.done.set_result(job.gen.result())
         else:
@@ -198,7 +176,7 @@ class BatchDecoder:
         ptr = self._lib.llama_get_logits_ith(self._ctx, row)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
 
-    def _advance(self, slot: _Slot) -> None:
+    def _advance(self, slot: Slot) -> None:
         """Choose the slot's next token from its logits; finish it when it is over."""
         job = slot.job
         assert job is not None
@@ -213,36 +191,24 @@ class BatchDecoder:
             self._finish(slot)
 
     def _choose(self) -> None:
-        for slot in self._live():
+        for slot in self.slots.live():
             self._advance(slot)
 
     def _decode_rows(self) -> None:
-        """One token of every live sequence in one decode. llama.cpp splits a batch at a
-        gap in its sequence ids (a KV stream per sequence), so a free slot between two
-        live ones gets a padding row, whose cell is removed again."""
-        live = self._live()
+        """One token of every live sequence in one decode (their slots are contiguous:
+        `_close_gaps`)."""
+        live = self.slots.live()
         if not live:
             return
-        first, last = live[0].seq, live[-1].seq
-        rows = self._slots[first:last + 1]
         batch = self._batch
-        batch.n_tokens = len(rows)
-        for i, slot in enumerate(rows):
-            job = slot.job
-            batch.token[i] = job.gen.tokens[-1] if job is not None else 0
-            batch.pos[i] = slot.pos if job is not None else len(slot.cached)
-            batch.seq_id[i][0] = slot.seq
-            batch.n_seq_id[i] = 1
-            batch.logits[i] = job is not None
+        batch.n_tokens = len(live)
+        for i, slot in enumerate(live):
+            fill_row(batch, i, slot.job.gen.tokens[-1], slot.pos, slot.seq)  # type: ignore[union-attr]
         self._call_decode()
-        for i, slot in enumerate(rows):
-            if slot.job is not None:  # llama_get_logits_ith takes the batch position
-                slot.row, slot.pos = i, slot.pos + 1
-            else:
-                self._lib.llama_memory_seq_rm(self._memory, slot.seq, len(slot.cached), -1)
+        for i, slot in enumerate(live):  # llama_get_logits_ith takes the batch position
+            slot.row, slot.pos = i, slot.pos + 1
         self.steps += 1
         self.rows += len(live)
-        self.padded += len(rows) - len(live)
 
     def _call_decode(self) -> None:
         code = self._lib.llama_decode(self._ctx, self._batch)
@@ -254,61 +220,30 @@ class BatchDecoder:
 
     def _admit(self, job: _Job) -> None:
         """Give the job a free slot, bring its cells to the prompt, take its first token."""
-        slot = self._slot_for(job.prompt)
-        self._tick += 1
-        slot.used, slot.job, slot.row = self._tick, job, -1
+        slot = self.slots.take(job.prompt, job)
         job.gen.start = time.perf_counter()
         try:
             self._prefill(slot, job.prompt)
         except EngineError as e:
-            self._lib.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-            slot.cached, slot.end = (), None
+            self.slots.forget(slot)
             self._finish(slot, e)
             return
         self._advance(slot)
 
-    def _slot_for(self, prompt: Sequence[int]) -> _Slot:
-        """The free slot whose cells hold most of the prompt, else the least recently
-        used (a prompt just freed is the likeliest prefix of its item's next one)."""
-        free = [s for s in self._slots if s.job is None]
-        return max(free, key=lambda s: (common_prefix(s.cached, prompt) if self.reuse
-                                        else 0, -s.used))
-
-    def _prefill(self, slot: _Slot, tokens: list[int]) -> None:
-        """Bring the slot's cells to `tokens`. A whole prompt held by a slot is shared with
-        its end logits: in place, or by copying that slot's stream (llama.cpp copies a
-        stream only whole; cells past the prompt are dropped); a prefix the slot itself
-        holds is kept under the exact-reuse rule."""
-        lib, mem, seq = self._lib, self._memory, slot.seq
-        whole = self._holder(slot, tokens)
-        if whole is not None:
-            if whole is not slot:
-                lib.llama_memory_seq_rm(mem, seq, -1, -1)
-                lib.llama_memory_seq_cp(mem, whole.seq, seq, -1, -1)
-                slot.cached, slot.end = whole.cached, whole.end
-            lib.llama_memory_seq_rm(mem, seq, len(tokens), -1)
-            slot.pos = len(tokens)
+    def _prefill(self, slot: Slot, tokens: list[int]) -> None:
+        """Bring the slot's cells to `tokens` from the slot that holds most of them
+        (vbw.generate.slots): a whole prompt with its end logits is not evaluated again;
+        past a prefix, the rest is evaluated in chunks under the exact-reuse rule."""
+        source, keep = self.slots.source(slot, tokens)
+        self.slots.bring(slot, source, keep)
+        slot.pos = len(tokens)
+        if keep == len(tokens):
             return
-        keep = common_prefix(slot.cached, tokens) if self.reuse else 0
-        keep = max(0, min(keep, len(tokens) - 2))
-        lib.llama_memory_seq_rm(mem, seq, keep if keep > 0 else -1, -1)
         for start, end in prompt_chunks(keep, len(tokens), self.n_batch):
-            self._decode_prompt(seq, tokens, start, end)
+            self._decode_prompt(slot.seq, tokens, start, end)
         self.prompt_tokens += len(tokens) - keep
         slot.cached = tuple(tokens) if len(tokens) > 1 else ()
         slot.end = self._logits(-1).copy()
-        slot.pos = len(tokens)
-
-    def _holder(self, slot: _Slot, tokens: list[int]) -> _Slot | None:
-        """A slot whose cells hold exactly this whole prompt, with its end logits (the
-        taking slot itself first)."""
-        if not self.reuse:
-            return None
-        want = tuple(tokens)
-        for other in [slot, *self._slots]:
-            if other.end is not None and other.cached == want:
-                return other
-        return None
 
     def _decode_prompt(self, seq: int, tokens: Sequence[int], start: int, end: int) -> None:
         fill_prompt(self._batch, tokens[start:end], start, seq)

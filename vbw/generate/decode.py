@@ -60,12 +60,16 @@ def fill_prompt(batch: Any, tokens: Sequence[int], n_past: int, seq: int = 0) ->
     n = len(tokens)
     batch.n_tokens = n
     for i, token in enumerate(tokens):
-        batch.token[i] = token
-        batch.pos[i] = n_past + i
-        batch.seq_id[i][0] = seq
-        batch.n_seq_id[i] = 1
-        batch.logits[i] = False
-    batch.logits[n - 1] = True
+        fill_row(batch, i, token, n_past + i, seq, i == n - 1)
+
+
+def fill_row(batch: Any, i: int, token: int, pos: int, seq: int, logits: bool = True) -> None:
+    """Row `i` of `batch`: `token` at `pos` of sequence `seq`, its logits asked for or not."""
+    batch.token[i] = token
+    batch.pos[i] = pos
+    batch.seq_id[i][0] = seq
+    batch.n_seq_id[i] = 1
+    batch.logits[i] = logits
 
 
 class Decoder:

@@ -1,0 +1,133 @@
+"""The KV streams of a batch (vbw.generate.batched): which stream a sequence takes, what
+each one's cells hold, and the cells moved between them.
+
+llama.cpp gives each sequence of a non-unified context a KV stream of its own, copies
+between streams only whole, and splits a batch at a gap in its sequence ids. So a
+prompt's cells come from the stream holding most of them (copied whole, the cells past
+the reused part dropped), and live sequences are kept contiguous by moving the highest
+one down into a gap. Why: docs/design.md, section vbw.generate.batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from vbw.generate.decode import common_prefix
+
+
+@dataclass
+class Slot:
+    """One llama.cpp sequence id: the prompt whose cells it holds, and its job if live."""
+
+    seq: int
+    cached: tuple[int, ...] = ()  # prompt tokens in its cells (evaluated in batches >= 2)
+    end: np.ndarray | None = None  # the logits at the end of `cached` (a whole prompt)
+    job: Any = None  # the live sequence (vbw.generate.batched's job), None when free
+    row: int = -1  # its row in the last decode; -1: its first step reads `end`
+    pos: int = 0  # the position of its next token
+    used: int = 0  # when it last took a job (least recently used slots are taken first)
+
+
+class Slots:
+    """The `sequences` streams of one context and the moves between them."""
+
+    # a stream copy (every layer's K and V of the stream, its whole n_ctx) costs about as
+    # much as evaluating a few prompt tokens (docs/design.md): another slot's prefix is
+    # taken when it spares at least this many
+    COPY_WORTH = 8
+
+    def __init__(self, lib: Any, memory: Any, sequences: int, reuse: bool = True) -> None:
+        self._lib = lib
+        self._memory = memory
+        self.reuse = reuse
+        self.all = [Slot(seq) for seq in range(sequences)]
+        self.moved = 0  # live sequences moved down into a gap (what the benchmark reads)
+        self._tick = 0
+
+    def live(self) -> list[Slot]:
+        return [s for s in self.all if s.job is not None]
+
+    def free(self) -> list[Slot]:
+        return [s for s in self.all if s.job is None]
+
+    def take(self, prompt: Sequence[int], job: Any) -> Slot:
+        """Give `job` the free slot that leaves the fewest gaps between live ones (each
+        is closed by a move: `close_gaps`), then whose cells hold most of the prompt
+        (another slot's come by a stream copy), then the least recently used (a prompt
+        just freed is the likeliest prefix of its item's next)."""
+        live = [s.seq for s in self.live()]
+
+        def gaps(slot: Slot) -> int:
+            if not live:
+                return 0
+            return max(live[-1], slot.seq) - min(live[0], slot.seq) - len(live)
+
+        slot = min(self.free(), key=lambda s: (gaps(s), -(common_prefix(s.cached, prompt)
+                                                          if self.reuse else 0), s.used))
+        self._tick += 1
+        slot.used, slot.job, slot.row = self._tick, job, -1
+        return slot
+
+    def source(self, slot: Slot, tokens: Sequence[int]) -> tuple[Slot, int]:
+        """(the slot to take cells from, how many tokens they serve): a slot holding
+        exactly this whole prompt with its end logits (the taking slot first), else the
+        longest prefix the exact-reuse rule keeps (never the last two tokens), from the
+        taking slot unless another's spares COPY_WORTH tokens more."""
+        if not self.reuse:
+            return slot, 0
+        want = tuple(tokens)
+        for other in [slot, *self.all]:
+            if other.end is not None and other.cached == want:
+                return other, len(tokens)
+
+        def reusable(other: Slot) -> int:
+            return max(0, min(common_prefix(other.cached, tokens), len(tokens) - 2))
+
+        best = max(self.all, key=reusable)
+        if reusable(best) - reusable(slot) >= self.COPY_WORTH:
+            return best, reusable(best)
+        return slot, reusable(slot)
+
+    def bring(self, slot: Slot, source: Slot, keep: int | None) -> None:
+        """Leave in `slot` the first `keep` cells of `source`'s (its own when the same;
+        None: all of them)."""
+        lib, mem = self._lib, self._memory
+        if source is not slot:
+            lib.llama_memory_seq_rm(mem, slot.seq, -1, -1)
+            lib.llama_memory_seq_cp(mem, source.seq, slot.seq, -1, -1)
+            slot.cached, slot.end = source.cached, source.end
+        if keep is not None:
+            lib.llama_memory_seq_rm(mem, slot.seq, keep if keep > 0 else -1, -1)
+
+    def forget(self, slot: Slot) -> None:
+        """Drop every cell of the slot and what it held."""
+        self._lib.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
+        slot.cached, slot.end = (), None
+
+    def release(self, slot: Slot) -> Any:
+        """Free the slot, its generated cells dropped (its prompt's stay for the next
+        prompt that shares them); returns its job."""
+        job, slot.job = slot.job, None
+        self._lib.llama_memory_seq_rm(self._memory, slot.seq, len(slot.cached), -1)
+        return job
+
+    def close_gaps(self) -> None:
+        """Move the highest live sequence into the lowest free slot below it until the
+        live ones are contiguous. A padding row would cost a row's compute at every step;
+        the stream copy costs a few prompt tokens once and is bitwise (same cells, same
+        positions): the sequence decodes on unchanged."""
+        while True:
+            live = self.live()
+            holes = [s for s in self.all[live[0].seq:live[-1].seq] if s.job is None] \
+                if live else []
+            if not holes:
+                return
+            top, hole = live[-1], holes[0]
+            self.bring(hole, top, None)
+            hole.used, hole.job, hole.row, hole.pos = top.used, top.job, top.row, top.pos
+            self.release(top)
+            self.moved += 1

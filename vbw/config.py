@@ -247,7 +247,7 @@ class BatchConfig(StrictModel):
     items in flight), each in a KV stream of its own. Recorded in the replay header
     (`batch`) when above 1: resume and merge refuse a mix."""
 
-    IN_PROCESS: ClassVar[int] = 8
+    IN_PROCESS: ClassVar[int] = 16
     sequences: int | None = Field(default=None, ge=1, le=32)
 
     def resolved(self, in_process: bool) -> int:

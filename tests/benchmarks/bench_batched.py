@@ -261,7 +261,7 @@ def main() -> None:
         for s, run in greedy.items():
             run["texts_differ"] = _differ(greedy[1], run)
         sampled = {s: _case("loop", task_name=task_name, sequences=s, samples=5,
-                            items=SAMPLED_ITEMS) for s in (1, 8)}
+                            items=SAMPLED_ITEMS) for s in SEQUENCES}
         for run in [*greedy.values(), *sampled.values()]:
             run.pop("texts")
             runs.append(run)

@@ -138,14 +138,14 @@ def test_a_replay_from_before_the_repack_setting_was_made_with_repacking(tmp_pat
 
 
 def test_in_process_runs_batch_by_default_and_resume_names_the_setting(tmp_path: Path) -> None:
-    """batch.sequences null: 8 sequences per decode in process (the header's `batch`); a
+    """batch.sequences null: 16 sequences per decode in process (the header's `batch`); a
     replay of one sequence at a time (no `batch`, as every replay before the setting) is
     resumed with batch.sequences=1, which the refusal names."""
     one_cfg = _cfg().model_copy(update={"batch": BatchConfig(sequences=1)})
     one = planned_header(TASK, one_cfg, len(ITEMS), ARMS, MODEL)
-    assert one.batch is None and _planned_header().batch == BatchConfig.IN_PROCESS == 8
+    assert one.batch is None and _planned_header().batch == BatchConfig.IN_PROCESS == 16
     path = _started(tmp_path / "r.jsonl", one)
-    with pytest.raises(ReplayError, match="cannot resume: meta.batch is 1, this run has 8; "
+    with pytest.raises(ReplayError, match="cannot resume: meta.batch is 1, this run has 16; "
                                           "pass batch.sequences=1$"):
         _check(path, _planned_header())
     assert _check(path, one) == {"gsm8k_test_0"}

@@ -5,8 +5,7 @@ evaluated once; a failing sequence fails alone."""
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ import pytest
 from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, script, scripted_model
 from tests.generate.fakellama import runtime as fake_runtime
 from vbw.errors import EngineError
-from vbw.generate.batched import _Job
 from vbw.generate.backend import Generation, Sampling
 
 PROMPTS = [[1, 9, 4], [1, 9, 5, 5], [3, 4, 4, 8, 1], [9, 9]]
@@ -100,29 +98,6 @@ def test_a_prompt_queued_k_times_at_once_is_evaluated_once() -> None:
     rt.batcher.close()
 
 
-@pytest.mark.parametrize("shared", [7, 8])
-def test_a_prefix_another_slot_holds_is_copied_when_it_spares_enough(shared: int) -> None:
-    """Two prompts queued together take two slots; the second reuses the first's prefix
-    by copying its stream when that spares at least COPY_WORTH (8) tokens."""
-    from vbw.generate.slots import Slots
-
-    assert Slots.COPY_WORTH == 8
-    wanted, _ = _script(8)
-    first = list(range(1, 13))  # 12 tokens
-    second = first[:shared] + [40] * (12 - shared)
-    scripted = scripted_model(wanted, 12, 8)
-
-    def model(context):  # type: ignore[no-untyped-def]  # a chunk's logits: not read
-        return scripted(context) if len(context) >= 12 else np.zeros(N_VOCAB, np.float32)
-    rt = fake_runtime(model, sequences=2)
-    out = rt.complete_many([(first, 6, None, True, None), (second, 6, None, True, None)])
-    copied = shared >= 8
-    assert rt.batcher.prompt_tokens == 12 + (12 - shared if copied else 12)
-    alone = [fake_runtime(model).complete(p, max_tokens=6) for p in (first, second)]
-    assert [_record(g) for g in out] == [_record(g) for g in alone]
-    rt.batcher.close()
-
-
 def test_a_failing_constraint_fails_its_sequence_alone() -> None:
     seed = 11
     model = _model_of(PROMPTS, seed)
@@ -165,25 +140,6 @@ def test_waiting_sequences_join_as_others_finish() -> None:
     assert max(rt._lib.rows[1:]) <= 2 and len(generated) >= max(caps)
     assert all(len(cells) <= 2 for cells in rt._lib.seqs.values())  # prompts kept only
     rt.batcher.close()
-
-
-def test_a_gap_between_live_slots_is_closed_by_moving_the_highest_sequence() -> None:
-    """Slots 0, 1 and 2 live, slot 1 ends first: llama.cpp would split a batch at the gap
-    in sequence ids (the fake refuses one), so slot 2's sequence moves into slot 1, once,
-    and decodes on with its cells; slot 2 keeps only its prompt."""
-    rt = fake_runtime(scripted_model([4] * 20, 2, 0), sequences=3)
-    b = rt.batcher
-    jobs = [_Job(list(p), b._completion(cap, None, True, None), Future())
-            for p, cap in (([1, 9], 12), ([2, 9], 2), ([3, 9], 12))]
-    b._queue.extend(jobs)  # admitted in this order, into slots 0, 1, 2
-    b._thread = threading.Thread(target=b._loop, daemon=True)
-    b._thread.start()
-    out = [job.done.result(timeout=10) for job in jobs]
-    assert [d.tokens for d in out] == [[4] * 12, [4] * 2, [4] * 12]
-    assert b.slots.moved == 1 and b.rows == 12 + 2 + 12 - 3  # the first tokens need no row
-    assert rt._lib.rows[3:] == [3, 2] + [2] * 9  # after three prompts: no padding row
-    assert rt._lib.seqs[1] == [3, 9] and rt._lib.seqs[2] == [3, 9]
-    b.close()
 
 
 def test_a_bug_in_the_loop_reaches_every_caller_and_later_ones() -> None:

@@ -196,7 +196,7 @@ class BatchDecoder:
 
     def _decode_rows(self) -> None:
         """One token of every live sequence in one decode (their slots are contiguous:
-        `_close_gaps`)."""
+        vbw.generate.slots.Slots.close_gaps)."""
         live = self.slots.live()
         if not live:
             return

@@ -1,0 +1,66 @@
+"""The KV streams of a batch (vbw.generate.slots): a prefix another stream holds is copied
+when it spares COPY_WORTH tokens, and a gap between live sequences is closed by moving
+the highest one down, with every record the one-sequence loop gives."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+
+import numpy as np
+import pytest
+
+from tests.generate.fakellama import N_VOCAB, script, scripted_model
+from tests.generate.fakellama import runtime as fake_runtime
+from vbw.generate.backend import Generation
+from vbw.generate.batched import _Job
+from vbw.generate.slots import Slots
+
+
+def _script(seed: int) -> tuple[list[int], list[set[int]]]:
+    return script(seed, steps=30)
+
+
+def _record(gen: Generation) -> tuple:
+    return (gen.text, gen.n_tokens, gen.finish_reason, gen.tax,
+            [i.model_dump() for i in gen.interventions or []])
+
+
+@pytest.mark.parametrize("shared", [7, 8])
+def test_a_prefix_another_slot_holds_is_copied_when_it_spares_enough(shared: int) -> None:
+    """Two prompts queued together take two slots; the second reuses the first's prefix
+    by copying its stream when that spares at least COPY_WORTH (8) tokens."""
+    assert Slots.COPY_WORTH == 8
+    wanted, _ = _script(8)
+    first = list(range(1, 13))  # 12 tokens
+    second = first[:shared] + [40] * (12 - shared)
+    scripted = scripted_model(wanted, 12, 8)
+
+    def model(context):  # type: ignore[no-untyped-def]  # a chunk's logits: not read
+        return scripted(context) if len(context) >= 12 else np.zeros(N_VOCAB, np.float32)
+    rt = fake_runtime(model, sequences=2)
+    out = rt.complete_many([(first, 6, None, True, None), (second, 6, None, True, None)])
+    copied = shared >= 8
+    assert rt.batcher.prompt_tokens == 12 + (12 - shared if copied else 12)
+    alone = [fake_runtime(model).complete(p, max_tokens=6) for p in (first, second)]
+    assert [_record(g) for g in out] == [_record(g) for g in alone]
+    rt.batcher.close()
+
+
+def test_a_gap_between_live_slots_is_closed_by_moving_the_highest_sequence() -> None:
+    """Slots 0, 1 and 2 live, slot 1 ends first: llama.cpp would split a batch at the gap
+    in sequence ids (the fake refuses one), so slot 2's sequence moves into slot 1, once,
+    and decodes on with its cells; slot 2 keeps only its prompt."""
+    rt = fake_runtime(scripted_model([4] * 20, 2, 0), sequences=3)
+    b = rt.batcher
+    jobs = [_Job(list(p), b._completion(cap, None, True, None), Future())
+            for p, cap in (([1, 9], 12), ([2, 9], 2), ([3, 9], 12))]
+    b._queue.extend(jobs)  # admitted in this order, into slots 0, 1, 2
+    b._thread = threading.Thread(target=b._loop, daemon=True)
+    b._thread.start()
+    out = [job.done.result(timeout=10) for job in jobs]
+    assert [d.tokens for d in out] == [[4] * 12, [4] * 2, [4] * 12]
+    assert b.slots.moved == 1 and b.rows == 12 + 2 + 12 - 3  # the first tokens need no row
+    assert rt._lib.rows[3:] == [3, 2] + [2] * 9  # after three prompts: no padding row
+    assert rt._lib.seqs[1] == [3, 9] and rt._lib.seqs[2] == [3, 9]
+    b.close()

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from vbw.generate.backend import Generation
 from vbw.generate.batched import BatchDecoder
 from vbw.generate.decode import Decoder, best_allowed
 from vbw.generate.runtime import Runtime
@@ -113,6 +114,12 @@ def runtime(model: Model, n_batch: int = 4, sequences: int = 1) -> Runtime:
     rt.batcher = (BatchDecoder(lib, None, N_VOCAB, n_batch, rt.is_eog, sequences)
                   if sequences > 1 else None)
     return rt
+
+
+def record(gen: Generation) -> tuple:
+    """What a generation records, to compare two runs of one completion."""
+    return (gen.text, gen.n_tokens, gen.finish_reason, gen.tax,
+            [i.model_dump() for i in gen.interventions or []])
 
 
 def script(seed: int, steps: int = 40) -> tuple[list[int], list[set[int]]]:

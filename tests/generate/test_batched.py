@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, script, scripted_model
+from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, record, script, scripted_model
 from tests.generate.fakellama import runtime as fake_runtime
 from vbw.errors import EngineError
 from vbw.generate.backend import Generation, Sampling
@@ -37,11 +37,6 @@ def _model_of(prompts: list[list[int]], seed: int):  # type: ignore[no-untyped-d
     return logits
 
 
-def _record(gen: Generation) -> tuple:
-    return (gen.text, gen.n_tokens, gen.finish_reason, gen.tax,
-            [i.model_dump() for i in gen.interventions or []])
-
-
 def _complete(rt, i: int, seed: int, sampling: Sampling | None = None) -> Generation:  # type: ignore[no-untyped-def]
     rule = ScriptedRule(_script(seed + i)[1])
     return rt.complete(PROMPTS[i], max_tokens=100, rule=rule, sampling=sampling)
@@ -59,7 +54,7 @@ def test_every_sequence_of_a_batch_records_what_it_records_alone(sequences: int,
     rt = fake_runtime(model, sequences=sequences)
     with ThreadPoolExecutor(4) as pool:
         batched = list(pool.map(lambda i: _complete(rt, i, seed, sampling(i)), range(4)))
-    assert [_record(g) for g in batched] == [_record(g) for g in alone]
+    assert [record(g) for g in batched] == [record(g) for g in alone]
     assert all(g.interventions and g.tax is not None and g.tax > 0 for g in batched)
     assert max(rt._lib.rows) >= 2  # sequences did share decode calls
     rt.batcher.close()
@@ -71,7 +66,7 @@ def test_a_one_sequence_batch_records_the_same_as_the_loop() -> None:
     for i in range(4):
         rt = fake_runtime(model, sequences=2)
         rt.batcher.slots.all = rt.batcher.slots.all[:1]  # one slot: one sequence at a time
-        assert _record(_complete(rt, i, seed)) == _record(_complete(fake_runtime(model), i,
+        assert record(_complete(rt, i, seed)) == record(_complete(fake_runtime(model), i,
                                                                     seed))
         rt.batcher.close()
 
@@ -122,7 +117,7 @@ def test_a_failing_constraint_fails_its_sequence_alone() -> None:
         out = list(pool.map(one, range(4)))
     assert out[1] == "constraint failed after 2 tokens: ValueError: boom"
     alone = [_complete(fake_runtime(model), i, seed) for i in (0, 2, 3)]
-    assert [_record(out[i]) for i in (0, 2, 3)] == [_record(g) for g in alone]  # type: ignore[arg-type]
+    assert [record(out[i]) for i in (0, 2, 3)] == [record(g) for g in alone]  # type: ignore[arg-type]
     rt.batcher.close()
 
 
@@ -192,7 +187,7 @@ def _arm_records(rec) -> dict:  # type: ignore[no-untyped-def]
 
 @pytest.mark.live
 @pytest.mark.parametrize("engine", ["outlines", "llguidance", "llamacpp"])
-def test_a_batch_of_real_items_gives_each_arm_its_one_sequence_record(runtime, smollm2_file,
+def test_a_batch_of_real_items_gives_each_arm_its_one_sequencerecord(runtime, smollm2_file,
                                                                       engine: str) -> None:
     """Four items in flight on SmolLM2, every arm of each: the same texts, interventions
     and tax as the one-sequence loop (each sequence has a KV stream of its own; prefixes

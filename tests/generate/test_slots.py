@@ -10,20 +10,10 @@ from concurrent.futures import Future
 import numpy as np
 import pytest
 
-from tests.generate.fakellama import N_VOCAB, script, scripted_model
+from tests.generate.fakellama import N_VOCAB, record, script, scripted_model
 from tests.generate.fakellama import runtime as fake_runtime
-from vbw.generate.backend import Generation
 from vbw.generate.batched import _Job
 from vbw.generate.slots import Slots
-
-
-def _script(seed: int) -> tuple[list[int], list[set[int]]]:
-    return script(seed, steps=30)
-
-
-def _record(gen: Generation) -> tuple:
-    return (gen.text, gen.n_tokens, gen.finish_reason, gen.tax,
-            [i.model_dump() for i in gen.interventions or []])
 
 
 @pytest.mark.parametrize("shared", [7, 8])
@@ -31,7 +21,7 @@ def test_a_prefix_another_slot_holds_is_copied_when_it_spares_enough(shared: int
     """Two prompts queued together take two slots; the second reuses the first's prefix
     by copying its stream when that spares at least COPY_WORTH (8) tokens."""
     assert Slots.COPY_WORTH == 8
-    wanted, _ = _script(8)
+    wanted, _ = script(8, steps=30)
     first = list(range(1, 13))  # 12 tokens
     second = first[:shared] + [40] * (12 - shared)
     scripted = scripted_model(wanted, 12, 8)
@@ -43,7 +33,7 @@ def test_a_prefix_another_slot_holds_is_copied_when_it_spares_enough(shared: int
     copied = shared >= 8
     assert rt.batcher.prompt_tokens == 12 + (12 - shared if copied else 12)
     alone = [fake_runtime(model).complete(p, max_tokens=6) for p in (first, second)]
-    assert [_record(g) for g in out] == [_record(g) for g in alone]
+    assert [record(g) for g in out] == [record(g) for g in alone]
     rt.batcher.close()
 
 

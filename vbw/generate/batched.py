@@ -152,11 +152,11 @@ class BatchDecoder:
             except BaseException as e:  # every caller hears it: none waits forever
                 for job in pending:
                     job.done.set_exception(e)
-                self._fail_all(e)
-                if not isinstance(e, EngineError):  # vbw's own bug: no more decoding
-                    with self._cv:
+                with self._cv:  # under the lock: no job is queued past the failure
+                    if not isinstance(e, EngineError):  # vbw's own bug: no more decoding
                         self._broken = e
-                        self._fail_all(e)
+                    self._fail_all(e)
+                if self._broken is not None:
                     return
 
     def _fail_all(self, exc: BaseException) -> None:

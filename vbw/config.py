@@ -245,10 +245,17 @@ class BatchConfig(StrictModel):
     server, which batches through backend.concurrency. 1 is the one-sequence loop of every
     replay made before the setting; more decode that many completions at once (of several
     items in flight), each in a KV stream of its own. Recorded in the replay header
-    (`batch`) when above 1: resume and merge refuse a mix."""
+    (`batch`) when above 1: resume and merge refuse a mix.
+    `flash_attn`: llama.cpp's flash attention in the batch's context (more than one
+    sequence in process; the one-sequence loop keeps llama.cpp's default kernels, so
+    committed replays reproduce). On: the benchmark's fastest, its logits those of other
+    kernels, so greedy texts may differ from the one-sequence loop's (counted in
+    docs/performance.md), never with the batch's composition; off: texts equal to the
+    one-sequence loop's. Recorded (`flash_attn`) with `batch`."""
 
     IN_PROCESS: ClassVar[int] = 16
     sequences: int | None = Field(default=None, ge=1, le=32)
+    flash_attn: bool = True
 
     def resolved(self, in_process: bool) -> int:
         """The sequences per decode of a run in process or not (null resolved)."""

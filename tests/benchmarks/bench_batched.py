@@ -1,7 +1,7 @@
 """Benchmark: batched live decoding (batch.sequences) against the one-sequence loop and
 against the machine's limit, on SmolLM2-135M.
 
-    python -m tests.benchmarks.bench_batched   # writes tests/benchmarks/batched.json (~20 min)
+    python -m tests.benchmarks.bench_batched   # writes tests/benchmarks/batched.json (~45 min)
 
 Run it on an otherwise idle machine (llama.cpp spin-waits its threads). Every case runs
 in a fresh process: llama.cpp's OpenMP threads belong to the thread that first decodes,
@@ -9,7 +9,8 @@ and a second thread decoding in the same process competes with them, which would
 one case for another. Everything comes from ONE run:
 - bare: `llama_decode` of B sequences, one token each per step (each in its own KV
   stream, as vbw's batch has them; every row's logits read and its argmax taken), no
-  engine, B = 1, 2, 4, 8, 16: the ceiling the batch can reach on this machine, after a
+  engine, with flash attention (batch.flash_attn, the default) at B = 1, 2, 4, 8, 16 and
+  without at B = 1, 8, 16: the ceiling the batch can reach on this machine, after a
   short prompt; and at B = 1, 8, 16 after the prompts of each task's first B items (the
   contexts vbw's rows attend over: the ceiling at the same batch size for that task);
 - roofline: the model's weight bytes read once per step over the memory bandwidth
@@ -17,8 +18,10 @@ one case for another. Everything comes from ONE run:
 - loop: vbw's own live path (vbw.generate.items.generate_item for every arm, items in
   flight through vbw.generate.live.in_order) over the first items of GSM8K and BFCL
   simple, schemas compiled beforehand: output tokens per second of all arms, greedy and
-  with k = 5 samples, batch.sequences = 1 (today's loop) and more; greedy texts compared
-  with the one-sequence run's. tok/s: all output tokens over the wall clock; decode tok/s:
+  with k = 5 samples, batch.sequences = 1 (today's loop) and more, with flash attention
+  and (greedy, 16) without; greedy texts compared with the one-sequence run's, and each
+  arm's validity, accuracy and wrong-but-valid rate too (exact McNemar test on the paired
+  items: a rate "moved" where p < 0.05, the paired CI excluding no change). tok/s: all output tokens over the wall clock; decode tok/s:
   the tokens after each generation's first over the wall clock less prompt evaluation
   (bench_live's decode figure, which a batch is compared on with the bare decode);
 - mask: each engine's seconds per step per sequence spent choosing tokens (the rule's
@@ -40,7 +43,7 @@ OUT = Path(os.environ.get("VBW_BENCH_OUT", Path(__file__).resolve().parent / "ba
 THREADS = int(os.environ.get("VBW_BENCH_THREADS", "2"))
 ITEMS = int(os.environ.get("VBW_BENCH_ITEMS", "20"))
 SAMPLED_ITEMS = int(os.environ.get("VBW_BENCH_SAMPLED_ITEMS", "4"))
-BARE = (1, 2, 4, 8, 16)
+BARE = [(b, True) for b in (1, 2, 4, 8, 16)] + [(b, False) for b in (1, 8, 16)]
 SEQUENCES = (1, 8, 16)
 TASKS = ("gsm8k", "bfcl_simple")
 CAP = 384
@@ -65,7 +68,8 @@ def _task_prompts(rt: Any, task_name: str, n: int) -> list[list[int]]:
     return [list(rt.chat_tokens(task.messages(item, arm))) for item in task.items(n)]
 
 
-def bare(sequences: int, task_name: str | None = None, steps: int = 64) -> dict:
+def bare(sequences: int, task_name: str | None = None, steps: int = 64,
+         flash_attn: bool = True) -> dict:
     """Tokens per second of `sequences` rows per llama_decode, nothing else per step but
     reading each row's logits and its argmax (the same context settings as vbw's). Each
     sequence starts after a short GSM8K question, or, with `task_name`, after the prompt
@@ -74,7 +78,8 @@ def bare(sequences: int, task_name: str | None = None, steps: int = 64) -> dict:
 
     from vbw.generate.runtime import Runtime
 
-    rt = Runtime(_model_path(), n_ctx=4096, n_threads=THREADS, sequences=max(sequences, 2))
+    rt = Runtime(_model_path(), n_ctx=4096, n_threads=THREADS, sequences=max(sequences, 2),
+                 flash_attn=flash_attn)
     lib, ctx, n_vocab = rt._lib, rt._batch_ctx, rt.n_vocab
     prompts = (_task_prompts(rt, task_name, sequences) if task_name else
                [rt.chat_tokens("Natalia sold clips to 48 of her friends in April, and then "
@@ -107,7 +112,7 @@ def bare(sequences: int, task_name: str | None = None, steps: int = 64) -> dict:
     seconds = sorted(times)[1]
     lib.llama_batch_free(batch)
     rt.close()
-    return {"sequences": sequences, "task": task_name,
+    return {"sequences": sequences, "task": task_name, "flash_attn": flash_attn,
             "mean_prompt": round(sum(map(len, prompts)) / sequences),
             "tok_s": round(sequences * steps / seconds, 1),
             "ms_per_step": round(1000 * seconds / steps, 2)}
@@ -134,7 +139,7 @@ def _timed(fn: Any) -> float:
 
 
 def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
-         items: int = ITEMS) -> dict:
+         items: int = ITEMS, flash_attn: bool = True) -> dict:
     """vbw's live path over the task's first `items` items, every arm: output tokens per
     second (wall clock of the whole generation, compiles done beforehand)."""
     from vbw.config import DecodingConfig, MaxTokens
@@ -149,7 +154,8 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     task = load_task(ROOT / "conf" / "task" / f"{task_name}.yaml")
     arms = task_arms(task.schema_names, task.spec.answer_schema, ARM_KINDS)
     todo = task.items(items)
-    rt = Runtime(_model_path(), n_ctx=4096, n_threads=THREADS, sequences=sequences)
+    rt = Runtime(_model_path(), n_ctx=4096, n_threads=THREADS, sequences=sequences,
+                 flash_attn=flash_attn)
     backend = LocalBackend(rt, make_engine(engine, rt))
     for item in todo:
         for arm in arms:
@@ -173,10 +179,12 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     generations = sum(1 for r in records for sample in [r.arms, *(r.samples or [])]
                       for a in sample.values() if a.n_tokens)
     out = {"task": task_name, "sequences": sequences, "samples": samples, "engine": engine,
+           "flash_attn": flash_attn and sequences > 1,
            "items": len(todo), "tokens": tokens, "seconds": round(wall, 2),
            "tok_s": round(tokens / wall, 1), "prefill_s": round(prefill[0], 2),
            "decode_tok_s": round((tokens - generations) / (wall - prefill[0]), 1),
-           "texts": {r.id: {k: a.text for k, a in r.arms.items()} for r in records}}
+           "texts": {r.id: {k: a.text for k, a in r.arms.items()} for r in records},
+           "states": _states(task, todo, arms, records)}
     b = rt.batcher
     if b is not None:
         out.update(steps=b.steps, mean_batch=round(b.rows / max(b.steps, 1), 2),
@@ -184,6 +192,38 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
                    choose_us_per_row=round(1e6 * choosing[0] / max(b.rows, 1), 1),
                    decode_ms_per_step=round(1000 * choosing[1] / max(b.steps, 1), 2))
     rt.close()
+    return out
+
+
+def _states(task: Any, todo: list, arms: list, records: list) -> dict:
+    """Per arm, each item's [valid, right] as vbw scores them (valid -1: no contract)."""
+    from vbw.score.states import arm_states
+    from vbw.task.validity import Validators
+
+    validators, out = Validators(), {}
+    for item, rec in zip(todo, records):
+        valid, right = arm_states(task, item, {k: a.text for k, a in rec.arms.items()},
+                                  arms, validators)
+        out[rec.id] = {a.key: [v, bool(r)] for a, v, r in zip(arms, valid, right)}
+    return out
+
+
+def _moved(one: dict, other: dict) -> list[str]:
+    """`arm: rate` for each validity, accuracy and wrong-but-valid rate whose paired
+    change between two runs of the same items is significant (exact McNemar, p < 0.05)."""
+    from vbw.score.paired import ALPHA, mcnemar_p
+
+    rates = {"validity": lambda v, r: v == 1, "accuracy": lambda v, r: r,
+             "wrong-but-valid": lambda v, r: v == 1 and not r}
+    out = []
+    for key in next(iter(one["states"].values())):
+        for name, hit in rates.items():
+            pairs = [(hit(*one["states"][i][key]), hit(*other["states"][i][key]))
+                     for i in one["states"]]
+            n10 = sum(a and not b for a, b in pairs)
+            n01 = sum(b and not a for a, b in pairs)
+            if n10 + n01 and mcnemar_p(n10, n01) < ALPHA:
+                out.append(f"{key}: {name}")
     return out
 
 
@@ -249,21 +289,26 @@ def main() -> None:
                     "versions": versions(("llama-cpp-python", "outlines", "llguidance")),
                     "measured": time.strftime("%Y-%m-%d")}
     result["roofline"] = _case("roofline")
-    result["bare"] = [_case("bare", sequences=b) for b in BARE]
+    result["bare"] = [_case("bare", sequences=b, flash_attn=fa) for b, fa in BARE]
     print(json.dumps(result["bare"]), flush=True)
-    result["bare_task"] = [_case("bare", sequences=b, task_name=t) for t in TASKS
-                           for b in SEQUENCES]
+    result["bare_task"] = [_case("bare", sequences=b, task_name=t, flash_attn=fa)
+                           for t in TASKS for b, fa in [*[(b, True) for b in SEQUENCES],
+                                                        (1, False), (16, False)]]
     print(json.dumps(result["bare_task"]), flush=True)
     runs = []
     for task_name in TASKS:
-        greedy = {s: _case("loop", task_name=task_name, sequences=s, samples=1)
-                  for s in SEQUENCES}
-        for s, run in greedy.items():
-            run["texts_differ"] = _differ(greedy[1], run)
+        greedy = [_case("loop", task_name=task_name, sequences=s, samples=1)
+                  for s in SEQUENCES]
+        greedy.append(_case("loop", task_name=task_name, sequences=16, samples=1,
+                            flash_attn=False))
+        for run in greedy:
+            run["texts_differ"] = _differ(greedy[0], run)
+            run["rates_moved"] = _moved(greedy[0], run)
         sampled = {s: _case("loop", task_name=task_name, sequences=s, samples=5,
                             items=SAMPLED_ITEMS) for s in SEQUENCES}
-        for run in [*greedy.values(), *sampled.values()]:
+        for run in [*greedy, *sampled.values()]:
             run.pop("texts")
+            run.pop("states")
             runs.append(run)
             print(json.dumps(run), flush=True)
     result["loop"] = runs
@@ -272,6 +317,7 @@ def main() -> None:
         run = _case("loop", task_name="bfcl_simple", sequences=8, samples=1, engine=engine,
                     items=8)
         run.pop("texts")
+        run.pop("states")
         result["mask"].append(run)
         print(json.dumps(run), flush=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")

@@ -83,6 +83,9 @@ class FakeLib:
         assert p0 == p1 == -1, "llama.cpp copies a stream between streams only whole"
         self.seqs[dst] = list(self.seqs.get(src, []))
 
+    def llama_memory_seq_pos_max(self, _memory: object, seq: int) -> int:
+        return len(self.seqs.get(seq, [])) - 1
+
     def llama_memory_clear(self, _memory: object, _data: bool) -> None:
         self.seqs = {}
 
@@ -102,16 +105,18 @@ class FakeLib:
         pass
 
 
-def runtime(model: Model, n_batch: int = 4, sequences: int = 1) -> Runtime:
-    """A Runtime whose Decoder (or, `sequences` > 1, BatchDecoder) runs on FakeLib
-    (complete() and its records are vbw's)."""
+def runtime(model: Model, n_batch: int = 4, sequences: int = 1,
+            flash_attn: bool = False) -> Runtime:
+    """A Runtime whose Decoder (or, `sequences` > 1, BatchDecoder, as with flash attention
+    if `flash_attn`) runs on FakeLib (complete() and its records are vbw's)."""
     rt = Runtime.__new__(Runtime)
     lib = FakeLib(model)
     rt._lib, rt.vocab, rt.n_ctx, rt.reuse_kv, rt.n_vocab = lib, None, 512, False, N_VOCAB
     rt.llm = SimpleNamespace(detokenize=lambda ts: b"".join(VOCAB[t] for t in ts))
     rt.token_bytes = VOCAB.__getitem__  # type: ignore[method-assign]
     rt.decoder = Decoder(lib, None, N_VOCAB, n_batch, rt.is_eog)
-    rt.batcher = (BatchDecoder(lib, None, N_VOCAB, n_batch, rt.is_eog, sequences)
+    rt.batcher = (BatchDecoder(lib, None, N_VOCAB, n_batch, rt.is_eog, sequences,
+                               flash_attn=flash_attn)
                   if sequences > 1 else None)
     return rt
 

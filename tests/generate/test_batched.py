@@ -71,6 +71,35 @@ def test_a_one_sequence_batch_records_the_same_as_the_loop() -> None:
         rt.batcher.close()
 
 
+def test_with_flash_attention_a_lone_sequence_decodes_beside_a_padding_row() -> None:
+    """batch.flash_attn: a step with one live sequence carries a padding row in the next
+    stream (so the row takes the kernel path it has in company), whose cell is dropped
+    after the step: the record is unchanged and the stream left as it was."""
+    seed = 4
+    model = _model_of(PROMPTS, seed)
+    rt = fake_runtime(model, sequences=2, flash_attn=True)
+    gen = _complete(rt, 0, seed)
+    assert record(gen) == record(_complete(fake_runtime(model), 0, seed))
+    steps = rt.batcher.steps
+    assert steps > 1 and rt.batcher.padded == steps
+    assert rt._lib.rows[-steps:] == [2] * steps  # every generated-token decode: two rows
+    assert rt._lib.seqs.get(1, []) == []  # each padding cell dropped
+    rt.batcher.close()
+
+
+def test_with_flash_attention_only_a_whole_prompt_is_reused() -> None:
+    """A prompt's cells under flash attention depend on how it was cut into chunks, so a
+    shared prefix is evaluated again; the whole prompt (with its end logits) is not."""
+    wanted, _ = _script(5)
+    rt = fake_runtime(scripted_model(wanted, 4, 5), sequences=3, flash_attn=True)
+    rt.complete([1, 9, 4, 4], max_tokens=6)
+    rt.complete([1, 9, 4, 4], max_tokens=6)
+    assert rt.batcher.prompt_tokens == 4
+    rt.complete([1, 9, 4, 5], max_tokens=6)  # shares 3 tokens: evaluated whole
+    assert rt.batcher.prompt_tokens == 4 + 4
+    rt.batcher.close()
+
+
 def test_a_whole_prompt_held_by_a_slot_is_evaluated_once() -> None:
     wanted, _ = _script(5)
     rt = fake_runtime(scripted_model(wanted, 4, 5), sequences=3)
@@ -219,6 +248,37 @@ def test_a_batch_of_real_items_gives_each_arm_its_one_sequencerecord(runtime, sm
 
 
 @pytest.mark.live
+def test_with_flash_attention_a_record_does_not_depend_on_its_batch(smollm2_file) -> None:
+    """batch.flash_attn=true (the default): other kernels than the one-sequence loop's, but
+    an arm's record is the same whichever sequences share its batch and however many (what
+    resume, shards and merge rely on): 2 and 4 sequences per decode, every arm of 4 items."""
+    from tests.generate.conftest import THREADS
+    from vbw.config import MaxTokens
+    from vbw.generate.engines import make_engine
+    from vbw.generate.items import generate_item
+    from vbw.generate.live import in_order
+    from vbw.generate.local import LocalBackend
+    from vbw.generate.runtime import Runtime
+
+    caps = MaxTokens.model_validate(LIVE_CAPS)
+    task, items, arms = _items("bfcl_simple", 4)
+    records, padded = [], []
+    for sequences in (2, 4):
+        rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=sequences,
+                     flash_attn=True)
+        try:
+            backend = LocalBackend(rt, make_engine("outlines", rt))
+            records.append([_arm_records(r) for r in in_order(
+                items, lambda it: generate_item(task, it, arms, backend, caps), sequences)])
+            assert rt.batcher.rows > rt.batcher.steps
+            padded.append(rt.batcher.padded)
+        finally:
+            rt.close()
+    assert records[0] == records[1]
+    assert max(padded) > 0  # lone sequences decoded beside a padding row
+
+
+@pytest.mark.live
 def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
     """decoding.samples=5: the five samples of unconstrained, prompt_json and constrained
     (prompt_json's very prompt) take the slot that holds it: each prompt is evaluated once."""
@@ -257,11 +317,14 @@ def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
 
 
 def test_the_in_process_default_is_the_benchmark_s_best() -> None:
-    """batch.sequences null means BatchConfig.IN_PROCESS, which must be what the committed
-    bench_batched run found best (docs/performance.md says so from the same figures)."""
+    """batch.sequences null means BatchConfig.IN_PROCESS and batch.flash_attn defaults on:
+    what the committed bench_batched run found best (docs/performance.md says so from the
+    same figures)."""
     import json
 
-    from tests.benchmarks.batched_table import BATCHED, best_sequences
+    from tests.benchmarks.batched_table import BATCHED, best_flash_attn, best_sequences
     from vbw.config import BatchConfig
 
-    assert BatchConfig.IN_PROCESS == best_sequences(json.loads(BATCHED.read_text()))
+    measured = json.loads(BATCHED.read_text())
+    assert BatchConfig.IN_PROCESS == best_sequences(measured)
+    assert BatchConfig().flash_attn == best_flash_attn(measured)

@@ -151,3 +151,22 @@ def test_in_process_runs_batch_by_default_and_resume_names_the_setting(tmp_path:
     assert _check(path, one) == {"gsm8k_test_0"}
     assert BatchConfig().resolved(in_process=False) == 1  # a server: never batched here
     assert BatchConfig(sequences=3).resolved(in_process=True) == 3
+
+
+def test_resume_refuses_another_flash_attention_setting_and_names_it(tmp_path: Path) -> None:
+    """batch.flash_attn decides the batch's kernels, so the texts: a batched replay is
+    continued only with its setting; one from before the setting (no `flash_attn`) was
+    decoded without flash attention."""
+    exact_cfg = _cfg().model_copy(update={"batch": BatchConfig(flash_attn=False)})
+    exact = planned_header(TASK, exact_cfg, len(ITEMS), ARMS, MODEL)
+    fast = _planned_header()
+    assert fast.flash_attn is True and exact.flash_attn is False and exact.batch == 16
+    path = _started(tmp_path / "r.jsonl", fast)
+    with pytest.raises(ReplayError, match="cannot resume: meta.flash_attn is True, this run "
+                                          "has False; pass batch.flash_attn=true$"):
+        _check(path, exact)
+    assert _check(path, fast) == {"gsm8k_test_0"}
+    before = _started(tmp_path / "b.jsonl", exact.model_copy(update={"flash_attn": None}))
+    assert _check(before, exact) == {"gsm8k_test_0"}
+    with pytest.raises(ReplayError, match="meta.flash_attn is False, this run has True"):
+        _check(before, fast)

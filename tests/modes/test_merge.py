@@ -217,6 +217,7 @@ OTHER_RUN = {
     "whitespace": lambda h: {"whitespace": "compact"},
     "repack": lambda h: {"repack": not h.get("repack", True)},  # absent: a scripted run
     "batch": lambda h: {"batch": 4},
+    "flash_attn": lambda h: {"flash_attn": not h.get("flash_attn", False)},
     "versions": lambda h: {"versions": {**h["versions"], "outlines": "0.0.1"}},
 }
 

@@ -84,5 +84,8 @@ def test_a_batched_replay_says_its_sequences_per_decode() -> None:
                                      "model": {"name": "m"}, "repack": False, "batch": 8})
     line = provenance(h, [], None)
     assert "(outlines, m, repack off, 8 sequences per decode)" in line
+    fast = ReplayHeader.model_validate({**MINIMAL, "engine": "outlines", "batch": 16,
+                                        "flash_attn": True})
+    assert "(outlines, 16 sequences per decode, flash attention)" in provenance(fast, [], None)
     assert "sequences per decode" not in provenance(
         ReplayHeader.model_validate({**MINIMAL, "engine": "outlines"}), [], None)

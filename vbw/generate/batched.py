@@ -36,16 +36,19 @@ class _Job:
     done: Future[Decoded]
 
 
-def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int) -> Any:
+def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int,
+                  flash_attn: bool = False) -> Any:
     """A second llama.cpp context on `llm`'s loaded weights for `sequences` sequences at
-    once, `n_ctx` tokens each, each in a KV stream of its own; every other setting copied
-    from `llm`'s own context (flash attention off, as there)."""
+    once, `n_ctx` tokens each, each in a KV stream of its own, with flash attention if
+    `flash_attn` (else off, as in `llm`'s); every other setting copied from `llm`'s."""
     own = llm.context_params
     params = type(own)()
     ctypes.memmove(ctypes.byref(params), ctypes.byref(own), ctypes.sizeof(own))
     params.n_ctx = n_ctx * sequences
     params.n_seq_max = sequences
     params.kv_unified = False
+    params.flash_attn_type = (lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
+                              else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED)
     ctx = lib.llama_init_from_model(llm.model, params)
     if not ctx:
         raise EngineError(f"cannot create a context for batch.sequences={sequences} "
@@ -58,7 +61,8 @@ class BatchDecoder:
     decodes them; `run` is called from any thread and blocks until its sequence ends."""
 
     def __init__(self, lib: Any, ctx: Any, n_vocab: int, n_batch: int,
-                 is_eog: Callable[[int], bool], sequences: int, reuse: bool = True) -> None:
+                 is_eog: Callable[[int], bool], sequences: int, reuse: bool = True,
+                 flash_attn: bool = False) -> None:
         self._lib = lib
         self._ctx = ctx
         self._memory = lib.llama_get_memory(ctx)
@@ -66,7 +70,12 @@ class BatchDecoder:
         self.n_batch = n_batch
         self.is_eog = is_eog
         self._batch = lib.llama_batch_init(max(n_batch, sequences), 0, 1)
-        self.slots = Slots(lib, self._memory, sequences, reuse)
+        # flash attention (a context made with it): llama.cpp's CPU kernel walks a single
+        # stream's single row in chunks of its KV cells and tiles a long prompt chunk, so a
+        # row's logits would depend on its company and a prompt's cells on where reuse
+        # cut it: lone rows get a padding row, and prompts are reused whole only
+        self.flash_attn = flash_attn
+        self.slots = Slots(lib, self._memory, sequences, reuse, whole_only=flash_attn)
         self._queue: deque[_Job] = deque()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -79,6 +88,7 @@ class BatchDecoder:
         self.prompt_tokens = 0
         self.steps = 0
         self.rows = 0
+        self.padded = 0  # steps given a padding row (flash attention, one live sequence)
 
     @property
     def sequences(self) -> int:
@@ -204,11 +214,28 @@ class BatchDecoder:
         batch.n_tokens = len(live)
         for i, slot in enumerate(live):
             fill_row(batch, i, slot.job.gen.tokens[-1], slot.pos, slot.seq)  # type: ignore[union-attr]
+        pad = self._pad(live)
         self._call_decode()
+        if pad is not None:
+            self._lib.llama_memory_seq_rm(self._memory, *pad, -1)
         for i, slot in enumerate(live):  # llama_get_logits_ith takes the batch position
             slot.row, slot.pos = i, slot.pos + 1
         self.steps += 1
         self.rows += len(live)
+
+    def _pad(self, live: list[Slot]) -> tuple[int, int] | None:
+        """With flash attention, a lone live sequence gets a padding row in the stream next
+        to it (its row's kernel path is then the one it has in company); returns the
+        (sequence, position) of the padding cell to drop after the step."""
+        if not self.flash_attn or len(live) != 1:
+            return None
+        seq = live[0].seq + 1 if live[0].seq + 1 < self.sequences else live[0].seq - 1
+        pos = int(self._lib.llama_memory_seq_pos_max(self._memory, seq)) + 1
+        batch = self._batch
+        fill_row(batch, 1, live[0].job.gen.tokens[-1], pos, seq, logits=False)  # type: ignore[union-attr]
+        batch.n_tokens = 2
+        self.padded += 1
+        return seq, pos
 
     def _call_decode(self) -> None:
         code = self._lib.llama_decode(self._ctx, self._batch)

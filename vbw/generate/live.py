@@ -35,7 +35,7 @@ from vbw.task.runner import Item, Task
 
 # header fields that must match for a resumed run to continue the same experiment
 _RESUME_KEYS = ("task", "engine", "arms", "model", "decoding", "max_tokens", "kv_reuse",
-                "whitespace", "repack", "batch", "shard")
+                "whitespace", "repack", "batch", "flash_attn", "shard")
 
 
 def _shown(value: Any) -> str:
@@ -54,8 +54,11 @@ def _check_resume(path: Path, want: ReplayHeader, task: Task, items: list[Item],
             was = True  # an in-process replay from before the setting: llama.cpp's default
         if key == "batch":
             was, wanted = was or 1, wanted or 1  # absent: one sequence at a time
+        if key == "flash_attn":
+            was, wanted = bool(was), bool(wanted)  # absent: off (or no batch)
         if was != wanted:
-            hint = f"; pass batch.sequences={was}" if key == "batch" else ""
+            hint = {"batch": f"; pass batch.sequences={was}",
+                    "flash_attn": f"; pass batch.flash_attn={str(was).lower()}"}.get(key, "")
             raise ReplayError(f"{path}: cannot resume: meta.{key} is {_shown(was)}, "
                               f"this run has {_shown(wanted)}{hint}")
     was_b, want_b = old.header.backend, want.backend
@@ -134,6 +137,7 @@ def _planned_header(task: Task, cfg: RunConfig, n: int, arms: list[Arm],
         fields["shard"] = shard
     if (sequences := cfg.batch.resolved(native(cfg.backend))) > 1:
         fields["batch"] = sequences
+        fields["flash_attn"] = cfg.batch.flash_attn
     return ReplayHeader(format=FORMAT if cfg.decoding.samples == 1 else SAMPLED_FORMAT,
                         task=task.name, task_hash=task.generation_hash(), n=n,
                         arms=[a.key for a in arms],
@@ -219,7 +223,7 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
     def work(mark: Callable[[str], None], out: TextIO) -> Path:
         mark("loading the model")
         opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads,
-                              want.batch or 1)  # the header's: batch.sequences resolved
+                              want.batch or 1, bool(want.flash_attn))  # the header's
         backend = opened.backend
         try:
             return _run(task, items, arms, cfg, path, backend, want, done,

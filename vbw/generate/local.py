@@ -124,7 +124,8 @@ class LocalProvider(Provider):
                 "top_p": decoding.top_p, "min_p": decoding.min_p, "chain": CHAIN}
 
     def open(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
-             mf: ModelFile | None, threads: int | None, sequences: int = 1) -> Opened:
+             mf: ModelFile | None, threads: int | None, sequences: int = 1,
+             flash_attn: bool = False) -> Opened:
         from vbw.generate.engines import make_engine
         from vbw.generate.provenance import hardware
 
@@ -132,7 +133,8 @@ class LocalProvider(Provider):
         start = time.perf_counter()
         runtime = Runtime(mf.path, n_ctx=engine.n_ctx, n_threads=threads, seed=DEFAULT_SEED,
                           reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers,
-                          repack=resolve_repack(model.repack), sequences=sequences)
+                          repack=resolve_repack(model.repack), sequences=sequences,
+                          flash_attn=flash_attn)
         runtime.record_tax = engine.tax
         load = round(time.perf_counter() - start, 3)
         hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}

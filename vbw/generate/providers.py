@@ -91,7 +91,8 @@ class Provider(ABC):
 
     @abstractmethod
     def open(self, backend: Any, model: ModelConfig, engine: EngineConfig,
-             mf: ModelFile | None, threads: int | None, sequences: int = 1) -> Opened:
+             mf: ModelFile | None, threads: int | None, sequences: int = 1,
+             flash_attn: bool = False) -> Opened:
         """Load the model, or connect; paid for once per run.
 
         Args:
@@ -102,6 +103,8 @@ class Provider(ABC):
             threads: CPU threads to use, None for the kind's default.
             sequences: completions decoded at once in this process (batch.sequences);
                 passed only when above 1, to a kind whose `native` is True.
+            flash_attn: flash attention in the batch's context (batch.flash_attn); passed
+                with `sequences`.
         Returns:
             The open backend, the seconds loading took and hardware fields for the header.
         """
@@ -147,9 +150,11 @@ def crash_cause(backend: BackendSettings, model: ModelConfig, signal_number: int
 
 
 def open_backend(backend: BackendSettings, model: ModelConfig, engine: EngineConfig,
-                 mf: ModelFile | None, threads: int | None, sequences: int = 1) -> Opened:
-    """Load the model (local) or connect (server); `sequences` > 1 batches in process."""
+                 mf: ModelFile | None, threads: int | None, sequences: int = 1,
+                 flash_attn: bool = False) -> Opened:
+    """Load the model (local) or connect (server); `sequences` > 1 batches in process,
+    with flash attention in the batch's context if `flash_attn`."""
     if sequences > 1:
         return provider(backend).open(backend, model, engine, mf, threads,
-                                      sequences=sequences)
+                                      sequences=sequences, flash_attn=flash_attn)
     return provider(backend).open(backend, model, engine, mf, threads)

@@ -75,7 +75,8 @@ class Runtime:
     `repack=False` loads the weights without llama.cpp's extra buffer types, True with
     them; None (the default) decides as `model.repack=auto` does (vbw.generate.repack).
     `sequences` > 1 decodes that many completions at once (vbw.generate.batched), on a
-    context of its own whose KV cache holds `n_ctx` tokens per sequence.
+    context of its own whose KV cache holds `n_ctx` tokens per sequence, with flash
+    attention if `flash_attn`.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class Runtime:
         gpu_layers: int = 0,
         repack: bool | None = None,
         sequences: int = 1,
+        flash_attn: bool = False,
     ) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
@@ -129,9 +131,10 @@ class Runtime:
         self.batcher: BatchDecoder | None = None
         self._batch_ctx: Any = None
         if sequences > 1:
-            self._batch_ctx = batch_context(llama_cpp, self.llm, n_ctx, sequences)
+            self._batch_ctx = batch_context(llama_cpp, self.llm, n_ctx, sequences, flash_attn)
             self.batcher = BatchDecoder(llama_cpp, self._batch_ctx, self.n_vocab,
-                                        self.llm.n_batch, self.is_eog, sequences, reuse_kv)
+                                        self.llm.n_batch, self.is_eog, sequences, reuse_kv,
+                                        flash_attn)
         self._template: Any = None
 
     @property

@@ -129,6 +129,9 @@ class ReplayHeader(BaseModel):
     batch: int | None = _doc(
         "How many sequences one llama.cpp decode carried (batch.sequences), when above "
         "1; absent: one at a time (every replay from before the setting).")
+    flash_attn: bool | None = _doc(
+        "Whether the batch's llama.cpp context used flash attention (batch.flash_attn); "
+        "present with `batch` (absent there: a replay from before the setting, off).")
     whitespace: Literal["flexible", "compact"] | None = _doc(
         "JSON whitespace the engine allowed: its own rule (flexible) or none (compact). "
         "In-process replays from before the setting are read as flexible.")

@@ -34,7 +34,8 @@ def provenance(header: ReplayHeader, seconds: Sequence[float | None],
                 "model": model, "generator": who}
     missing = [name for name, value in recorded.items() if value is None]
     repack = None if header.repack is None else f"repack {'on' if header.repack else 'off'}"
-    batch = f"{header.batch} sequences per decode" if header.batch else None
+    batch = (f"{header.batch} sequences per decode"
+             f"{', flash attention' if header.flash_attn else ''}" if header.batch else None)
     engine_model = ", ".join(x for x in (header.engine, model, repack, batch)
                              if x is not None)
     known = [when or "generated", f"on {cpu}" if cpu else "",

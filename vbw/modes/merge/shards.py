@@ -22,7 +22,7 @@ from vbw.task.jsontext.values import json_text
 
 # what decides the texts: shards that differ in any of these are not one run
 GENERATION_KEYS = ("task", "task_hash", "engine", "arms", "model", "decoding", "max_tokens",
-                   "kv_reuse", "whitespace", "repack", "batch")
+                   "kv_reuse", "whitespace", "repack", "batch", "flash_attn")
 # the software that decodes (meta.versions): another version may decode other texts
 GENERATING_PACKAGES = ("vbw", "llama-cpp-python", "outlines", "outlines-core", "llguidance")
 

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REPLAY = "replays/bfcl_simple/smollm2_135m/outlines.jsonl"
 ITEM, ARM = "simple_17", "constrained[arguments]"
 REGENERATE = ("vbw mode=live model=smollm2_135m engine=outlines task=bfcl_simple n=200 "
-              "threads=1")
+              "threads=1 batch.sequences=1")
 
 
 def _shown(text: str) -> str:

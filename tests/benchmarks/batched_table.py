@@ -174,9 +174,10 @@ def batched_block() -> str:
              f"Best batch.sequences here (greedy decode tok/s summed over both tasks; within "
              f"{TIE:.0%} of the best counts as a tie, which the smaller batch wins): "
              f"{default}, the default (`BatchConfig.IN_PROCESS`); flash attention "
-             f"{_yes(fa)} (`batch.flash_attn`, faster at the largest batch measured both "
-             "ways). Targets (issue 35) at them:",
-             "", *_targets(d, default, fa), "",
+             f"{_yes(fa)} is faster at the largest batch measured both ways "
+             "(`batch.flash_attn`; off by default all the same, docs/design.md says why). "
+             "Targets (issue 35) at both:",
+             "", *_targets(d, default, fa), *_targets(d, default, not fa), "",
              "Output tok/s: every output token over the wall clock of the generation; "
              "decode tok/s: the tokens after each generation's first over that wall clock "
              "less the time evaluating prompts (one sequence's prompt at a time in either "

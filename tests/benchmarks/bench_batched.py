@@ -9,7 +9,7 @@ and a second thread decoding in the same process competes with them, which would
 one case for another. Everything comes from ONE run:
 - bare: `llama_decode` of B sequences, one token each per step (each in its own KV
   stream, as vbw's batch has them; every row's logits read and its argmax taken), no
-  engine, with flash attention (batch.flash_attn, the default) at B = 1, 2, 4, 8, 16 and
+  engine, with flash attention (batch.flash_attn=true) at B = 1, 2, 4, 8, 16 and
   without at B = 1, 8, 16: the ceiling the batch can reach on this machine, after a
   short prompt; and at B = 1, 8, 16 after the prompts of each task's first B items (the
   contexts vbw's rows attend over: the ceiling at the same batch size for that task);
@@ -21,7 +21,8 @@ one case for another. Everything comes from ONE run:
   with k = 5 samples, batch.sequences = 1 (today's loop) and more, with flash attention
   and (greedy, 16) without; greedy texts compared with the one-sequence run's, and each
   arm's validity, accuracy and wrong-but-valid rate too (exact McNemar test on the paired
-  items: a rate "moved" where p < 0.05, the paired CI excluding no change). tok/s: all output tokens over the wall clock; decode tok/s:
+  items: a rate "moved" where p < 0.05, the paired CI excluding no change). tok/s: all
+  output tokens over the wall clock; decode tok/s:
   the tokens after each generation's first over the wall clock less prompt evaluation
   (bench_live's decode figure, which a batch is compared on with the bare decode);
 - mask: each engine's seconds per step per sequence spent choosing tokens (the rule's

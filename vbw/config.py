@@ -247,17 +247,16 @@ class BatchConfig(StrictModel):
     items in flight), each in a KV stream of its own. Recorded in the replay header
     (`batch`) when above 1: resume and merge refuse a mix.
     `flash_attn`: llama.cpp's flash attention in the batch's context (more than one
-    sequence in process; the one-sequence loop keeps llama.cpp's default kernels). Off
-    (the default): every text is the one-sequence loop's, whatever the batch. On: the
-    benchmark's fastest, but other kernels, so greedy texts differ from the one-sequence
-    loop's (counted in docs/performance.md), and a text may depend on which sequences
-    shared its batch (seen once in a kill -9 + resume test): a resumed or sharded run is
-    then not guaranteed byte-identical to an uninterrupted one. Recorded (`flash_attn`)
-    with `batch`."""
+    sequence in process; the one-sequence loop keeps llama.cpp's default kernels). On (the
+    default): the benchmark's fastest; other kernels than the one-sequence loop's, so
+    greedy texts differ from it (counted in docs/performance.md), but not with the batch:
+    a text is the same whichever sequences share its decode, so resume, shards and merge
+    stay byte-identical. Off: every text is the one-sequence loop's, whatever the batch.
+    Recorded (`flash_attn`) with `batch`."""
 
     IN_PROCESS: ClassVar[int] = 16
     sequences: int | None = Field(default=None, ge=1, le=32)
-    flash_attn: bool = False
+    flash_attn: bool = True
 
     def resolved(self, in_process: bool) -> int:
         """The sequences per decode of a run in process or not (null resolved)."""

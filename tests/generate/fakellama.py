@@ -49,8 +49,9 @@ class FakeLib:
     def llama_decode(self, _ctx: object, batch: SimpleNamespace) -> int:
         n = batch.n_tokens
         assert batch.logits[n - 1] or any(batch.logits[:n])  # the loops' bookkeeping
-        ids = sorted({batch.seq_id[i][0] for i in range(n)})
-        assert ids == list(range(ids[0], ids[-1] + 1)), f"llama.cpp would split {ids}"
+        ids = list(dict.fromkeys(batch.seq_id[i][0] for i in range(n)))  # in batch order
+        # a non-unified batch stays one ubatch only with consecutive increasing ids
+        assert ids == list(range(ids[0], ids[0] + len(ids))), f"llama.cpp would split {ids}"
         self._rows = {}
         for i in range(n):
             seq = self.seqs.setdefault(batch.seq_id[i][0], [])

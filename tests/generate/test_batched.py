@@ -71,32 +71,59 @@ def test_a_one_sequence_batch_records_the_same_as_the_loop() -> None:
         rt.batcher.close()
 
 
-def test_with_flash_attention_a_lone_sequence_decodes_beside_a_padding_row() -> None:
+@pytest.mark.parametrize("first", [0, 1])
+def test_with_flash_attention_a_lone_sequence_decodes_beside_a_padding_row(first: int) -> None:
     """batch.flash_attn: a step with one live sequence carries a padding row in the next
     stream (so the row takes the kernel path it has in company), whose cell is dropped
-    after the step: the record is unchanged and the stream left as it was."""
+    after the step: the record is unchanged and the stream left as it was. The rows go
+    in increasing sequence ids (the fake, as llama.cpp, would split the batch otherwise,
+    and the lone row would be alone again), the padding row first below the top slot."""
     seed = 4
     model = _model_of(PROMPTS, seed)
     rt = fake_runtime(model, sequences=2, flash_attn=True)
+    if first:  # slot 0 now holds prompt 2's cells: prompt 0 takes slot 1, the top one
+        _complete(rt, 2, seed)
+    steps_before = rt.batcher.steps
     gen = _complete(rt, 0, seed)
     assert record(gen) == record(_complete(fake_runtime(model), 0, seed))
-    steps = rt.batcher.steps
-    assert steps > 1 and rt.batcher.padded == steps
+    steps = rt.batcher.steps - steps_before
+    assert steps > 1 and rt.batcher.padded == rt.batcher.steps
     assert rt._lib.rows[-steps:] == [2] * steps  # every generated-token decode: two rows
-    assert rt._lib.seqs.get(1, []) == []  # each padding cell dropped
+    assert len(rt._lib.seqs.get(1 - first, [])) == (len(PROMPTS[2]) if first else 0)
+    assert rt.batcher.slots.all[first].cached == tuple(PROMPTS[0])
     rt.batcher.close()
 
 
-def test_with_flash_attention_only_a_whole_prompt_is_reused() -> None:
-    """A prompt's cells under flash attention depend on how it was cut into chunks, so a
-    shared prefix is evaluated again; the whole prompt (with its end logits) is not."""
+@pytest.mark.parametrize("length, chunks", [(63, [63]), (64, [62, 2]), (127, [63, 62, 2]),
+                                            (128, [63, 63, 2])])
+def test_with_flash_attention_a_prompt_is_evaluated_in_chunks_below_the_tile(
+        length: int, chunks: list[int]) -> None:
+    """llama.cpp's CPU flash attention tiles a stream's chunk of 64 rows or more (its
+    result then depends on where the cells sit); below that each row is walked over its
+    own cells: a prompt goes in chunks of at most 63, the last never a lone token."""
+    prompt = [1 + i % 7 for i in range(length)]
+    model = _model_of([prompt], 5)
+    rt = fake_runtime(model, n_batch=512, sequences=2, flash_attn=True)
+    rt.complete(prompt, max_tokens=6)
+    assert rt._lib.rows[:len(chunks)] == chunks
+    assert rt.batcher.prompt_tokens == length
+    rt.batcher.close()
+    rt = fake_runtime(model, n_batch=512, sequences=2)  # off: chunks of n_batch
+    rt.complete(prompt, max_tokens=6)
+    assert rt._lib.rows[0] == length
+    rt.batcher.close()
+
+
+def test_with_flash_attention_a_shared_prefix_is_reused() -> None:
+    """Every row walked over its own cells, a prefix's cells are the same wherever reuse
+    cut the prompt: only the part past it is evaluated, as without flash attention."""
     wanted, _ = _script(5)
     rt = fake_runtime(scripted_model(wanted, 4, 5), sequences=3, flash_attn=True)
     rt.complete([1, 9, 4, 4], max_tokens=6)
     rt.complete([1, 9, 4, 4], max_tokens=6)
     assert rt.batcher.prompt_tokens == 4
-    rt.complete([1, 9, 4, 5], max_tokens=6)  # shares 3 tokens: evaluated whole
-    assert rt.batcher.prompt_tokens == 4 + 4
+    rt.complete([1, 9, 4, 5], max_tokens=6)  # shares 3 tokens: the last two evaluated again
+    assert rt.batcher.prompt_tokens == 4 + 2
     rt.batcher.close()
 
 
@@ -248,9 +275,46 @@ def test_a_batch_of_real_items_gives_each_arm_its_one_sequencerecord(runtime, sm
 
 
 @pytest.mark.live
-def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
+def test_with_flash_attention_a_record_does_not_depend_on_its_batch(smollm2_file) -> None:
+    """batch.flash_attn=true (the default): other kernels than the one-sequence loop's, but
+    an arm's record is the same whichever sequences share its decode, however many, and
+    whatever the streams held before (what resume, shards and merge rely on): every arm of
+    3 BFCL items (prompts of several chunks, prefixes reused, lone sequences padded) at 3
+    sequences per decode in a fresh context, and at 2 after another item."""
+    from tests.generate.conftest import THREADS
+    from vbw.config import MaxTokens
+    from vbw.generate.engines import make_engine
+    from vbw.generate.items import generate_item
+    from vbw.generate.live import in_order
+    from vbw.generate.local import LocalBackend
+    from vbw.generate.runtime import Runtime
+
+    caps = MaxTokens.model_validate(LIVE_CAPS)
+    task, items, arms = _items("bfcl_simple", 4)
+    records, padded = [], []
+    for sequences, before in ((3, []), (2, items[3:])):
+        rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=sequences,
+                     flash_attn=True)
+        try:
+            backend = LocalBackend(rt, make_engine("outlines", rt))
+            for todo in (before, items[:3]):
+                done = [_arm_records(r) for r in in_order(
+                    todo, lambda it: generate_item(task, it, arms, backend, caps), sequences)]
+            records.append(done)
+            assert rt.batcher.rows > rt.batcher.steps
+            padded.append(rt.batcher.padded)
+        finally:
+            rt.close()
+    assert records[0] == records[1]
+    assert min(padded) > 0  # lone sequences decoded beside a padding row
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("flash_attn", [True, False])
+def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file, flash_attn: bool) -> None:
     """decoding.samples=5: the five samples of unconstrained, prompt_json and constrained
-    (prompt_json's very prompt) take the slot that holds it: each prompt is evaluated once."""
+    (prompt_json's very prompt) take the slot that holds it: each prompt is evaluated once,
+    with flash attention (the default) and without."""
     from tests.generate.conftest import THREADS
     from vbw.config import DecodingConfig, MaxTokens
     from vbw.generate.engines import make_engine
@@ -258,7 +322,8 @@ def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
     from vbw.generate.local import LocalBackend
     from vbw.generate.runtime import Runtime
 
-    rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=2)
+    rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=2,
+                 flash_attn=flash_attn)
     evaluated: dict[tuple[int, ...], int] = {}
     inner = rt.batcher._decode_prompt
 
@@ -287,8 +352,8 @@ def test_k_samples_evaluate_an_arm_s_prompt_once(smollm2_file) -> None:
 
 def test_the_in_process_default_is_the_benchmark_s_best() -> None:
     """batch.sequences null means BatchConfig.IN_PROCESS: what the committed bench_batched
-    run found best (docs/performance.md says so from the same figures). Flash attention
-    measured faster there, and stays off by default (docs/design.md says why)."""
+    run found best, and batch.flash_attn defaults to what was faster there
+    (docs/performance.md says so from the same figures)."""
     import json
 
     from tests.benchmarks.batched_table import BATCHED, best_flash_attn, best_sequences
@@ -296,5 +361,4 @@ def test_the_in_process_default_is_the_benchmark_s_best() -> None:
 
     measured = json.loads(BATCHED.read_text())
     assert BatchConfig.IN_PROCESS == best_sequences(measured)
-    # faster, measured; off by default all the same: exactness across compositions first
-    assert best_flash_attn(measured) and BatchConfig().flash_attn is False
+    assert BatchConfig().flash_attn == best_flash_attn(measured)

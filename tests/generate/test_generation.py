@@ -196,20 +196,21 @@ def _meta(replay: Path) -> dict:
     return json.loads(replay.read_text().splitlines()[0])["meta"]
 
 
-def test_a_batched_run_records_its_batch_and_the_one_sequence_texts(
+def test_a_batched_run_records_its_batch_and_flash_attention_off_gives_one_sequence_texts(
         full_run: Path, batched_run: Path, tmp_path: Path) -> None:
-    """The default batch keeps the one-sequence loop's kernels (flash attention off,
-    recorded), so its texts are that loop's; batch.flash_attn=true is recorded too."""
+    """The default batch decodes with flash attention (recorded); batch.flash_attn=false
+    keeps the one-sequence loop's kernels (recorded), so its texts are that loop's."""
     meta = _meta(batched_run / "replay.jsonl")
-    assert meta["batch"] == 2 and meta["flash_attn"] is False
+    assert meta["batch"] == 2 and meta["flash_attn"] is True
     assert "batch" not in _meta(full_run / "replay.jsonl")
     assert "flash_attn" not in _meta(full_run / "replay.jsonl")
-    one = _texts(full_run / "replay.jsonl")
-    assert {k: v for k, v in _texts(batched_run / "replay.jsonl").items() if k in one} == one
-    proc = run_vbw("mode=live", "n=2", *FAST, "batch.sequences=3", "batch.flash_attn=true",
+    proc = run_vbw("mode=live", "n=2", *FAST, "batch.sequences=3", "batch.flash_attn=false",
                    f"hydra.run.dir={tmp_path}", cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert _meta(tmp_path / "replay.jsonl")["flash_attn"] is True
+    assert _meta(tmp_path / "replay.jsonl")["flash_attn"] is False
+    one = _texts(full_run / "replay.jsonl")
+    exact = _texts(tmp_path / "replay.jsonl")
+    assert exact and exact == {k: v for k, v in one.items() if k in exact}
 
 
 def test_a_batched_run_killed_then_resumed_matches_uninterrupted(batched_run: Path,
@@ -222,9 +223,9 @@ def test_a_batched_run_killed_then_resumed_matches_uninterrupted(batched_run: Pa
     other = run_vbw(*args[:-1], "resume=true", "batch.sequences=3",
                     f"hydra.run.dir={tmp_path}/c", cwd=tmp_path)
     assert other.returncode == 2 and "meta.batch is 2, this run has 3" in other.stderr
-    fast = run_vbw(*args[:-1], "resume=true", "batch.flash_attn=true",
-                   f"hydra.run.dir={tmp_path}/d", cwd=tmp_path)
-    assert fast.returncode == 2 and "pass batch.flash_attn=false" in fast.stderr
+    exact = run_vbw(*args[:-1], "resume=true", "batch.flash_attn=false",
+                    f"hydra.run.dir={tmp_path}/d", cwd=tmp_path)
+    assert exact.returncode == 2 and "pass batch.flash_attn=true" in exact.stderr
     resumed = run_vbw(*args[:-1], "resume=true", f"hydra.run.dir={tmp_path}/b",
                       cwd=tmp_path, timeout=600)
     assert resumed.returncode == 0, resumed.stderr

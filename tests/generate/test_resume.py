@@ -157,9 +157,9 @@ def test_resume_refuses_another_flash_attention_setting_and_names_it(tmp_path: P
     """batch.flash_attn decides the batch's kernels, so the texts: a batched replay is
     continued only with its setting; one from before the setting (no `flash_attn`) was
     decoded without flash attention."""
-    fast_cfg = _cfg().model_copy(update={"batch": BatchConfig(flash_attn=True)})
-    fast = planned_header(TASK, fast_cfg, len(ITEMS), ARMS, MODEL)
-    exact = _planned_header()
+    exact_cfg = _cfg().model_copy(update={"batch": BatchConfig(flash_attn=False)})
+    exact = planned_header(TASK, exact_cfg, len(ITEMS), ARMS, MODEL)
+    fast = _planned_header()  # the default: flash attention on
     assert fast.flash_attn is True and exact.flash_attn is False and exact.batch == 16
     path = _started(tmp_path / "r.jsonl", fast)
     with pytest.raises(ReplayError, match="cannot resume: meta.flash_attn is True, this run "

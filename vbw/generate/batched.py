@@ -29,6 +29,10 @@ from vbw.generate.decode import fill_prompt, fill_row, prompt_chunks
 from vbw.generate.slots import Slot, Slots
 
 
+# llama.cpp's CPU flash attention tiles a stream's rows from this many (GGML_FA_TILE_Q)
+FA_TILE = 64
+
+
 @dataclass
 class _Job:
     prompt: list[int]
@@ -70,12 +74,14 @@ class BatchDecoder:
         self.n_batch = n_batch
         self.is_eog = is_eog
         self._batch = lib.llama_batch_init(max(n_batch, sequences), 0, 1)
-        # flash attention (a context made with it): llama.cpp's CPU kernel walks a single
-        # stream's single row in chunks of its KV cells and tiles a long prompt chunk, so a
-        # row's logits would depend on its company and a prompt's cells on where reuse
-        # cut it: lone rows get a padding row, and prompts are reused whole only
+        # flash attention (a context made with it): llama.cpp's CPU kernel walks each row
+        # over its cells one by one (a row's result then depends on its own cells only)
+        # except for a single stream's single row, split in chunks of its cells, and a
+        # stream's chunk of FA_TILE rows or more, tiled: lone rows get a padding row, and
+        # prompts are evaluated in chunks below the tile (docs/design.md)
         self.flash_attn = flash_attn
-        self.slots = Slots(lib, self._memory, sequences, reuse, whole_only=flash_attn)
+        self.prompt_chunk = min(n_batch, FA_TILE - 1) if flash_attn else n_batch
+        self.slots = Slots(lib, self._memory, sequences, reuse)
         self._queue: deque[_Job] = deque()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -206,36 +212,39 @@ class BatchDecoder:
 
     def _decode_rows(self) -> None:
         """One token of every live sequence in one decode (their slots are contiguous:
-        vbw.generate.slots.Slots.close_gaps)."""
+        vbw.generate.slots.Slots.close_gaps; rows in increasing sequence ids, which
+        llama.cpp needs to keep a non-unified batch in one ubatch)."""
         live = self.slots.live()
         if not live:
             return
-        batch = self._batch
-        batch.n_tokens = len(live)
-        for i, slot in enumerate(live):
-            fill_row(batch, i, slot.job.gen.tokens[-1], slot.pos, slot.seq)  # type: ignore[union-attr]
         pad = self._pad(live)
+        rows: list[tuple[int, int, int, Slot | None]] = [
+            (s.seq, s.pos, s.job.gen.tokens[-1], s) for s in live]  # type: ignore[union-attr]
+        if pad is not None:
+            rows.append((*pad, live[0].job.gen.tokens[-1], None))  # type: ignore[union-attr]
+        rows.sort(key=lambda r: r[0])
+        batch = self._batch
+        batch.n_tokens = len(rows)
+        for i, (seq, pos, token, slot) in enumerate(rows):
+            fill_row(batch, i, token, pos, seq, logits=slot is not None)
         self._call_decode()
         if pad is not None:
             self._lib.llama_memory_seq_rm(self._memory, *pad, -1)
-        for i, slot in enumerate(live):  # llama_get_logits_ith takes the batch position
-            slot.row, slot.pos = i, slot.pos + 1
+        for i, (_, _, _, slot) in enumerate(rows):  # llama_get_logits_ith: batch position
+            if slot is not None:
+                slot.row, slot.pos = i, slot.pos + 1
         self.steps += 1
         self.rows += len(live)
 
     def _pad(self, live: list[Slot]) -> tuple[int, int] | None:
         """With flash attention, a lone live sequence gets a padding row in the stream next
         to it (its row's kernel path is then the one it has in company); returns the
-        (sequence, position) of the padding cell to drop after the step."""
+        (sequence, position) of the padding cell, to drop after the step."""
         if not self.flash_attn or len(live) != 1:
             return None
         seq = live[0].seq + 1 if live[0].seq + 1 < self.sequences else live[0].seq - 1
-        pos = int(self._lib.llama_memory_seq_pos_max(self._memory, seq)) + 1
-        batch = self._batch
-        fill_row(batch, 1, live[0].job.gen.tokens[-1], pos, seq, logits=False)  # type: ignore[union-attr]
-        batch.n_tokens = 2
         self.padded += 1
-        return seq, pos
+        return seq, int(self._lib.llama_memory_seq_pos_max(self._memory, seq)) + 1
 
     def _call_decode(self) -> None:
         code = self._lib.llama_decode(self._ctx, self._batch)
@@ -266,7 +275,7 @@ class BatchDecoder:
         slot.pos = len(tokens)
         if keep == len(tokens):
             return
-        for start, end in prompt_chunks(keep, len(tokens), self.n_batch):
+        for start, end in prompt_chunks(keep, len(tokens), self.prompt_chunk):
             self._decode_prompt(slot.seq, tokens, start, end)
         self.prompt_tokens += len(tokens) - keep
         slot.cached = tuple(tokens) if len(tokens) > 1 else ()

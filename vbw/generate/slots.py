@@ -40,12 +40,10 @@ class Slots:
     # taken when it spares at least this many
     COPY_WORTH = 8
 
-    def __init__(self, lib: Any, memory: Any, sequences: int, reuse: bool = True,
-                 whole_only: bool = False) -> None:
+    def __init__(self, lib: Any, memory: Any, sequences: int, reuse: bool = True) -> None:
         self._lib = lib
         self._memory = memory
         self.reuse = reuse
-        self.whole_only = whole_only  # reuse whole prompts only (flash attention)
         self.all = [Slot(seq) for seq in range(sequences)]
         self.moved = 0  # live sequences moved down into a gap (what the benchmark reads)
         self._tick = 0
@@ -78,16 +76,13 @@ class Slots:
         """(the slot to take cells from, how many tokens they serve): a slot holding
         exactly this whole prompt with its end logits (the taking slot first), else the
         longest prefix the exact-reuse rule keeps (never the last two tokens), from the
-        taking slot unless another's spares COPY_WORTH tokens more. With `whole_only`,
-        no prefix: a prompt is evaluated from its start or not at all."""
+        taking slot unless another's spares COPY_WORTH tokens more."""
         if not self.reuse:
             return slot, 0
         want = tuple(tokens)
         for other in [slot, *self.all]:
             if other.end is not None and other.cached == want:
                 return other, len(tokens)
-        if self.whole_only:
-            return slot, 0
 
         def reusable(other: Slot) -> int:
             return max(0, min(common_prefix(other.cached, tokens), len(tokens) - 2))

@@ -104,9 +104,11 @@ def _loop_rows(d: dict) -> list[str]:
     bare, task_bare, one = _bare(d), _bare_task(d), _one(d)
     rows = ["| task | decoding | batch.sequences | flash attention | output tok/s (wall) | "
             "decode tok/s | over one sequence | of bare at B, task's prompts | "
-            "of bare at B, short prompt | mean batch | sequences moved | prompt tokens | "
-            "prompt s | greedy texts differing | rates moved |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "of bare at B, short prompt | mean batch (highest possible) | "
+            "of bare at the mean batch | "
+            "sequences moved | prompt tokens | prompt s | greedy texts differing | "
+            "rates moved |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in d["loop"]:
         base = one[(r["task"], r["samples"])]
         decoding = "greedy" if r["samples"] == 1 else f"k={r['samples']}, T=0.7"
@@ -120,7 +122,10 @@ def _loop_rows(d: dict) -> list[str]:
                     f"{r['decode_tok_s'] / base['decode_tok_s']:.2f}x | "
                     f"{_of(r['decode_tok_s'], task_bare.get((r['task'], *at)))} | "
                     f"{_of(r['decode_tok_s'], bare.get(at))} | "
-                    f"{r.get('mean_batch', 1)} | {r.get('moved', 0)} | "
+                    f"{r.get('mean_batch', 1)}"
+                    f"{' (%s)' % r['mean_batch_bound'] if 'mean_batch_bound' in r else ''} | "
+                    f"{_of(r['decode_tok_s'], r.get('bare_at_mean_batch'))} | "
+                    f"{r.get('moved', 0)} | "
                     f"{r.get('prompt_tokens', '-')} | {r['prefill_s']} | {differ} | {moved} |")
     return rows
 
@@ -147,13 +152,19 @@ def _targets(d: dict, default: int, fa: bool) -> list[str]:
         share = r["decode_tok_s"] / ceiling if ceiling else float("nan")
         short = r["decode_tok_s"] / bare[default, fa] if (default, fa) in bare \
             else float("nan")
+        at_mean = (f"; {r['decode_tok_s'] / r['bare_at_mean_batch']:.2f} of the bare decode "
+                   f"at the run's mean batch ({r['mean_batch']}, rounded), after the task's "
+                   f"prompts ({_met(r['decode_tok_s'] / r['bare_at_mean_batch'] >= OF_BARE)})"
+                   if r.get("bare_at_mean_batch") else "")
+        composition = (f"; texts differing from the same run at 8 sequences: "
+                       f"{r['texts_differ_from_8']}" if "texts_differ_from_8" in r else "")
         out.append(f"- {r['task']}, greedy, batch.sequences={default}, flash attention "
                    f"{_yes(fa)}: decode "
                    f"{ratio:.2f}x today's loop, wall clock {wall:.2f}x "
                    f"({_met(ratio >= SPEED_UP)}: target >= {SPEED_UP}x); {share:.2f} of the "
                    f"bare decode at B={default} after the task's prompts "
                    f"({_met(share >= OF_BARE)}: target >= {OF_BARE}), {short:.2f} of it "
-                   "after a short prompt")
+                   f"after a short prompt{at_mean}{composition}")
     return out
 
 
@@ -175,8 +186,7 @@ def batched_block() -> str:
              f"{TIE:.0%} of the best counts as a tie, which the smaller batch wins): "
              f"{default}, the default (`BatchConfig.IN_PROCESS`); flash attention "
              f"{_yes(fa)} is faster at the largest batch measured both ways "
-             "(`batch.flash_attn`; off by default all the same, docs/design.md says why). "
-             "Targets (issue 35) at both:",
+             "(`batch.flash_attn`, its default). Targets (issue 35) at both:",
              "", *_targets(d, default, fa), *_targets(d, default, not fa), "",
              "Output tok/s: every output token over the wall clock of the generation; "
              "decode tok/s: the tokens after each generation's first over that wall clock "

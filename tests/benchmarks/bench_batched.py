@@ -21,7 +21,13 @@ one case for another. Everything comes from ONE run:
   with k = 5 samples, batch.sequences = 1 (today's loop) and more, with flash attention
   and (greedy, 16) without; greedy texts compared with the one-sequence run's, and each
   arm's validity, accuracy and wrong-but-valid rate too (exact McNemar test on the paired
-  items: a rate "moved" where p < 0.05, the paired CI excluding no change). tok/s: all
+  items: a rate "moved" where p < 0.05, the paired CI excluding no change), and flash
+  attention's texts at 16 against its texts at 8 (a record must not depend on its
+  batch); the bare decode at each batched run's mean batch (rounded), after the task's
+  prompts (the ceiling at the batch size the run actually had: its tail, where fewer
+  sequences are left than slots, lowers the mean), and the highest mean batch any
+  schedule could reach on the run's own lengths (an item's other arms wait for its free
+  text, so the longest such chain bounds the run's steps). tok/s: all
   output tokens over the wall clock; decode tok/s:
   the tokens after each generation's first over the wall clock less prompt evaluation
   (bench_live's decode figure, which a batch is compared on with the bare decode);
@@ -188,12 +194,33 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
            "states": _states(task, todo, arms, records)}
     b = rt.batcher
     if b is not None:
+        out["mean_batch_bound"] = _mean_batch_bound(records, sequences)
         out.update(steps=b.steps, mean_batch=round(b.rows / max(b.steps, 1), 2),
                    moved=b.slots.moved, prompt_tokens=b.prompt_tokens,
                    choose_us_per_row=round(1e6 * choosing[0] / max(b.rows, 1), 1),
                    decode_ms_per_step=round(1000 * choosing[1] / max(b.steps, 1), 2))
     rt.close()
     return out
+
+
+def _mean_batch_bound(records: list, sequences: int) -> float:
+    """The highest mean batch any schedule could reach on these records: an item's other
+    arms start only after its free text ends (vbw.generate.items), so a run takes at
+    least its longest chain of steps (an item's longest free text, then its longest other
+    arm) and at least its tokens over `sequences` steps."""
+    from vbw.generate.items import FREE
+
+    def chain(r: Any) -> int:
+        samples = [r.arms, *(r.samples or [])]
+        free = max((s[FREE.key].n_tokens or 0 for s in samples if FREE.key in s), default=0)
+        rest = max((a.n_tokens or 0 for s in samples for k, a in s.items() if k != FREE.key),
+                   default=0)
+        return free + rest
+
+    tokens = sum(a.n_tokens or 0 for r in records for s in [r.arms, *(r.samples or [])]
+                 for a in s.values())
+    steps = max(max(map(chain, records), default=1), -(-tokens // sequences))
+    return round(tokens / steps, 2)
 
 
 def _states(task: Any, todo: list, arms: list, records: list) -> dict:
@@ -210,19 +237,32 @@ def _states(task: Any, todo: list, arms: list, records: list) -> dict:
 
 
 def _moved(one: dict, other: dict) -> list[str]:
-    """`arm: rate` for each validity, accuracy and wrong-but-valid rate whose paired
-    change between two runs of the same items is significant (exact McNemar, p < 0.05)."""
-    from vbw.score.paired import ALPHA, mcnemar_p
+    """`arm: metric` for each of vbw's per-item metrics (vbw.score.metrics.metric_columns:
+    validity, accuracy, wrong-but-valid) whose paired change between two runs of the same
+    items is significant (exact McNemar, p < 0.05)."""
+    import numpy as np
 
-    rates = {"validity": lambda v, r: v == 1, "accuracy": lambda v, r: r,
-             "wrong-but-valid": lambda v, r: v == 1 and not r}
+    from vbw.score.metrics import metric_columns
+    from vbw.score.paired import ALPHA, mcnemar_p
+    from vbw.score.states import ItemStates
+    from vbw.task.arms import parse_arm
+
+    keys = list(next(iter(one["states"].values())))
+    ids = list(one["states"])
+
+    def columns(run: dict, j: int) -> dict:
+        rows = [[run["states"][i][k] for k in keys] for i in ids]
+        st = ItemStates(ids=ids, arms=[parse_arm(k) for k in keys], excluded=[],
+                        excluded_reasons={}, valid=np.array([[v for v, _ in r] for r in rows]),
+                        right=np.array([[bool(x) for _, x in r] for r in rows]))
+        return metric_columns(st, j)
+
     out = []
-    for key in next(iter(one["states"].values())):
-        for name, hit in rates.items():
-            pairs = [(hit(*one["states"][i][key]), hit(*other["states"][i][key]))
-                     for i in one["states"]]
-            n10 = sum(a and not b for a, b in pairs)
-            n01 = sum(b and not a for a, b in pairs)
+    for j, key in enumerate(keys):
+        a_cols, b_cols = columns(one, j), columns(other, j)
+        for name, a in a_cols.items():
+            b = b_cols[name]
+            n10, n01 = int((a & ~b).sum()), int((b & ~a).sum())
             if n10 + n01 and mcnemar_p(n10, n01) < ALPHA:
                 out.append(f"{key}: {name}")
     return out
@@ -305,6 +345,12 @@ def main() -> None:
         for run in greedy:
             run["texts_differ"] = _differ(greedy[0], run)
             run["rates_moved"] = _moved(greedy[0], run)
+        # composition: flash attention's texts at 8 and at 16 sequences per decode
+        greedy[2]["texts_differ_from_8"] = _differ(greedy[1], greedy[2])
+        for run in greedy[1:]:  # the ceiling at the batch the run actually had
+            run["bare_at_mean_batch"] = _case(
+                "bare", sequences=max(1, round(run["mean_batch"])), task_name=task_name,
+                flash_attn=run["flash_attn"])["tok_s"]
         sampled = {s: _case("loop", task_name=task_name, sequences=s, samples=5,
                             items=SAMPLED_ITEMS) for s in SEQUENCES}
         for run in [*greedy, *sampled.values()]:

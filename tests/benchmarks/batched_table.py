@@ -104,7 +104,7 @@ def _loop_rows(d: dict) -> list[str]:
     bare, task_bare, one = _bare(d), _bare_task(d), _one(d)
     rows = ["| task | decoding | batch.sequences | flash attention | output tok/s (wall) | "
             "decode tok/s | over one sequence | of bare at B, task's prompts | "
-            "of bare at B, short prompt | mean batch (highest possible) | "
+            "of bare at B, short prompt | mean batch (its bound) | "
             "of bare at the mean batch | "
             "sequences moved | prompt tokens | prompt s | greedy texts differing | "
             "rates moved |",

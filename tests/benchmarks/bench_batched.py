@@ -25,9 +25,9 @@ one case for another. Everything comes from ONE run:
   attention's texts at 16 against its texts at 8 (a record must not depend on its
   batch); the bare decode at each batched run's mean batch (rounded), after the task's
   prompts (the ceiling at the batch size the run actually had: its tail, where fewer
-  sequences are left than slots, lowers the mean), and the highest mean batch any
-  schedule could reach on the run's own lengths (an item's other arms wait for its free
-  text, so the longest such chain bounds the run's steps). tok/s: all
+  sequences are left than slots, lowers the mean), and an upper bound on the mean batch
+  of any schedule of the run's own lengths (an item's other arms wait for its free text,
+  so the longest such chain bounds the run's steps from below). tok/s: all
   output tokens over the wall clock; decode tok/s:
   the tokens after each generation's first over the wall clock less prompt evaluation
   (bench_live's decode figure, which a batch is compared on with the bare decode);
@@ -204,7 +204,7 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
 
 
 def _mean_batch_bound(records: list, sequences: int) -> float:
-    """The highest mean batch any schedule could reach on these records: an item's other
+    """An upper bound on the mean batch of any schedule of these records: an item's other
     arms start only after its free text ends (vbw.generate.items), so a run takes at
     least its longest chain of steps (an item's longest free text, then its longest other
     arm) and at least its tokens over `sequences` steps."""

@@ -152,10 +152,11 @@ def _targets(d: dict, default: int, fa: bool) -> list[str]:
         share = r["decode_tok_s"] / ceiling if ceiling else float("nan")
         short = r["decode_tok_s"] / bare[default, fa] if (default, fa) in bare \
             else float("nan")
-        at_mean = (f"; {r['decode_tok_s'] / r['bare_at_mean_batch']:.2f} of the bare decode "
-                   f"at the run's mean batch ({r['mean_batch']}, rounded), after the task's "
-                   f"prompts ({_met(r['decode_tok_s'] / r['bare_at_mean_batch'] >= OF_BARE)})"
-                   if r.get("bare_at_mean_batch") else "")
+        of_mean = r["decode_tok_s"] / r["bare_at_mean_batch"] if r.get("bare_at_mean_batch") \
+            else None
+        at_mean = (f"; {of_mean:.2f} of the bare decode at the run's mean batch "
+                   f"({r['mean_batch']}, rounded), after the task's prompts "
+                   f"({_met(of_mean >= OF_BARE)})" if of_mean is not None else "")
         composition = (f"; texts differing from the same run at 8 sequences: "
                        f"{r['texts_differ_from_8']}" if "texts_differ_from_8" in r else "")
         out.append(f"- {r['task']}, greedy, batch.sequences={default}, flash attention "

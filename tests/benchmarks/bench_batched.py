@@ -194,7 +194,7 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
            "states": _states(task, todo, arms, records)}
     b = rt.batcher
     if b is not None:
-        out["mean_batch_bound"] = _mean_batch_bound(records, sequences)
+        out["mean_batch_bound"] = _mean_batch_bound(records, tokens, sequences)
         out.update(steps=b.steps, mean_batch=round(b.rows / max(b.steps, 1), 2),
                    moved=b.slots.moved, prompt_tokens=b.prompt_tokens,
                    choose_us_per_row=round(1e6 * choosing[0] / max(b.rows, 1), 1),
@@ -203,11 +203,12 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     return out
 
 
-def _mean_batch_bound(records: list, sequences: int) -> float:
-    """An upper bound on the mean batch of any schedule of these records: an item's other
-    arms start only after its free text ends (vbw.generate.items), so a run takes at
-    least its longest chain of steps (an item's longest free text, then its longest other
-    arm) and at least its tokens over `sequences` steps."""
+def _mean_batch_bound(records: list, tokens: int, sequences: int) -> float:
+    """An upper bound on the mean batch of any schedule of these records (`tokens` output
+    tokens in all): an item's other arms start only after its free text ends
+    (vbw.generate.items), so a run takes at least its longest chain of steps (an item's
+    longest free text, then its longest other arm) and at least its tokens over
+    `sequences` steps."""
     from vbw.generate.items import FREE
 
     def chain(r: Any) -> int:
@@ -217,8 +218,6 @@ def _mean_batch_bound(records: list, sequences: int) -> float:
                    default=0)
         return free + rest
 
-    tokens = sum(a.n_tokens or 0 for r in records for s in [r.arms, *(r.samples or [])]
-                 for a in s.values())
     steps = max(max(map(chain, records), default=1), -(-tokens // sequences))
     return round(tokens / steps, 2)
 
@@ -249,17 +248,18 @@ def _moved(one: dict, other: dict) -> list[str]:
 
     keys = list(next(iter(one["states"].values())))
     ids = list(one["states"])
+    arms = [parse_arm(k) for k in keys]
 
-    def columns(run: dict, j: int) -> dict:
+    def item_states(run: dict) -> ItemStates:
         rows = [[run["states"][i][k] for k in keys] for i in ids]
-        st = ItemStates(ids=ids, arms=[parse_arm(k) for k in keys], excluded=[],
-                        excluded_reasons={}, valid=np.array([[v for v, _ in r] for r in rows]),
-                        right=np.array([[bool(x) for _, x in r] for r in rows]))
-        return metric_columns(st, j)
+        return ItemStates(ids=ids, arms=arms, excluded=[], excluded_reasons={},
+                          valid=np.array([[v for v, _ in r] for r in rows]),
+                          right=np.array([[bool(x) for _, x in r] for r in rows]))
 
+    a_st, b_st = item_states(one), item_states(other)
     out = []
     for j, key in enumerate(keys):
-        a_cols, b_cols = columns(one, j), columns(other, j)
+        a_cols, b_cols = metric_columns(a_st, j), metric_columns(b_st, j)
         for name, a in a_cols.items():
             b = b_cols[name]
             n10, n01 = int((a & ~b).sum()), int((b & ~a).sum())

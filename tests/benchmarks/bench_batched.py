@@ -205,18 +205,19 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
 
 def _mean_batch_bound(records: list, tokens: int, sequences: int) -> float:
     """An upper bound on the mean batch of any schedule of these records (`tokens` output
-    tokens in all): an item's other arms start only after its free text ends
+    tokens in all): reason_then_constrain starts only after its free text ends
     (vbw.generate.items), so a run takes at least its longest chain of steps (an item's
-    longest free text, then its longest other arm) and at least its tokens over
+    free text then reason_then_constrain, or any one arm) and at least its tokens over
     `sequences` steps."""
     from vbw.generate.items import FREE
 
     def chain(r: Any) -> int:
         samples = [r.arms, *(r.samples or [])]
         free = max((s[FREE.key].n_tokens or 0 for s in samples if FREE.key in s), default=0)
-        rest = max((a.n_tokens or 0 for s in samples for k, a in s.items() if k != FREE.key),
-                   default=0)
-        return free + rest
+        then = max((a.n_tokens or 0 for s in samples for k, a in s.items()
+                    if k.startswith("reason_then_constrain")), default=0)
+        alone = max((a.n_tokens or 0 for s in samples for a in s.values()), default=0)
+        return max(free + then, alone)
 
     steps = max(max(map(chain, records), default=1), -(-tokens // sequences))
     return round(tokens / steps, 2)

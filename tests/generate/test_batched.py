@@ -75,7 +75,8 @@ def test_a_one_sequence_batch_records_the_same_as_the_loop() -> None:
 def test_with_flash_attention_a_lone_sequence_decodes_beside_a_padding_row(first: int) -> None:
     """batch.flash_attn: a step with one live sequence carries a padding row in the next
     stream (so the row takes the kernel path it has in company), whose cell is dropped
-    after the step: the record is unchanged and the stream left as it was. The rows go
+    after the step: the record is unchanged and the stream left as it was (the lone
+    sequence's stream keeps its prompt and generated cells: flash attention). The rows go
     in increasing sequence ids (the fake, as llama.cpp, would split the batch otherwise,
     and the lone row would be alone again), the padding row first below the top slot."""
     seed = 4
@@ -83,14 +84,17 @@ def test_with_flash_attention_a_lone_sequence_decodes_beside_a_padding_row(first
     rt = fake_runtime(model, sequences=2, flash_attn=True)
     if first:  # slot 0 now holds prompt 2's cells: prompt 0 takes slot 1, the top one
         _complete(rt, 2, seed)
-    steps_before = rt.batcher.steps
+    steps_before, other = rt.batcher.steps, list(rt._lib.seqs.get(1 - first, []))
+    assert len(other) > len(PROMPTS[2]) if first else not other
     gen = _complete(rt, 0, seed)
     assert record(gen) == record(_complete(fake_runtime(model), 0, seed))
     steps = rt.batcher.steps - steps_before
     assert steps > 1 and rt.batcher.padded == rt.batcher.steps
     assert rt._lib.rows[-steps:] == [2] * steps  # every generated-token decode: two rows
-    assert len(rt._lib.seqs.get(1 - first, [])) == (len(PROMPTS[2]) if first else 0)
-    assert rt.batcher.slots.all[first].cached == tuple(PROMPTS[0])
+    assert rt._lib.seqs.get(1 - first, []) == other
+    kept = rt.batcher.slots.all[first].cached
+    assert kept[:len(PROMPTS[0])] == tuple(PROMPTS[0]) and len(kept) == len(PROMPTS[0]) + steps
+    assert rt._lib.seqs[first] == list(kept)
     rt.batcher.close()
 
 
@@ -307,6 +311,46 @@ def test_with_flash_attention_a_record_does_not_depend_on_its_batch(smollm2_file
             rt.close()
     assert records[0] == records[1]
     assert min(padded) > 0  # lone sequences decoded beside a padding row
+
+
+@pytest.mark.live
+def test_with_flash_attention_generated_cells_are_a_prompt_s(smollm2_file) -> None:
+    """Why a finished sequence keeps its generated tokens' cells under flash attention: a
+    prompt extending a generated text (decoded in company, then alone beside a padding
+    row) evaluates only what is new, and gets bitwise the end logits that evaluating the
+    whole prompt in a fresh context gives."""
+    from tests.generate.conftest import THREADS
+    from vbw.generate.runtime import Runtime
+
+    rt = Runtime(smollm2_file.path, n_ctx=2048, n_threads=THREADS, sequences=2,
+                 flash_attn=True)
+    b = rt.batcher
+    try:
+        for question in ("A train goes 60 miles an hour for 3 hours. How far does it go?",
+                         "Explain what a JSON Schema is in two sentences."):
+            prompt = rt.chat_tokens(question)
+            first = b.submit(prompt, 48)
+            b.run(rt.chat_tokens("Say hello."), 12)
+            done = first.result()
+            extended = prompt + done.tokens + rt.tokenize(" Now answer in JSON.")
+            cells = max(len(s.cached) for s in b.slots.all if s.cached[:len(prompt)] ==
+                        tuple(prompt))  # its output but a last token that ended it
+            assert cells >= len(prompt) + len(done.tokens) - 1
+            ends = []
+            for fresh in (False, True):
+                if fresh:
+                    rt.clear_kv()
+                before = b.prompt_tokens
+                b.run(extended, 1)
+                held = [s for s in b.slots.all
+                        if s.end is not None and s.end_at == len(extended)]
+                ends.append((b.prompt_tokens - before, held[0].end))
+            assert [n for n, _ in ends] == [len(extended) - cells, len(extended)]
+            assert np.array_equal(ends[0][1], ends[1][1])
+            rt.clear_kv()
+        assert b.padded > 0
+    finally:
+        rt.close()
 
 
 @pytest.mark.live

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,45 @@ def test_arm_order_messages_and_caps() -> None:
     assert backend.calls[2][0] == backend.calls[3][0]  # prompt_json and constrained alike
     assert list(rec.arms) == [a.key for a in arms]
     assert rec.arms["reason_then_constrain[answer]"].reuses == "unconstrained"
+
+
+class _Batching(ScriptedBackend):
+    """A backend that decodes several completions at once: it records the caps of each
+    generate_many call, and the free text's call waits until the other arms' has started
+    (were they queued behind the free text, it would time out)."""
+
+    sequences = 4
+
+    def __init__(self) -> None:
+        super().__init__(engine="outlines")
+        self.batches: list[list[int]] = []
+        self.others_started = threading.Event()
+        self.waited: list[bool] = []
+
+    def generate_many(self, requests):  # type: ignore[no-untyped-def]
+        caps = [c.max_tokens for _, c in requests]
+        with self._lock:
+            self.batches.append(caps)
+        if CAPS.json_ in caps:
+            self.others_started.set()
+        if CAPS.free in caps:
+            self.waited.append(self.others_started.wait(timeout=10))
+        return super().generate_many(requests)
+
+
+def test_a_batching_backend_starts_the_other_arms_with_the_free_text() -> None:
+    """On a backend that decodes several at once, prompt_json and constrained (which do
+    not read the free text) start beside the free text, and reason_then_constrain as soon
+    as the free text ends (its prompt extends it); the records are the one-by-one run's."""
+    item = GSM8K.items(1)[0]
+    arms = task_arms(GSM8K.schema_names, "answer", list(ARM_KINDS))
+    backend = _Batching()
+    rec = generate_item(GSM8K, item, arms, backend, CAPS)
+    assert backend.waited == [True]
+    assert sorted(backend.batches) == [[11], [22, 22, 22, 22], [33]]
+    assert backend.batches.index([33]) > backend.batches.index([11])
+    alone = generate_item(GSM8K, item, arms, ScriptedBackend(engine="outlines"), CAPS)
+    assert rec.arms == alone.arms and list(rec.arms) == [a.key for a in arms]
 
 
 def test_compile_time_goes_to_the_first_user_of_a_schema() -> None:

@@ -81,7 +81,7 @@ class BatchDecoder:
         # prompts are evaluated in chunks below the tile (docs/design.md)
         self.flash_attn = flash_attn
         self.prompt_chunk = min(n_batch, FA_TILE - 1) if flash_attn else n_batch
-        self.slots = Slots(lib, self._memory, sequences, reuse)
+        self.slots = Slots(lib, self._memory, sequences, reuse, keep_generated=flash_attn)
         self._queue: deque[_Job] = deque()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -182,7 +182,9 @@ class BatchDecoder:
             self._queue.popleft().done.set_exception(exc)
 
     def _finish(self, slot: Slot, exc: BaseException | None = None) -> None:
-        job = self.slots.release(slot)
+        done = slot.job
+        job = self.slots.release(slot, [*done.prompt, *done.gen.tokens] if exc is None
+                                 and done is not None else ())
         if exc is None:
             job.done.set_result(job.gen.result())
         else:
@@ -279,7 +281,7 @@ class BatchDecoder:
             self._decode_prompt(slot.seq, tokens, start, end)
         self.prompt_tokens += len(tokens) - keep
         slot.cached = tuple(tokens) if len(tokens) > 1 else ()
-        slot.end = self._logits(-1).copy()
+        slot.end, slot.end_at = self._logits(-1).copy(), len(slot.cached)
 
     def _decode_prompt(self, seq: int, tokens: Sequence[int], start: int, end: int) -> None:
         fill_prompt(self._batch, tokens[start:end], start, seq)

@@ -2,14 +2,16 @@
 
 The arms run in the order that lets a prompt cache serve shared prefixes: unconstrained,
 then reason_then_constrain (it extends that conversation), then for each schema
-prompt_json and constrained (same prompt). A schema the backend cannot enforce is
-recorded for the item (which scoring then excludes), never generated around.
+prompt_json and constrained (same prompt); a backend that decodes several at once runs
+the arms that do not read the free text beside it. A schema the backend cannot enforce
+is recorded for the item (which scoring then excludes), never generated around.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from vbw.config import DecodingConfig, MaxTokens
 from vbw.errors import UnsupportedSchema
@@ -127,31 +129,45 @@ def generate_item(task: Task, item: Item, arms: list[Arm], backend: Backend,
 def _samples(task: Task, item: Item, arms: list[Arm], backend: Backend, caps: MaxTokens,
              mark: Callable[[str], None], decoding: DecodingConfig, compiled: dict[str, float],
              tools: dict[str, tuple[ToolCall, Tool]]) -> list[dict[str, ArmRecord]]:
-    """Every sample of every arm in two rounds: the free text first (unconstrained, which
-    reason_then_constrain extends), then the other arms, arm by arm in the order that lets
-    a prompt cache serve shared prefixes (an arm's k samples one after another share its
-    whole prompt). A backend that decodes several at once starts a round's together."""
+    """Every sample of every arm: the free text (unconstrained, which
+    reason_then_constrain extends) and what extends it, and the other arms, arm by arm in
+    the order that lets a prompt cache serve shared prefixes (an arm's k samples one after
+    another share its whole prompt). One by one: the free text, reason_then_constrain,
+    the rest. A backend that decodes several at once starts the free text and the rest
+    together and reason_then_constrain as soon as the free text ends."""
     k = decoding.samples
     out: list[dict[str, ArmRecord]] = [{} for _ in range(k)]
     free_text: list[str | None] = [None] * k
-    if FREE in arms or any(a.kind == "reason_then_constrain" for a in arms):
-        gens = _round(backend, mark, item, [(FREE, i) for i in range(k)], k, lambda arm, i: (
-            task.messages(item, FREE), GenerateConfig(
-                max_tokens=caps.free, sampling=request_sampling(decoding, item.id, FREE.key, i))))
-        free_text = [g.text for g in gens]
-        if FREE in arms:
-            for i, gen in enumerate(gens):
-                out[i][FREE.key] = _record(gen)
-    rest = [(arm, i) for arm in sorted(arms, key=lambda a: _ORDER.get(a.kind, 2))
-            if arm != FREE for i in range(k)]
+    ordered = sorted(arms, key=lambda a: _ORDER.get(a.kind, 2))
+    extends = [(arm, i) for arm in ordered if arm.kind == "reason_then_constrain"
+               for i in range(k)]
+    rest = [(arm, i) for arm in ordered if arm != FREE and arm.kind != "reason_then_constrain"
+            for i in range(k)]
+    free = [(FREE, i) for i in range(k)] if FREE in arms or extends else []
 
     def request(arm: Arm, i: int) -> tuple[list, GenerateConfig]:
         schema = item.schemas[arm.schema] if arm.enforced else None  # type: ignore[index]
-        return task.messages(item, arm, free_text=free_text[i]), GenerateConfig(
-            max_tokens=cap(caps, arm), schema=schema, tool=tools.get(arm.key, (None, None))[1],
-            sampling=request_sampling(decoding, item.id, arm.key, i))
+        return task.messages(item, arm, free_text=free_text[i] if arm != FREE else None), \
+            GenerateConfig(max_tokens=cap(caps, arm), schema=schema,
+                           tool=tools.get(arm.key, (None, None))[1],
+                           sampling=request_sampling(decoding, item.id, arm.key, i))
 
-    for (arm, i), gen in zip(rest, _round(backend, mark, item, rest, k, request)):
+    def chain() -> list[Generation]:
+        gens = _round(backend, mark, item, free, k, request)
+        free_text[:] = [g.text for g in gens] or free_text
+        return gens + _round(backend, mark, item, extends, k, request)
+
+    if backend.sequences > 1 and rest and free:
+        with ThreadPoolExecutor(1, thread_name_prefix="vbw-arms") as pool:
+            others = pool.submit(_round, backend, mark, item, rest, k, request)
+            gens = chain()
+            gens += others.result()
+    else:
+        gens = chain()
+        gens += _round(backend, mark, item, rest, k, request)
+    for (arm, i), gen in zip(free + extends + rest, gens):
+        if arm == FREE and FREE not in arms:
+            continue
         charged = arm.enforced and (arm.kind == "constrained" or
                                     Arm("constrained", arm.schema) not in arms)
         gen = gen.model_copy(update={"compile_seconds": compiled.pop(arm.schema, 0.0)

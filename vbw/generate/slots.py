@@ -24,12 +24,13 @@ class Slot:
     """One llama.cpp sequence id: the prompt whose cells it holds, and its job if live."""
 
     seq: int
-    cached: tuple[int, ...] = ()  # prompt tokens in its cells (evaluated in batches >= 2)
-    end: np.ndarray | None = None  # the logits at the end of `cached` (a whole prompt)
+    cached: tuple[int, ...] = ()  # the tokens its cells hold (see Slots.release)
+    end: np.ndarray | None = None  # the logits at the end of its last prompt, when held
+    end_at: int = 0  # that prompt's length (its tokens: cached[:end_at])
     job: Any = None  # the live sequence (vbw.generate.batched's job), None when free
     row: int = -1  # its row in the last decode; -1: its first step reads `end`
     pos: int = 0  # the position of its next token
-    used: int = 0  # when it last took a job (least recently used slots are taken first)
+    used: int = 0  # when it last took or left a job (least recently used: taken first)
 
 
 class Slots:
@@ -40,12 +41,17 @@ class Slots:
     # taken when it spares at least this many
     COPY_WORTH = 8
 
-    def __init__(self, lib: Any, memory: Any, sequences: int, reuse: bool = True) -> None:
+    def __init__(self, lib: Any, memory: Any, sequences: int, reuse: bool = True,
+                 keep_generated: bool = False) -> None:
         self._lib = lib
         self._memory = memory
         self.reuse = reuse
+        self.keep_generated = keep_generated
         self.all = [Slot(seq) for seq in range(sequences)]
-        self.moved = 0  # live sequences moved down into a gap (what the benchmark reads)
+        # what the benchmark reads: live sequences moved down into a gap, and cells copied
+        # away from a slot taken (Slots._spare)
+        self.moved = 0
+        self.spared = 0
         self._tick = 0
 
     def live(self) -> list[Slot]:
@@ -68,9 +74,28 @@ class Slots:
 
         slot = min(self.free(), key=lambda s: (gaps(s), -(common_prefix(s.cached, prompt)
                                                           if self.reuse else 0), s.used))
-        self._tick += 1
-        slot.used, slot.job, slot.row = self._tick, job, -1
+        self._spare(slot, prompt)
+        slot.used, slot.job, slot.row = self._next(), job, -1
         return slot
+
+    def _spare(self, slot: Slot, prompt: Sequence[int]) -> None:
+        """Before `prompt` cuts the slot's cells, copy them into the free slot whose cells
+        were used longest ago, when that is longer ago than these: the prompt the slot
+        held (or the text it just generated) stays for its item's next arm, and the
+        least recently used cells go instead."""
+        if not self.reuse or len(slot.cached) - common_prefix(slot.cached, prompt) < \
+                self.COPY_WORTH:
+            return
+        spare = min((s for s in self.free() if s is not slot), key=lambda s: s.used,
+                    default=None)
+        if spare is not None and spare.used < slot.used:
+            self.bring(spare, slot, None)
+            spare.used = slot.used
+            self.spared += 1
+
+    def _next(self) -> int:
+        self._tick += 1
+        return self._tick
 
     def source(self, slot: Slot, tokens: Sequence[int]) -> tuple[Slot, int]:
         """(the slot to take cells from, how many tokens they serve): a slot holding
@@ -81,7 +106,8 @@ class Slots:
             return slot, 0
         want = tuple(tokens)
         for other in [slot, *self.all]:
-            if other.end is not None and other.cached == want:
+            if other.end is not None and other.end_at == len(want) and \
+                    other.cached[:len(want)] == want:
                 return other, len(tokens)
 
         def reusable(other: Slot) -> int:
@@ -99,19 +125,27 @@ class Slots:
         if source is not slot:
             lib.llama_memory_seq_rm(mem, slot.seq, -1, -1)
             lib.llama_memory_seq_cp(mem, source.seq, slot.seq, -1, -1)
-            slot.cached, slot.end = source.cached, source.end
+            slot.cached, slot.end, slot.end_at = source.cached, source.end, source.end_at
         if keep is not None:
             lib.llama_memory_seq_rm(mem, slot.seq, keep if keep > 0 else -1, -1)
+            slot.cached = slot.cached[:keep]
+            if slot.end_at > keep:
+                slot.end = None
 
     def forget(self, slot: Slot) -> None:
         """Drop every cell of the slot and what it held."""
         self._lib.llama_memory_seq_rm(self._memory, slot.seq, -1, -1)
-        slot.cached, slot.end = (), None
+        slot.cached, slot.end, slot.end_at = (), None, 0
 
-    def release(self, slot: Slot) -> Any:
-        """Free the slot, its generated cells dropped (its prompt's stay for the next
-        prompt that shares them); returns its job."""
-        job, slot.job = slot.job, None
+    def release(self, slot: Slot, tokens: Sequence[int] = ()) -> Any:
+        """Free the slot; returns its job. Its prompt's cells stay for the next prompt
+        that shares them. With `keep_generated` (flash attention: a decoded row's cells
+        are bitwise the cells a prompt evaluation gives, docs/design.md) so do the cells
+        of the tokens it generated: `tokens` is its prompt and output, of which the first
+        `slot.pos` are in its cells; else they are dropped (the exact-reuse rule)."""
+        job, slot.job, slot.used = slot.job, None, self._next()
+        if self.keep_generated and slot.cached and len(slot.cached) < slot.pos <= len(tokens):
+            slot.cached = tuple(tokens[:slot.pos])
         self._lib.llama_memory_seq_rm(self._memory, slot.seq, len(slot.cached), -1)
         return job
 

@@ -26,8 +26,8 @@ one case for another. Everything comes from ONE run:
   batch); the bare decode at each batched run's mean batch (rounded), after the task's
   prompts (the ceiling at the batch size the run actually had: its tail, where fewer
   sequences are left than slots, lowers the mean), and an upper bound on the mean batch
-  of any schedule of the run's own lengths (an item's other arms wait for its free text,
-  so the longest such chain bounds the run's steps from below). tok/s: all
+  of any schedule of the run's own lengths (reason_then_constrain waits for its free
+  text, so the longest such chain bounds the run's steps from below). tok/s: all
   output tokens over the wall clock; decode tok/s:
   the tokens after each generation's first over the wall clock less prompt evaluation
   (bench_live's decode figure, which a batch is compared on with the bare decode);
@@ -196,7 +196,7 @@ def loop(task_name: str, sequences: int, samples: int, engine: str = "outlines",
     if b is not None:
         out["mean_batch_bound"] = _mean_batch_bound(records, tokens, sequences)
         out.update(steps=b.steps, mean_batch=round(b.rows / max(b.steps, 1), 2),
-                   moved=b.slots.moved, prompt_tokens=b.prompt_tokens,
+                   moved=b.slots.moved, spared=b.slots.spared, prompt_tokens=b.prompt_tokens,
                    choose_us_per_row=round(1e6 * choosing[0] / max(b.rows, 1), 1),
                    decode_ms_per_step=round(1000 * choosing[1] / max(b.steps, 1), 2))
     rt.close()

@@ -5,7 +5,7 @@ evaluated once; a failing sequence fails alone."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ import pytest
 from tests.generate.fakellama import EOG, N_VOCAB, ScriptedRule, record, script, scripted_model
 from tests.generate.fakellama import runtime as fake_runtime
 from vbw.errors import EngineError
+from vbw.generate.batched import _Job
 from vbw.generate.backend import Generation, Sampling
 
 PROMPTS = [[1, 9, 4], [1, 9, 5, 5], [3, 4, 4, 8, 1], [9, 9]]
@@ -151,6 +152,25 @@ def test_a_prompt_queued_k_times_at_once_is_evaluated_once() -> None:
     assert len({g.text for g in out}) == 1 and rt.batcher.prompt_tokens == 4
     assert max(rt._lib.rows) == 5  # the five decoded side by side
     rt.batcher.close()
+
+
+def test_a_job_continuing_what_a_free_slot_holds_joins_first() -> None:
+    """Admission takes first the queued jobs whose prompt starts with a free slot's whole
+    last prompt (reason_then_constrain after its free text, a twin of that prompt): the
+    next job into that slot would cut its cells. The rest keep their queue order."""
+    wanted, _ = _script(5)
+    rt = fake_runtime(scripted_model(wanted, 4, 5), sequences=2)
+    b = rt.batcher
+    rt.complete([1, 9, 4, 4], max_tokens=6)
+    jobs = [_Job(p, b._completion(4, None, True, None), Future())
+            for p in ([2, 9, 4, 4], [1, 9, 4], [3, 3, 3, 3], [1, 9, 4, 4, 8, 8], [1, 9, 4, 4])]
+    b._queue.extend(jobs)
+    assert b._waiting(0) == []
+    assert b._waiting(1) == [jobs[3]]
+    assert b._waiting(3) == [jobs[4], jobs[0], jobs[1]]
+    assert list(b._queue) == [jobs[2]]
+    b._queue.clear()
+    b.close()
 
 
 def test_a_failing_constraint_fails_its_sequence_alone() -> None:

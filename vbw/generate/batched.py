@@ -31,6 +31,9 @@ from vbw.generate.slots import Slot, Slots
 
 # llama.cpp's CPU flash attention tiles a stream's rows from this many (GGML_FA_TILE_Q)
 FA_TILE = 64
+# KV streams beyond `sequences`: a free one always exists to keep the cells of a slot
+# taken or overwritten by a move (vbw.generate.slots.Slots._spare)
+SPARE = 1
 
 
 @dataclass
@@ -43,13 +46,14 @@ class _Job:
 def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int,
                   flash_attn: bool = False) -> Any:
     """A second llama.cpp context on `llm`'s loaded weights for `sequences` sequences at
-    once, `n_ctx` tokens each, each in a KV stream of its own, with flash attention if
-    `flash_attn` (else off, as in `llm`'s); every other setting copied from `llm`'s."""
+    once, `n_ctx` tokens each, each in a KV stream of its own (and SPARE more streams),
+    with flash attention if `flash_attn` (else off, as in `llm`'s); every other setting
+    copied from `llm`'s."""
     own = llm.context_params
     params = type(own)()
     ctypes.memmove(ctypes.byref(params), ctypes.byref(own), ctypes.sizeof(own))
-    params.n_ctx = n_ctx * sequences
-    params.n_seq_max = sequences
+    params.n_ctx = n_ctx * (sequences + SPARE)
+    params.n_seq_max = sequences + SPARE
     params.kv_unified = False
     params.flash_attn_type = (lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
                               else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED)
@@ -61,8 +65,9 @@ def batch_context(lib: Any, llm: Any, n_ctx: int, sequences: int,
 
 
 class BatchDecoder:
-    """Owns a context of `sequences` sequences (a KV stream each) and the thread that
-    decodes them; `run` is called from any thread and blocks until its sequence ends."""
+    """Owns a context of `sequences` sequences (a KV stream each, and SPARE more) and the
+    thread that decodes them; `run` is called from any thread and blocks until its
+    sequence ends."""
 
     def __init__(self, lib: Any, ctx: Any, n_vocab: int, n_batch: int,
                  is_eog: Callable[[int], bool], sequences: int, reuse: bool = True,
@@ -81,7 +86,9 @@ class BatchDecoder:
         # prompts are evaluated in chunks below the tile (docs/design.md)
         self.flash_attn = flash_attn
         self.prompt_chunk = min(n_batch, FA_TILE - 1) if flash_attn else n_batch
-        self.slots = Slots(lib, self._memory, sequences, reuse, keep_generated=flash_attn)
+        self.sequences = sequences
+        self.slots = Slots(lib, self._memory, sequences + SPARE, reuse,
+                           keep_generated=flash_attn)
         self._queue: deque[_Job] = deque()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -95,10 +102,6 @@ class BatchDecoder:
         self.steps = 0
         self.rows = 0
         self.padded = 0  # steps given a padding row (flash attention, one live sequence)
-
-    @property
-    def sequences(self) -> int:
-        return len(self.slots.all)
 
     # -- the callers' side ------------------------------------------------------------
 
@@ -156,8 +159,7 @@ class BatchDecoder:
                 if self._closed:
                     self._fail_all(EngineError("the batch decoder was closed"))
                     return
-                free = len(self.slots.free())
-                jobs = [self._queue.popleft() for _ in range(min(free, len(self._queue)))]
+                jobs = self._waiting(self.sequences - len(self.slots.live()))
             pending = deque(jobs)
             try:
                 self._choose()
@@ -174,6 +176,21 @@ class BatchDecoder:
                     self._fail_all(e)
                 if self._broken is not None:
                     return
+
+    def _waiting(self, n: int) -> list[_Job]:
+        """Up to `n` queued jobs to admit: first those whose prompt continues what a free
+        slot holds (all of its last prompt: a twin of that prompt, or
+        reason_then_constrain after its free text), which would be lost to the next job
+        taking the slot, then the rest in the order queued."""
+        if not n or not self._queue:
+            return []
+        held = [list(s.cached[:s.end_at]) for s in self.slots.free() if s.end_at]
+        first = [job for job in self._queue if any(
+            job.prompt[:len(prompt)] == prompt for prompt in held)][:n]
+        for job in first:
+            self._queue.remove(job)
+        return first + [self._queue.popleft() for _ in range(min(n - len(first),
+                                                                 len(self._queue)))]
 
     def _fail_all(self, exc: BaseException) -> None:
         for slot in self.slots.live():
@@ -244,7 +261,7 @@ class BatchDecoder:
         (sequence, position) of the padding cell, to drop after the step."""
         if not self.flash_attn or len(live) != 1:
             return None
-        seq = live[0].seq + 1 if live[0].seq + 1 < self.sequences else live[0].seq - 1
+        seq = live[0].seq + 1 if live[0].seq + 1 < len(self.slots.all) else live[0].seq - 1
         self.padded += 1
         return seq, int(self._lib.llama_memory_seq_pos_max(self._memory, seq)) + 1
 

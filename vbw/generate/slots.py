@@ -161,6 +161,7 @@ class Slots:
             if not holes:
                 return
             top, hole = live[-1], holes[0]
+            self._spare(hole, top.cached)
             self.bring(hole, top, None)
             hole.used, hole.job, hole.row, hole.pos = top.used, top.job, top.row, top.pos
             self.release(top)

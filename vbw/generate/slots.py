@@ -4,8 +4,9 @@ each one's cells hold, and the cells moved between them.
 llama.cpp gives each sequence of a non-unified context a KV stream of its own, copies
 between streams only whole, and splits a batch at a gap in its sequence ids. So a
 prompt's cells come from the stream holding most of them (copied whole, the cells past
-the reused part dropped), and live sequences are kept contiguous by moving the highest
-one down into a gap. Why: docs/design.md, section vbw.generate.batched.
+the reused part dropped), live sequences are kept contiguous by moving the highest one
+down into a gap, and cells a slot is about to lose go first to the free slot used
+longest ago. Why: docs/design.md, section vbw.generate.batched.
 """
 
 from __future__ import annotations

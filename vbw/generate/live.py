@@ -24,7 +24,8 @@ from vbw.generate.items import generate_item, prompt_hash
 from vbw.generate.model import ModelFile
 from vbw.generate.progress import Progress
 from vbw.generate.crashguard import guarded, signal_name
-from vbw.generate.providers import crash_cause, native, open_backend, planned, sampled
+from vbw.generate.providers import (Batching, crash_cause, native, open_backend, planned,
+                                    sampled)
 from vbw.generate.provenance import now, versions
 from vbw.generate.sampling import request_sampling
 from vbw.report.provenance import SEED_CLAUSES
@@ -223,7 +224,7 @@ def generate(task: Task, items: list[Item], arms: list[Arm], cfg: RunConfig, out
     def work(mark: Callable[[str], None], out: TextIO) -> Path:
         mark("loading the model")
         opened = open_backend(cfg.backend, cfg.model, cfg.engine, mf, cfg.threads,
-                              want.batch or 1, bool(want.flash_attn))  # the header's
+                              Batching(want.batch or 1, bool(want.flash_attn)))  # the header's
         backend = opened.backend
         try:
             return _run(task, items, arms, cfg, path, backend, want, done,

@@ -18,7 +18,7 @@ from vbw.errors import ConfigError
 from vbw.generate.backend import Backend, GenerateConfig, Generation, Message
 from vbw.generate.engines import Engine
 from vbw.generate.model import ModelFile, resolve_model
-from vbw.generate.providers import Opened, Provider
+from vbw.generate.providers import ONE_AT_A_TIME, Batching, Opened, Provider
 from vbw.generate.repack import crash_flag
 from vbw.generate.repack import resolve as resolve_repack
 from vbw.generate.runtime import DEFAULT_SEED, SAMPLING, Runtime, import_llama_cpp
@@ -124,8 +124,8 @@ class LocalProvider(Provider):
                 "top_p": decoding.top_p, "min_p": decoding.min_p, "chain": CHAIN}
 
     def open(self, backend: LocalBackendConfig, model: ModelConfig, engine: EngineConfig,
-             mf: ModelFile | None, threads: int | None, sequences: int = 1,
-             flash_attn: bool = False) -> Opened:
+             mf: ModelFile | None, threads: int | None,
+             batching: Batching = ONE_AT_A_TIME) -> Opened:
         from vbw.generate.engines import make_engine
         from vbw.generate.provenance import hardware
 
@@ -133,8 +133,8 @@ class LocalProvider(Provider):
         start = time.perf_counter()
         runtime = Runtime(mf.path, n_ctx=engine.n_ctx, n_threads=threads, seed=DEFAULT_SEED,
                           reuse_kv=engine.kv_reuse, gpu_layers=model.gpu_layers,
-                          repack=resolve_repack(model.repack), sequences=sequences,
-                          flash_attn=flash_attn)
+                          repack=resolve_repack(model.repack),
+                          sequences=batching.sequences, flash_attn=batching.flash_attn)
         runtime.record_tax = engine.tax
         load = round(time.perf_counter() - start, 3)
         hw = {**hardware(runtime.n_threads), "gpu_layers": model.gpu_layers}

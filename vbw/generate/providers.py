@@ -17,6 +17,19 @@ from vbw.generate.backend import Backend
 from vbw.generate.model import ModelFile
 
 
+@dataclass(frozen=True)
+class Batching:
+    """How a kind that runs in vbw's process decodes: `sequences` completions at once
+    (batch.sequences), with llama.cpp's flash attention in the batch's context if
+    `flash_attn` (batch.flash_attn); both as the replay header records them."""
+
+    sequences: int = 1
+    flash_attn: bool = False
+
+
+ONE_AT_A_TIME = Batching()
+
+
 @dataclass
 class Opened:
     backend: Backend
@@ -91,8 +104,8 @@ class Provider(ABC):
 
     @abstractmethod
     def open(self, backend: Any, model: ModelConfig, engine: EngineConfig,
-             mf: ModelFile | None, threads: int | None, sequences: int = 1,
-             flash_attn: bool = False) -> Opened:
+             mf: ModelFile | None, threads: int | None,
+             batching: Batching = ONE_AT_A_TIME) -> Opened:
         """Load the model, or connect; paid for once per run.
 
         Args:
@@ -101,10 +114,8 @@ class Provider(ABC):
             engine: the run's engine config.
             mf: what `prepare` returned.
             threads: CPU threads to use, None for the kind's default.
-            sequences: completions decoded at once in this process (batch.sequences);
-                passed only when above 1, to a kind whose `native` is True.
-            flash_attn: flash attention in the batch's context (batch.flash_attn); passed
-                with `sequences`.
+            batching: completions decoded at once in this process, and how; passed
+                only when more than one, to a kind whose `native` is True.
         Returns:
             The open backend, the seconds loading took and hardware fields for the header.
         """
@@ -150,11 +161,10 @@ def crash_cause(backend: BackendSettings, model: ModelConfig, signal_number: int
 
 
 def open_backend(backend: BackendSettings, model: ModelConfig, engine: EngineConfig,
-                 mf: ModelFile | None, threads: int | None, sequences: int = 1,
-                 flash_attn: bool = False) -> Opened:
-    """Load the model (local) or connect (server); `sequences` > 1 batches in process,
-    with flash attention in the batch's context if `flash_attn`."""
-    if sequences > 1:
-        return provider(backend).open(backend, model, engine, mf, threads,
-                                      sequences=sequences, flash_attn=flash_attn)
+                 mf: ModelFile | None, threads: int | None,
+                 batching: Batching = ONE_AT_A_TIME) -> Opened:
+    """Load the model (local) or connect (server), batching in process as `batching`
+    says when it decodes more than one sequence at once."""
+    if batching.sequences > 1:
+        return provider(backend).open(backend, model, engine, mf, threads, batching)
     return provider(backend).open(backend, model, engine, mf, threads)

@@ -199,9 +199,8 @@ class BatchDecoder:
             self._queue.popleft().done.set_exception(exc)
 
     def _finish(self, slot: Slot, exc: BaseException | None = None) -> None:
-        done = slot.job
-        job = self.slots.release(slot, [*done.prompt, *done.gen.tokens] if exc is None
-                                 and done is not None else ())
+        job = slot.job
+        self.slots.release(slot, [*job.prompt, *job.gen.tokens] if exc is None else ())
         if exc is None:
             job.done.set_result(job.gen.result())
         else:

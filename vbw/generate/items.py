@@ -154,7 +154,7 @@ def _samples(task: Task, item: Item, arms: list[Arm], backend: Backend, caps: Ma
 
     def chain() -> list[Generation]:
         gens = _round(backend, mark, item, free, k, request)
-        free_text[:] = [g.text for g in gens] or free_text
+        free_text[:len(gens)] = [g.text for g in gens]
         return gens + _round(backend, mark, item, extends, k, request)
 
     if backend.sequences > 1 and rest and free:
